@@ -1,0 +1,49 @@
+# loazero: the two set-up commands are `make run` and `make test` (see README.md).
+# Both create the Python venv with torch (for libtorch) on first use, then build.
+SHELL := /bin/bash
+VENV ?= .venv
+PYTHON ?= python3
+TORCH_VERSION := 2.11.0
+CARGO ?= cargo
+TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
+BIN := $(TARGET_DIR)/release/loazero
+STAMP := $(VENV)/.torch-$(TORCH_VERSION)
+
+.PHONY: setup build run test bench lint fmt clean-venv
+
+$(STAMP):
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check torch==$(TORCH_VERSION)
+	touch $@
+
+.libtorch: $(STAMP)
+	ln -sfn "$$($(VENV)/bin/python -c 'import torch, os; print(os.path.dirname(torch.__file__))')" .libtorch
+
+## setup: create the venv with torch and link .libtorch to it
+setup: .libtorch
+
+## build: release build of the loazero binary
+build: setup
+	$(CARGO) build --release --bin loazero
+
+## run: train on the embedded default config (see configs/default.toml)
+run: build
+	$(BIN) run $(ARGS)
+
+## test: every test of the workspace (release profile, shares the build with `run`)
+test: setup
+	$(CARGO) test --release --workspace
+
+## bench: the speed benchmarks
+bench: build
+	$(BIN) bench movegen
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
+
+fmt:
+	$(CARGO) fmt --all
+
+clean-venv:
+	rm -rf $(VENV) .libtorch

@@ -1,0 +1,390 @@
+//! Board geometry: which cells exist, the lines through them, and the precomputed
+//! tables that move generation and connection tests read.
+//!
+//! Every board is addressed by *squares* `0..64` of one `u64` bitboard. Square boards of
+//! side `n ≤ 8` use the 8×8 layout `square = rank * 8 + file` (a1 = 0, h8 = 63) with the
+//! cells outside `n×n` masked off, so shift-based bit tricks keep working. The tables are
+//! generic (line masks per axis, rays per direction, targets by distance, neighbour masks),
+//! so a board with another cell layout (the hexagonal 61-cell board, which also fits in 64
+//! bits) only needs its own constructor and symmetry tables.
+//!
+//! All geometries are `static` and computed at compile time; they are `Sync` and free to
+//! share between threads.
+
+/// A square index `0..64` (see the module docs for the layout).
+pub type Square = u8;
+
+/// Marks "no square" in the target tables.
+pub const NO_SQUARE: Square = 0xFF;
+
+/// The shape family of a board.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Shape {
+    /// An `n×n` square board embedded in the 8×8 layout.
+    Square,
+}
+
+/// Direction names of square boards, in index order. A direction `d` lies on axis `d % 4`
+/// and its opposite is `d ^ 4`.
+pub const SQUARE_DIRECTIONS: [&str; 8] = ["N", "NE", "E", "SE", "S", "SW", "W", "NW"];
+
+/// (file step, rank step) of the square-board directions, in index order.
+const SQUARE_STEPS: [(i8, i8); 8] = [
+    (0, 1),
+    (1, 1),
+    (1, 0),
+    (1, -1),
+    (0, -1),
+    (-1, -1),
+    (-1, 0),
+    (-1, 1),
+];
+
+/// Precomputed description of one board.
+///
+/// Axis `a` is one family of lines (for square boards: 0 = files, 1 = diagonals,
+/// 2 = ranks, 3 = anti-diagonals); its two directions are `a` and `a + axes`.
+#[derive(Debug)]
+pub struct Geometry {
+    /// Short name, e.g. `"8x8"`.
+    pub name: &'static str,
+    /// Shape family.
+    pub shape: Shape,
+    /// Side length in cells (8 and 6 for square boards).
+    pub size: u8,
+    /// Bitboard of the squares that exist.
+    pub cells: u64,
+    /// Number of existing cells.
+    pub num_cells: u8,
+    /// Number of line families (4 on square boards); there are `2 * axes` directions.
+    pub axes: u8,
+    /// `line[sq][axis]`: every cell on the line of that axis through `sq`, `sq` included.
+    pub line: [[u64; 4]; 64],
+    /// `ray[sq][dir]`: the cells strictly beyond `sq` in direction `dir`.
+    pub ray: [[u64; 8]; 64],
+    /// `target[sq][dir][n]`: the cell `n` steps from `sq` in direction `dir`, or
+    /// [`NO_SQUARE`] if that leaves the board. Index 0 is always `NO_SQUARE`.
+    pub target: [[[Square; 10]; 8]; 64],
+    /// `neighbours[sq]`: the adjacent cells (connection adjacency).
+    pub neighbours: [u64; 64],
+    /// Square → dense cell index `0..num_cells` (row-major from a1), or `NO_SQUARE`.
+    pub dense: [u8; 64],
+    /// Dense cell index → square.
+    pub sparse: [Square; 64],
+    /// Number of board symmetries in `symmetry_square`/`symmetry_direction`.
+    pub num_symmetries: u8,
+    /// `symmetry_square[s][sq]`: the image of square `sq` under symmetry `s`
+    /// (symmetry 0 is the identity).
+    pub symmetry_square: [[Square; 64]; 8],
+    /// `symmetry_direction[s][d]`: the image of direction `d` under symmetry `s`.
+    pub symmetry_direction: [[u8; 8]; 8],
+}
+
+/// The 8×8 board of `standard` and `scrambled-eggs`.
+pub static SQUARE8: Geometry = Geometry::square(8, "8x8");
+/// The 6×6 board of the Italian "Pergolazione".
+pub static SQUARE6: Geometry = Geometry::square(6, "6x6");
+
+const fn on_square_board(n: u8, file: i32, rank: i32) -> bool {
+    file >= 0 && rank >= 0 && file < n as i32 && rank < n as i32
+}
+
+/// Image of (file, rank) under dihedral symmetry `s` of an `n×n` board.
+/// Bit 0: mirror files, bit 1: mirror ranks, bit 2: transpose (applied first).
+const fn square_symmetry(s: usize, n: i32, file: i32, rank: i32) -> (i32, i32) {
+    let (mut f, mut r) = if s & 4 != 0 {
+        (rank, file)
+    } else {
+        (file, rank)
+    };
+    if s & 1 != 0 {
+        f = n - 1 - f;
+    }
+    if s & 2 != 0 {
+        r = n - 1 - r;
+    }
+    (f, r)
+}
+
+impl Geometry {
+    /// Builds the tables of an `n×n` square board (`2 ≤ n ≤ 8`).
+    pub const fn square(n: u8, name: &'static str) -> Geometry {
+        let mut g = Geometry {
+            name,
+            shape: Shape::Square,
+            size: n,
+            cells: 0,
+            num_cells: n * n,
+            axes: 4,
+            line: [[0; 4]; 64],
+            ray: [[0; 8]; 64],
+            target: [[[NO_SQUARE; 10]; 8]; 64],
+            neighbours: [0; 64],
+            dense: [NO_SQUARE; 64],
+            sparse: [NO_SQUARE; 64],
+            num_symmetries: 8,
+            symmetry_square: [[NO_SQUARE; 64]; 8],
+            symmetry_direction: [[0; 8]; 8],
+        };
+        let mut sq = 0;
+        while sq < 64 {
+            let file = (sq % 8) as i32;
+            let rank = (sq / 8) as i32;
+            if on_square_board(n, file, rank) {
+                g.cells |= 1u64 << sq;
+                let idx = (rank * n as i32 + file) as u8;
+                g.dense[sq] = idx;
+                g.sparse[idx as usize] = sq as u8;
+                let mut d = 0;
+                while d < 8 {
+                    let (df, dr) = SQUARE_STEPS[d];
+                    let mut k = 1;
+                    loop {
+                        let f = file + df as i32 * k;
+                        let r = rank + dr as i32 * k;
+                        if !on_square_board(n, f, r) {
+                            break;
+                        }
+                        let t = (r * 8 + f) as usize;
+                        g.ray[sq][d] |= 1u64 << t;
+                        g.target[sq][d][k as usize] = t as u8;
+                        if k == 1 {
+                            g.neighbours[sq] |= 1u64 << t;
+                        }
+                        k += 1;
+                    }
+                    d += 1;
+                }
+                let mut a = 0;
+                while a < 4 {
+                    g.line[sq][a] = g.ray[sq][a] | g.ray[sq][a + 4] | (1u64 << sq);
+                    a += 1;
+                }
+                let mut s = 0;
+                while s < 8 {
+                    let (f, r) = square_symmetry(s, n as i32, file, rank);
+                    g.symmetry_square[s][sq] = (r * 8 + f) as u8;
+                    s += 1;
+                }
+            }
+            sq += 1;
+        }
+        let mut s = 0;
+        while s < 8 {
+            let mut d = 0;
+            while d < 8 {
+                let (df, dr) = SQUARE_STEPS[d];
+                // Map the step vector like a displacement (no translation).
+                let (mut f, mut r) = if s & 4 != 0 {
+                    (dr as i32, df as i32)
+                } else {
+                    (df as i32, dr as i32)
+                };
+                if s & 1 != 0 {
+                    f = -f;
+                }
+                if s & 2 != 0 {
+                    r = -r;
+                }
+                let mut e = 0;
+                while e < 8 {
+                    if SQUARE_STEPS[e].0 as i32 == f && SQUARE_STEPS[e].1 as i32 == r {
+                        g.symmetry_direction[s][d] = e as u8;
+                    }
+                    e += 1;
+                }
+                d += 1;
+            }
+            s += 1;
+        }
+        g
+    }
+
+    /// Number of move directions (`2 * axes`).
+    #[inline]
+    pub const fn directions(&self) -> u8 {
+        self.axes * 2
+    }
+
+    /// Whether `sq` is a cell of this board.
+    #[inline]
+    pub const fn contains(&self, sq: Square) -> bool {
+        sq < 64 && self.cells & (1u64 << sq) != 0
+    }
+
+    /// The direction that leads from `from` to `to`, if they share a line.
+    pub fn direction_between(&self, from: Square, to: Square) -> Option<u8> {
+        if !self.contains(from) || !self.contains(to) {
+            return None;
+        }
+        (0..self.directions()).find(|&d| self.ray[from as usize][d as usize] & (1u64 << to) != 0)
+    }
+
+    /// All cells adjacent to a cell of `set`, together with `set` itself.
+    #[inline]
+    pub fn dilate(&self, set: u64) -> u64 {
+        match self.shape {
+            Shape::Square => {
+                const NOT_A: u64 = !0x0101_0101_0101_0101;
+                const NOT_H: u64 = !0x8080_8080_8080_8080;
+                let h = set | ((set << 1) & NOT_A) | ((set >> 1) & NOT_H);
+                (h | (h << 8) | (h >> 8)) & self.cells
+            }
+        }
+    }
+
+    /// Whether the (non-empty) set of cells forms one connected group under the board's
+    /// adjacency. The empty set is not connected.
+    #[inline]
+    pub fn is_connected(&self, set: u64) -> bool {
+        if set == 0 {
+            return false;
+        }
+        let mut group = set & set.wrapping_neg();
+        loop {
+            let grown = self.dilate(group) & set;
+            if grown == group {
+                return group == set;
+            }
+            group = grown;
+        }
+    }
+
+    /// Number of connected groups in `set`.
+    pub fn count_groups(&self, mut set: u64) -> u32 {
+        let mut groups = 0;
+        while set != 0 {
+            let mut group = set & set.wrapping_neg();
+            loop {
+                let grown = self.dilate(group) & set;
+                if grown == group {
+                    break;
+                }
+                group = grown;
+            }
+            set &= !group;
+            groups += 1;
+        }
+        groups
+    }
+
+    /// (column, row) of a cell in the board's own coordinates (file and rank, from 0).
+    pub const fn coords(&self, sq: Square) -> (u8, u8) {
+        match self.shape {
+            Shape::Square => (sq % 8, sq / 8),
+        }
+    }
+
+    /// The cell at (column, row), if it exists.
+    pub const fn square_at(&self, col: u8, row: u8) -> Option<Square> {
+        match self.shape {
+            Shape::Square => {
+                if col < self.size && row < self.size {
+                    Some(row * 8 + col)
+                } else {
+                    None
+                }
+            }
+        }
+    }
+
+    /// Maps a bitboard through symmetry `s`.
+    pub fn map_bitboard(&self, s: usize, mut set: u64) -> u64 {
+        let mut out = 0;
+        while set != 0 {
+            let sq = set.trailing_zeros() as usize;
+            set &= set - 1;
+            out |= 1u64 << self.symmetry_square[s][sq];
+        }
+        out
+    }
+
+    /// Index of the symmetry that undoes `s`.
+    pub fn inverse_symmetry(&self, s: usize) -> usize {
+        (0..self.num_symmetries as usize)
+            .find(|&t| {
+                let mut bits = self.cells;
+                while bits != 0 {
+                    let sq = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    if self.symmetry_square[t][self.symmetry_square[s][sq] as usize] as usize != sq
+                    {
+                        return false;
+                    }
+                }
+                true
+            })
+            .expect("every symmetry has an inverse")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn square8_tables() {
+        let g = &SQUARE8;
+        assert_eq!(g.cells, u64::MAX);
+        assert_eq!(g.num_cells, 64);
+        // a1 north ray is the a-file above a1.
+        assert_eq!(g.ray[0][0], 0x0101_0101_0101_0100);
+        assert_eq!(g.target[0][1][7], 63);
+        assert_eq!(g.target[0][1][8], NO_SQUARE);
+        assert_eq!(g.target[0][5][1], NO_SQUARE);
+        assert_eq!(g.line[0][2], 0xFF);
+        assert_eq!(g.neighbours[9].count_ones(), 8);
+        assert_eq!(g.neighbours[0].count_ones(), 3);
+    }
+
+    #[test]
+    fn square6_is_masked() {
+        let g = &SQUARE6;
+        assert_eq!(g.cells.count_ones(), 36);
+        assert!(!g.contains(6));
+        assert!(g.contains(5));
+        assert_eq!(g.target[0][2][5], 5);
+        assert_eq!(g.target[0][2][6], NO_SQUARE);
+        assert_eq!(
+            g.dilate(1 << 5),
+            (1 << 4) | (1 << 5) | (1 << 12) | (1 << 13)
+        );
+    }
+
+    #[test]
+    fn symmetries_are_bijections_and_map_lines_to_lines() {
+        for g in [&SQUARE8, &SQUARE6] {
+            for s in 0..8 {
+                assert_eq!(g.map_bitboard(s, g.cells), g.cells);
+                let inv = g.inverse_symmetry(s);
+                for sq in 0..64u8 {
+                    if !g.contains(sq) {
+                        continue;
+                    }
+                    let img = g.symmetry_square[s][sq as usize];
+                    assert_eq!(g.symmetry_square[inv][img as usize], sq);
+                    for d in 0..8 {
+                        let dd = g.symmetry_direction[s][d] as usize;
+                        assert_eq!(
+                            g.map_bitboard(s, g.ray[sq as usize][d]),
+                            g.ray[img as usize][dd]
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn connection() {
+        let g = &SQUARE8;
+        assert!(g.is_connected(1));
+        assert!(g.is_connected(0b11));
+        assert!(g.is_connected(1 | (1 << 9) | (1 << 18)));
+        assert!(!g.is_connected(1 | (1 << 2)));
+        assert!(!g.is_connected(0));
+        // h1 and a2 are not neighbours (no wrap-around).
+        assert!(!g.is_connected((1 << 7) | (1 << 8)));
+        assert_eq!(g.count_groups(1 | (1 << 2) | (1 << 63)), 3);
+    }
+}

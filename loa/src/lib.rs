@@ -1,0 +1,36 @@
+//! `loa`: the Lines of Action rules engine of loazero.
+//!
+//! * [`Position`]: a `Copy` bitboard position with an incremental Zobrist hash; legal moves,
+//!   making moves, game end ([`Position::outcome`]).
+//! * [`Game`]: a position with its move list and repetition history.
+//! * [`Rules`]: every rule option on which the sources disagree, with presets.
+//! * [`Variant`]: start position and board ([`Geometry`]).
+//! * [`notation`] and [`record`]: text forms; [`perft`]: tree counts.
+//! * [`policy`]: move ⇄ network policy index, and the board symmetries.
+//!
+//! All types are plain data: `Send + Sync`, no interior mutability, no global state
+//! beyond compile-time tables.
+
+mod color;
+pub mod game;
+pub mod geometry;
+pub mod movegen;
+pub mod moves;
+pub mod notation;
+pub mod perft;
+pub mod policy;
+pub mod position;
+pub mod record;
+pub mod rules;
+pub mod variant;
+pub mod zobrist;
+
+pub use color::Color;
+pub use game::Game;
+pub use geometry::{Geometry, Square};
+pub use moves::{Move, MoveKind, MoveList};
+pub use notation::NotationError;
+pub use position::{Outcome, Position};
+pub use record::GameRecord;
+pub use rules::Rules;
+pub use variant::Variant;

@@ -1,0 +1,37 @@
+//! Arguments shared by several subcommands.
+
+use anyhow::{anyhow, Result};
+use clap::Args;
+use loa::{Position, Rules, Variant};
+
+/// `--variant` and `--rules`.
+#[derive(Args, Clone, Debug)]
+pub struct GameArgs {
+    /// Variant: standard, scrambled-eggs or 6x6.
+    #[arg(long, default_value = "standard", value_parser = parse_variant)]
+    pub variant: Variant,
+    /// Rules: a preset (classic = black first, mover wins a simultaneous connection, pass
+    /// when stuck, draw on 3-fold repetition; icga = the same but a simultaneous connection
+    /// is a draw), optionally followed by overrides, e.g.
+    /// `classic,no-move=loss,repetition=off,ply-limit=300,first=white,simultaneous=draw`.
+    #[arg(long, default_value = "classic", value_parser = parse_rules)]
+    pub rules: Rules,
+}
+
+impl GameArgs {
+    /// The start position, or `text` parsed as a position of the variant.
+    pub fn position(&self, text: Option<&str>) -> Result<Position> {
+        match text {
+            None => Ok(Position::start(self.variant, &self.rules)),
+            Some(t) => Position::from_text(t, self.variant).map_err(|e| anyhow!("{e}")),
+        }
+    }
+}
+
+fn parse_variant(s: &str) -> Result<Variant, String> {
+    s.parse()
+}
+
+fn parse_rules(s: &str) -> Result<Rules, String> {
+    Rules::parse(s)
+}
