@@ -1,5 +1,6 @@
 //! One module per subcommand. Each exposes `Args` (clap) and `run(Args)`.
 
+pub mod bench;
 pub mod common;
 pub mod moves;
 pub mod perft;
@@ -19,6 +20,8 @@ pub enum Command {
     Replay(replay::Args),
     /// Draw a position for a human.
     Show(show::Args),
+    /// Speed benchmarks: movegen (perft leaves/s).
+    Bench(bench::Args),
 }
 
 /// Runs one subcommand.
@@ -28,5 +31,6 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Moves(a) => moves::run(a),
         Command::Replay(a) => replay::run(a),
         Command::Show(a) => show::run(a),
+        Command::Bench(a) => bench::run(a),
     }
 }
