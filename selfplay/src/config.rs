@@ -1,0 +1,229 @@
+//! Tunables of the crate: [`MctsConfig`] (one search) and [`SelfplayConfig`] (self-play
+//! runs, containing an `MctsConfig`). Both are serde structs with documented defaults;
+//! unknown keys are errors.
+
+use loa::{Rules, Variant};
+use serde::{Deserialize, Serialize};
+
+/// Search parameters. Defaults are listed on each field.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MctsConfig {
+    /// PUCT exploration constant `c` in `Q + c·P·√N/(1+n)`. Default 1.5.
+    pub cpuct: f32,
+    /// First-play urgency: an unvisited child is valued at the parent's value minus
+    /// `fpu_reduction · √(prior mass of visited children)`. Default 0.25.
+    pub fpu_reduction: f32,
+    /// The same at the root. Default 0.0 (with root noise, unvisited root moves should
+    /// stay attractive).
+    pub fpu_reduction_root: f32,
+    /// Dirichlet noise concentration α at the root (self-play only). Default 0.3
+    /// (about 10 / the typical number of legal moves).
+    pub dirichlet_alpha: f32,
+    /// Weight ε of the Dirichlet noise mixed into the root priors (self-play only); 0
+    /// disables it. Default 0.25.
+    pub dirichlet_epsilon: f32,
+    /// Temperature of the move choice (visits^(1/T)) during the first
+    /// `temperature_plies` plies of a self-play game. Default 1.0.
+    pub temperature: f32,
+    /// Plies played with `temperature`. Default 16.
+    pub temperature_plies: u32,
+    /// Temperature after `temperature_plies`; 0 plays the most visited move. Default 0.
+    pub temperature_end: f32,
+    /// Playout-cap randomisation: probability that a self-play move gets a full search
+    /// (its visit distribution becomes a policy target). Default 0.25; 1 disables the
+    /// randomisation.
+    pub full_search_probability: f32,
+    /// Simulations of a cheap (non-full) search. Default 64.
+    pub cheap_simulations: u32,
+    /// Virtual loss per in-flight simulation through an edge, in value units
+    /// (an in-flight visit counts as a result of `-virtual_loss`). Default 1.0.
+    pub virtual_loss: f32,
+    /// Most leaves one search submits per evaluator call (several descents with virtual
+    /// loss). Default 8.
+    pub leaves_per_batch: u32,
+    /// MCTS-Solver: propagate proven wins/losses/draws; a proven-won move is played at
+    /// once and proven-lost moves are avoided. Default true.
+    pub solver: bool,
+    /// Gumbel root (sequential halving over the top-k moves by prior + Gumbel noise)
+    /// instead of PUCT + Dirichlet at the root. Default false.
+    pub gumbel: bool,
+    /// Number of root moves considered by the Gumbel root. Default 16.
+    pub gumbel_top_k: u32,
+    /// σ(q) = (gumbel_c_visit + max visits) · gumbel_c_scale · q. Default 50.
+    pub gumbel_c_visit: f32,
+    /// See `gumbel_c_visit`. Default 1.0.
+    pub gumbel_c_scale: f32,
+}
+
+impl Default for MctsConfig {
+    fn default() -> Self {
+        MctsConfig {
+            cpuct: 1.5,
+            fpu_reduction: 0.25,
+            fpu_reduction_root: 0.0,
+            dirichlet_alpha: 0.3,
+            dirichlet_epsilon: 0.25,
+            temperature: 1.0,
+            temperature_plies: 16,
+            temperature_end: 0.0,
+            full_search_probability: 0.25,
+            cheap_simulations: 64,
+            virtual_loss: 1.0,
+            leaves_per_batch: 8,
+            solver: true,
+            gumbel: false,
+            gumbel_top_k: 16,
+            gumbel_c_visit: 50.0,
+            gumbel_c_scale: 1.0,
+        }
+    }
+}
+
+impl MctsConfig {
+    /// Checks ranges; the error names the offending key.
+    pub fn validate(&self) -> Result<(), String> {
+        let finite_nonneg = [
+            ("cpuct", self.cpuct),
+            ("fpu_reduction", self.fpu_reduction),
+            ("fpu_reduction_root", self.fpu_reduction_root),
+            ("temperature", self.temperature),
+            ("temperature_end", self.temperature_end),
+            ("virtual_loss", self.virtual_loss),
+            ("gumbel_c_visit", self.gumbel_c_visit),
+            ("gumbel_c_scale", self.gumbel_c_scale),
+        ];
+        for (key, v) in finite_nonneg {
+            if !v.is_finite() || v < 0.0 {
+                return Err(format!("mcts.{key} = {v}: must be a finite number ≥ 0"));
+            }
+        }
+        if !(self.dirichlet_alpha.is_finite() && self.dirichlet_alpha > 0.0) {
+            return Err(format!(
+                "mcts.dirichlet_alpha = {}: must be > 0",
+                self.dirichlet_alpha
+            ));
+        }
+        for (key, v) in [
+            ("dirichlet_epsilon", self.dirichlet_epsilon),
+            ("full_search_probability", self.full_search_probability),
+        ] {
+            if !(0.0..=1.0).contains(&v) {
+                return Err(format!("mcts.{key} = {v}: must lie in [0, 1]"));
+            }
+        }
+        if self.leaves_per_batch == 0 || self.leaves_per_batch > 1024 {
+            return Err(format!(
+                "mcts.leaves_per_batch = {}: must lie in 1..=1024",
+                self.leaves_per_batch
+            ));
+        }
+        if self.cheap_simulations == 0 {
+            return Err("mcts.cheap_simulations must be ≥ 1".into());
+        }
+        if self.gumbel_top_k < 1 {
+            return Err("mcts.gumbel_top_k must be ≥ 1".into());
+        }
+        Ok(())
+    }
+}
+
+/// Everything a self-play run needs besides the evaluator. Defaults are listed on each
+/// field.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SelfplayConfig {
+    /// Search parameters.
+    pub mcts: MctsConfig,
+    /// Simulations of a full search. Default 200.
+    pub simulations: u32,
+    /// Variant name (`standard`, `scrambled-eggs`, `6x6`). Default `standard`.
+    pub variant: String,
+    /// Rules spec (see `loa::Rules::parse`). Default `classic`.
+    pub rules: String,
+    /// Games each worker advances in lockstep (its leaves share evaluator calls).
+    /// Default 32.
+    pub games_per_worker: usize,
+    /// Worker threads; 0 = one per core. Default 0.
+    pub threads: usize,
+    /// A side resigns when the searched root value (and the best move's value) is below
+    /// this; ≤ −1 disables resignation. Default −0.95.
+    pub resign_threshold: f32,
+    /// Fraction of games in which resignation is disabled, to count false resignations.
+    /// Default 0.1.
+    pub resign_disabled_fraction: f32,
+    /// No resignation before this ply. Default 20.
+    pub resign_min_ply: u32,
+    /// A game still running after this many plies is adjudicated a draw (a safety net
+    /// on top of the rules' own ply limit). Default 400.
+    pub max_game_plies: u32,
+    /// Samples per shard file. Default 4096.
+    pub shard_samples: usize,
+    /// Write each game's move list as text beside the shards. Default true.
+    pub write_game_records: bool,
+    /// Random seed; `None` seeds from the OS. Default none.
+    pub seed: Option<u64>,
+}
+
+impl Default for SelfplayConfig {
+    fn default() -> Self {
+        SelfplayConfig {
+            mcts: MctsConfig::default(),
+            simulations: 200,
+            variant: "standard".into(),
+            rules: "classic".into(),
+            games_per_worker: 32,
+            threads: 0,
+            resign_threshold: -0.95,
+            resign_disabled_fraction: 0.1,
+            resign_min_ply: 20,
+            max_game_plies: 400,
+            shard_samples: 4096,
+            write_game_records: true,
+            seed: None,
+        }
+    }
+}
+
+impl SelfplayConfig {
+    /// The variant.
+    pub fn variant(&self) -> Result<Variant, String> {
+        self.variant
+            .parse()
+            .map_err(|e| format!("selfplay.variant: {e}"))
+    }
+
+    /// The rules.
+    pub fn rules(&self) -> Result<Rules, String> {
+        Rules::parse(&self.rules).map_err(|e| format!("selfplay.rules: {e}"))
+    }
+
+    /// Checks every field; the error names the offending key.
+    pub fn validate(&self) -> Result<(), String> {
+        self.mcts.validate()?;
+        self.variant()?;
+        self.rules()?;
+        if self.simulations == 0 {
+            return Err("selfplay.simulations must be ≥ 1".into());
+        }
+        if self.games_per_worker == 0 {
+            return Err("selfplay.games_per_worker must be ≥ 1".into());
+        }
+        if !(0.0..=1.0).contains(&self.resign_disabled_fraction) {
+            return Err(format!(
+                "selfplay.resign_disabled_fraction = {}: must lie in [0, 1]",
+                self.resign_disabled_fraction
+            ));
+        }
+        if !self.resign_threshold.is_finite() {
+            return Err("selfplay.resign_threshold must be finite".into());
+        }
+        if self.shard_samples == 0 {
+            return Err("selfplay.shard_samples must be ≥ 1".into());
+        }
+        if self.max_game_plies == 0 {
+            return Err("selfplay.max_game_plies must be ≥ 1".into());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,457 @@
+//! Training data: [`Sample`]s written as versioned, checksummed, zstd-compressed shard
+//! files, atomically (temp file, fsync, rename), and read back with every defect reported
+//! as a [`DataError`] naming the file.
+//!
+//! Shard layout (all integers little-endian):
+//!
+//! | bytes | content |
+//! |-------|---------|
+//! | 8     | magic `LOAZSHRD` |
+//! | 4     | format version ([`FORMAT_VERSION`]) |
+//! | 4     | number of samples |
+//! | 8     | length of the payload in bytes |
+//! | 8     | FNV-1a 64 checksum of the payload |
+//! | …     | payload: zstd(postcard(`Vec<WireSample>`)) |
+//!
+//! A position is stored compactly as two bitboards, side, variant id and ply; the rules as
+//! their spec string (`Rules` Display / parse round-trip); moves as their 16-bit encoding.
+
+use loa::{Color, Move, Position, Rules, Variant};
+use serde::{Deserialize, Serialize};
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// First bytes of every shard.
+pub const MAGIC: &[u8; 8] = b"LOAZSHRD";
+/// Version of the shard format written by this build.
+pub const FORMAT_VERSION: u32 = 1;
+/// File-name extension of shards.
+pub const SHARD_EXTENSION: &str = "shard";
+const HEADER_LEN: usize = 32;
+const ZSTD_LEVEL: i32 = 3;
+
+/// One training position.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sample {
+    /// The position (with its ply counter).
+    pub position: Position,
+    /// The rules the game was played under.
+    pub rules: Rules,
+    /// The legal moves searched, in the order `policy` uses.
+    pub moves: Vec<Move>,
+    /// Visit distribution over `moves` (sums to 1); empty when the move was not chosen by a
+    /// full search (playout-cap randomisation): then only the value is a target.
+    pub policy: Vec<f32>,
+    /// Root value of the search for the side to move, in `[-1, 1]`.
+    pub search_value: f32,
+    /// Final result of the game for the side to move: 1, 0 or −1.
+    pub outcome: f32,
+}
+
+/// A shard could not be written or read.
+#[derive(Debug, thiserror::Error)]
+pub enum DataError {
+    /// File-system failure.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The file is not a valid shard (truncated, corrupted, wrong version, bad content).
+    #[error("{path}: corrupt shard: {reason}")]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl DataError {
+    /// The file the error is about.
+    pub fn path(&self) -> &Path {
+        match self {
+            DataError::Io { path, .. } | DataError::Corrupt { path, .. } => path,
+        }
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct WireSample {
+    black: u64,
+    white: u64,
+    side: u8,
+    variant: u8,
+    ply: u32,
+    rules: String,
+    moves: Vec<u16>,
+    policy: Vec<f32>,
+    search_value: f32,
+    outcome: f32,
+}
+
+impl WireSample {
+    fn from_sample(s: &Sample) -> WireSample {
+        WireSample {
+            black: s.position.pieces(Color::Black),
+            white: s.position.pieces(Color::White),
+            side: s.position.to_move().index() as u8,
+            variant: s.position.variant().id(),
+            ply: s.position.ply(),
+            rules: s.rules.to_string(),
+            moves: s.moves.iter().map(|m| m.to_bits()).collect(),
+            policy: s.policy.clone(),
+            search_value: s.search_value,
+            outcome: s.outcome,
+        }
+    }
+
+    fn into_sample(self) -> Result<Sample, String> {
+        let variant =
+            Variant::from_id(self.variant).ok_or(format!("unknown variant id {}", self.variant))?;
+        let side = match self.side {
+            0 => Color::Black,
+            1 => Color::White,
+            s => return Err(format!("bad side to move {s}")),
+        };
+        let mut position =
+            Position::new(variant, self.black, self.white, side).map_err(|e| e.to_string())?;
+        position.set_ply(self.ply);
+        let rules = Rules::parse(&self.rules)?;
+        let moves = self
+            .moves
+            .iter()
+            .map(|&b| Move::from_bits(b).ok_or(format!("bad move encoding {b:#x}")))
+            .collect::<Result<Vec<_>, _>>()?;
+        if !self.policy.is_empty() && self.policy.len() != moves.len() {
+            return Err(format!(
+                "policy has {} entries for {} moves",
+                self.policy.len(),
+                moves.len()
+            ));
+        }
+        let finite = |x: f32| x.is_finite() && (-1.0..=1.0).contains(&x);
+        if !finite(self.search_value) || !finite(self.outcome) {
+            return Err("value outside [-1, 1]".into());
+        }
+        Ok(Sample {
+            position,
+            rules,
+            moves,
+            policy: self.policy,
+            search_value: self.search_value,
+            outcome: self.outcome,
+        })
+    }
+}
+
+/// FNV-1a 64-bit hash (the shard checksum).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> DataError + '_ {
+    move |source| DataError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file in the same directory, fsync,
+/// rename, then fsync of the directory (best effort). Readers see the old file, no file,
+/// or the complete new one — never a partial one.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), DataError> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .ok_or_else(|| DataError::Io {
+            path: path.to_path_buf(),
+            source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path"),
+        })?
+        .to_string_lossy();
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let unique = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!(".{name}.tmp.{}.{unique}", std::process::id()));
+    let result = (|| {
+        let mut f = fs::File::create(&tmp).map_err(io_err(&tmp))?;
+        f.write_all(bytes).map_err(io_err(&tmp))?;
+        f.sync_all().map_err(io_err(&tmp))?;
+        drop(f);
+        fs::rename(&tmp, path).map_err(io_err(path))?;
+        if let Ok(d) = fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Serialises `samples` into the shard format (see the module docs).
+pub fn encode_shard(samples: &[Sample]) -> Vec<u8> {
+    let wire: Vec<WireSample> = samples.iter().map(WireSample::from_sample).collect();
+    let raw = postcard::to_allocvec(&wire).expect("serialising plain data cannot fail");
+    let payload = zstd::bulk::compress(&raw, ZSTD_LEVEL).expect("in-memory zstd cannot fail");
+    let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out.extend_from_slice(&(samples.len() as u32).to_le_bytes());
+    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    out.extend_from_slice(&fnv1a(&payload).to_le_bytes());
+    out.extend_from_slice(&payload);
+    out
+}
+
+/// Parses a shard's bytes; `path` only names the file in errors.
+pub fn decode_shard(path: &Path, bytes: &[u8]) -> Result<Vec<Sample>, DataError> {
+    let corrupt = |reason: String| DataError::Corrupt {
+        path: path.to_path_buf(),
+        reason,
+    };
+    if bytes.len() < HEADER_LEN {
+        return Err(corrupt(format!(
+            "{} bytes, shorter than the {HEADER_LEN}-byte header (truncated?)",
+            bytes.len()
+        )));
+    }
+    if &bytes[..8] != MAGIC {
+        return Err(corrupt("bad magic (not a loazero shard)".into()));
+    }
+    let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap());
+    let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap());
+    let version = u32_at(8);
+    if version != FORMAT_VERSION {
+        return Err(corrupt(format!(
+            "format version {version}; this build reads version {FORMAT_VERSION}"
+        )));
+    }
+    let count = u32_at(12) as usize;
+    let payload_len = u64_at(16);
+    let checksum = u64_at(24);
+    let payload = &bytes[HEADER_LEN..];
+    if payload.len() as u64 != payload_len {
+        return Err(corrupt(format!(
+            "payload is {} bytes, header says {payload_len} (truncated?)",
+            payload.len()
+        )));
+    }
+    if fnv1a(payload) != checksum {
+        return Err(corrupt("checksum mismatch".into()));
+    }
+    // A generous cap on the decompressed size guards against absurd headers.
+    let cap = (count.max(1) * 4096).max(1 << 20);
+    let raw = zstd::bulk::decompress(payload, cap).map_err(|e| corrupt(format!("zstd: {e}")))?;
+    let wire: Vec<WireSample> =
+        postcard::from_bytes(&raw).map_err(|e| corrupt(format!("postcard: {e}")))?;
+    if wire.len() != count {
+        return Err(corrupt(format!(
+            "{} samples, header says {count}",
+            wire.len()
+        )));
+    }
+    wire.into_iter()
+        .enumerate()
+        .map(|(i, w)| {
+            w.into_sample()
+                .map_err(|e| corrupt(format!("sample {i}: {e}")))
+        })
+        .collect()
+}
+
+/// Writes a shard atomically (see [`write_atomically`]).
+pub fn write_shard(path: &Path, samples: &[Sample]) -> Result<(), DataError> {
+    write_atomically(path, &encode_shard(samples))
+}
+
+/// Reads a whole shard. Truncation, corruption, a foreign file or a newer format version
+/// are errors naming the file; never a panic.
+pub fn read_shard(path: &Path) -> Result<Vec<Sample>, DataError> {
+    let bytes = fs::read(path).map_err(io_err(path))?;
+    decode_shard(path, &bytes)
+}
+
+/// The shard files (`*.shard`, temp files excluded) of `dir`, newest first (by
+/// modification time, then by name, descending). A missing directory has no shards.
+pub fn list_shards(dir: &Path) -> Result<Vec<PathBuf>, DataError> {
+    let entries = match fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io_err(dir)(e)),
+    };
+    let mut shards = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(io_err(dir))?;
+        let path = entry.path();
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with('.') || path.extension().is_none_or(|e| e != SHARD_EXTENSION) {
+            continue;
+        }
+        let modified = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .unwrap_or(std::time::UNIX_EPOCH);
+        shards.push((modified, path));
+    }
+    shards.sort_by(|a, b| b.cmp(a));
+    Ok(shards.into_iter().map(|(_, p)| p).collect())
+}
+
+/// What [`read_recent_shards`] found.
+#[derive(Debug, Default)]
+pub struct ShardScan {
+    /// Samples of the good shards, newest shard first.
+    pub samples: Vec<Sample>,
+    /// Shards read successfully.
+    pub shards: Vec<PathBuf>,
+    /// Shards skipped, with the reason.
+    pub skipped: Vec<DataError>,
+}
+
+/// Reads the newest shards of `dir` until at least `max_samples` samples are collected
+/// (all shards if `None`). Defective shards are skipped and reported, not fatal.
+pub fn read_recent_shards(dir: &Path, max_samples: Option<usize>) -> Result<ShardScan, DataError> {
+    let mut scan = ShardScan::default();
+    for path in list_shards(dir)? {
+        if max_samples.is_some_and(|m| scan.samples.len() >= m) {
+            break;
+        }
+        match read_shard(&path) {
+            Ok(samples) => {
+                scan.samples.extend(samples);
+                scan.shards.push(path);
+            }
+            Err(e) => scan.skipped.push(e),
+        }
+    }
+    Ok(scan)
+}
+
+/// A fresh shard file name: `<prefix>-<unix millis>-<pid>-<seq>.shard`, unique across
+/// processes sharing a directory (same host) and sortable by creation time.
+pub fn shard_file_name(prefix: &str, seq: u64) -> String {
+    let millis = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    format!(
+        "{prefix}-{millis:013}-{}-{seq:05}.{SHARD_EXTENSION}",
+        std::process::id()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn samples() -> Vec<Sample> {
+        let rules = Rules::parse("icga,ply-limit=200").unwrap();
+        let mut out = vec![];
+        for v in Variant::ALL {
+            let mut p = Position::start(v, &rules);
+            for k in 0..10 {
+                let moves: Vec<Move> = p.legal_moves(&rules).to_vec();
+                let n = moves.len();
+                out.push(Sample {
+                    position: p,
+                    rules,
+                    moves: moves.clone(),
+                    policy: if k % 3 == 0 {
+                        vec![]
+                    } else {
+                        (0..n)
+                            .map(|i| (i + 1) as f32 / (n * (n + 1) / 2) as f32)
+                            .collect()
+                    },
+                    search_value: 0.25 - k as f32 * 0.05,
+                    outcome: [1.0, 0.0, -1.0][k % 3],
+                });
+                p.play(moves[(k * 7) % n]);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn shards_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.shard");
+        let s = samples();
+        write_shard(&path, &s).unwrap();
+        let back = read_shard(&path).unwrap();
+        assert_eq!(back, s);
+        for (a, b) in back.iter().zip(&s) {
+            assert_eq!(a.position.ply(), b.position.ply());
+        }
+        // No temp file is left behind.
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn every_truncation_and_bit_flip_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("b.shard");
+        let bytes = encode_shard(&samples());
+        for len in [
+            0,
+            5,
+            HEADER_LEN - 1,
+            HEADER_LEN,
+            bytes.len() / 2,
+            bytes.len() - 1,
+        ] {
+            let e = decode_shard(&path, &bytes[..len]).unwrap_err();
+            assert!(e.to_string().contains("b.shard"), "{e}");
+        }
+        for i in (0..bytes.len()).step_by(7) {
+            let mut b = bytes.clone();
+            b[i] ^= 0x10;
+            assert!(
+                decode_shard(&path, &b).is_err(),
+                "flip at byte {i} undetected"
+            );
+        }
+    }
+
+    #[test]
+    fn directory_reader_skips_bad_shards_newest_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = samples();
+        let good_old = dir.path().join("old.shard");
+        write_shard(&good_old, &s[..5]).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let bad = dir.path().join("bad.shard");
+        let bytes = encode_shard(&s);
+        fs::write(&bad, &bytes[..bytes.len() - 10]).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let good_new = dir.path().join("new.shard");
+        write_shard(&good_new, &s[5..8]).unwrap();
+        fs::write(dir.path().join("notes.txt"), "x").unwrap();
+        fs::write(dir.path().join(".x.shard.tmp.1.1"), "x").unwrap();
+
+        let list = list_shards(dir.path()).unwrap();
+        assert_eq!(list, vec![good_new.clone(), bad.clone(), good_old.clone()]);
+        let scan = read_recent_shards(dir.path(), None).unwrap();
+        assert_eq!(scan.samples.len(), 8);
+        assert_eq!(scan.samples[..3], s[5..8]);
+        assert_eq!(scan.shards, vec![good_new, good_old]);
+        assert_eq!(scan.skipped.len(), 1);
+        assert_eq!(scan.skipped[0].path(), bad.as_path());
+        let scan = read_recent_shards(dir.path(), Some(2)).unwrap();
+        assert_eq!(scan.samples.len(), 3);
+        assert!(list_shards(&dir.path().join("missing")).unwrap().is_empty());
+    }
+}
