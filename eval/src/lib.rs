@@ -1,1 +1,22 @@
-//! placeholder
+//! `eval`: the alpha-beta baseline, players, arena, Elo ratings and gating of loazero.
+//!
+//! * [`search::AlphaBeta`]: a MIA-style alpha-beta searcher; [`evaluation`] its features;
+//!   [`config::AlphaBetaConfig`] / [`config::EvalWeights`] its tunables.
+//! * [`player`]: the [`Player`] trait, text specs ([`PlayerSpec`]) and the
+//!   [`PlayerFactory`] (with a hook for torch-backed model players supplied by the binary).
+//! * [`arena`]: matches between two players from balanced openings, in parallel, with
+//!   records and results files; [`elo`]: Elo from a score with its interval.
+//! * [`ratings`]: Bradley–Terry maximum-likelihood Elo over many players.
+//! * [`gate`]: candidate vs best with SPRT or a win-rate threshold.
+//! * [`protocol`]: the `loazero engine` line protocol (spec in eval/PROTOCOL.md).
+
+pub mod config;
+pub mod evaluation;
+pub mod mcts;
+pub mod player;
+pub mod search;
+pub mod tt;
+
+pub use config::{AlphaBetaConfig, EvalWeights};
+pub use player::{Player, PlayerFactory, PlayerSpec};
+pub use search::{AlphaBeta, SearchLimits, SearchResult};

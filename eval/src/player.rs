@@ -1,0 +1,513 @@
+//! Players behind one interface, described by text specs and built by a [`PlayerFactory`].
+//!
+//! Spec grammar: `KIND[:key=value[,key=value]...]`:
+//! * `random[:seed=S]` — a uniformly random legal move.
+//! * `alphabeta:depth=D` / `alphabeta:ms=T` / `alphabeta:nodes=N` (limits combine; with
+//!   none, depth 4), plus `tt=MiB`, `lmr=on|off`, `aspiration=N`, `weights=FILE.json`
+//!   (an [`EvalWeights`] object) and single weights as `w.NAME=VALUE`
+//!   (e.g. `w.mobility=0`).
+//! * `mcts:evaluator=heuristic|uniform,sims=N` — the selfplay crate's MCTS.
+//! * `model:path=P,sims=N[,device=cpu|cuda]` — MCTS with a trained network; the binary
+//!   supplies the network loader ([`PlayerFactory::with_model_loader`]) so this crate stays
+//!   free of torch.
+
+use crate::config::{AlphaBetaConfig, EvalWeights};
+use crate::search::{AlphaBeta, SearchLimits, SearchResult};
+use anyhow::{anyhow, bail, Context, Result};
+use loa::{Game, Move};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use selfplay::Evaluator;
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Something that picks moves. A player may keep state between moves (search tables,
+/// trees); it is used by one thread at a time.
+pub trait Player: Send {
+    /// A legal move of the current position of `game`, which is not over.
+    fn choose_move(&mut self, game: &Game) -> Result<Move>;
+    /// The player's name (its canonical spec).
+    fn name(&self) -> String;
+    /// A one-line summary of the last search (depth, score, nodes), if the player searches.
+    fn last_info(&self) -> Option<String> {
+        None
+    }
+}
+
+/// A parsed player spec (see the module docs for the grammar).
+#[derive(Clone, Debug, PartialEq)]
+pub enum PlayerSpec {
+    /// Uniformly random legal moves.
+    Random {
+        /// Fixed seed (otherwise from the factory's seed).
+        seed: Option<u64>,
+    },
+    /// The alpha-beta baseline.
+    AlphaBeta {
+        /// Search limits per move.
+        limits: SearchLimits,
+        /// Search options and weights.
+        config: AlphaBetaConfig,
+        /// The spec text it was parsed from (its name).
+        text: String,
+    },
+    /// MCTS with a built-in evaluator.
+    Mcts {
+        /// `heuristic` or `uniform`.
+        evaluator: String,
+        /// Simulations per move.
+        sims: u32,
+    },
+    /// MCTS with a trained network.
+    Model {
+        /// The model file.
+        path: PathBuf,
+        /// Simulations per move.
+        sims: u32,
+        /// `cpu` or `cuda`.
+        device: String,
+    },
+}
+
+fn split_spec(text: &str) -> (String, Vec<(String, String)>, Vec<String>) {
+    let text = text.trim();
+    let (kind, rest) = text.split_once(':').unwrap_or((text, ""));
+    let mut pairs = Vec::new();
+    let mut bare = Vec::new();
+    for part in rest.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match part.split_once('=') {
+            Some((k, v)) => pairs.push((k.trim().to_ascii_lowercase(), v.trim().to_string())),
+            None => bare.push(part.to_string()),
+        }
+    }
+    (kind.trim().to_ascii_lowercase(), pairs, bare)
+}
+
+fn number<T: std::str::FromStr>(spec: &str, key: &str, value: &str) -> Result<T> {
+    value
+        .parse()
+        .map_err(|_| anyhow!("player spec '{spec}': {key}={value} is not a valid number"))
+}
+
+fn on_off(spec: &str, key: &str, value: &str) -> Result<bool> {
+    match value.to_ascii_lowercase().as_str() {
+        "on" | "true" | "1" | "yes" => Ok(true),
+        "off" | "false" | "0" | "no" => Ok(false),
+        _ => bail!("player spec '{spec}': {key}={value} should be on or off"),
+    }
+}
+
+impl PlayerSpec {
+    /// Parses a spec; errors name the spec and the offending part.
+    pub fn parse(text: &str) -> Result<PlayerSpec> {
+        let spec = text.trim();
+        let (kind, pairs, bare) = split_spec(spec);
+        if let Some(b) = bare.first() {
+            bail!("player spec '{spec}': '{b}' should be key=value");
+        }
+        let unknown = |k: &str, allowed: &str| {
+            anyhow!("player spec '{spec}': unknown key '{k}' for {kind} (allowed: {allowed})")
+        };
+        match kind.as_str() {
+            "random" => {
+                let mut seed = None;
+                for (k, v) in &pairs {
+                    match k.as_str() {
+                        "seed" => seed = Some(number(spec, k, v)?),
+                        _ => return Err(unknown(k, "seed")),
+                    }
+                }
+                Ok(PlayerSpec::Random { seed })
+            }
+            "alphabeta" | "ab" => {
+                let mut limits = SearchLimits::default();
+                let mut config = AlphaBetaConfig::default();
+                let mut weight_overrides = Vec::new();
+                for (k, v) in &pairs {
+                    match k.as_str() {
+                        "depth" => {
+                            let d: u32 = number(spec, k, v)?;
+                            if d == 0 || d > 60 {
+                                bail!("player spec '{spec}': depth must be 1..=60");
+                            }
+                            limits.depth = Some(d);
+                        }
+                        "ms" => {
+                            let ms: u64 = number(spec, k, v)?;
+                            if ms == 0 {
+                                bail!("player spec '{spec}': ms must be positive");
+                            }
+                            limits.time = Some(Duration::from_millis(ms));
+                        }
+                        "nodes" => {
+                            let n: u64 = number(spec, k, v)?;
+                            if n == 0 {
+                                bail!("player spec '{spec}': nodes must be positive");
+                            }
+                            limits.nodes = Some(n);
+                        }
+                        "tt" => config.tt_mib = number(spec, k, v)?,
+                        "aspiration" => config.aspiration = number(spec, k, v)?,
+                        "lmr" => config.late_move_reductions = on_off(spec, k, v)?,
+                        "leafwin" => config.leaf_win_check = on_off(spec, k, v)?,
+                        "weights" => {
+                            let text = std::fs::read_to_string(v).with_context(|| {
+                                format!("player spec '{spec}': cannot read weights file {v}")
+                            })?;
+                            config.weights = serde_json::from_str(&text).with_context(|| {
+                                format!("player spec '{spec}': bad weights file {v}")
+                            })?;
+                        }
+                        w if w.starts_with("w.") => {
+                            let value: f64 = number(spec, k, v)?;
+                            weight_overrides.push((w[2..].to_string(), value));
+                        }
+                        _ => {
+                            return Err(unknown(
+                                k,
+                                "depth, ms, nodes, tt, lmr, leafwin, aspiration, weights, w.NAME",
+                            ))
+                        }
+                    }
+                }
+                if !weight_overrides.is_empty() {
+                    let mut value = serde_json::to_value(&config.weights)?;
+                    for (name, w) in weight_overrides {
+                        let obj = value.as_object_mut().expect("weights are an object");
+                        if !obj.contains_key(&name) {
+                            bail!(
+                                "player spec '{spec}': unknown weight '{name}' (known: {})",
+                                obj.keys().cloned().collect::<Vec<_>>().join(", ")
+                            );
+                        }
+                        obj.insert(name, serde_json::json!(w));
+                    }
+                    config.weights = serde_json::from_value::<EvalWeights>(value)?;
+                }
+                if limits == SearchLimits::default() {
+                    limits.depth = Some(4);
+                }
+                Ok(PlayerSpec::AlphaBeta {
+                    limits,
+                    config,
+                    text: canonical(spec),
+                })
+            }
+            "mcts" => {
+                let mut evaluator = "heuristic".to_string();
+                let mut sims = 800;
+                for (k, v) in &pairs {
+                    match k.as_str() {
+                        "evaluator" | "eval" => {
+                            evaluator = v.to_ascii_lowercase();
+                            if evaluator != "heuristic" && evaluator != "uniform" {
+                                bail!("player spec '{spec}': evaluator must be heuristic or uniform");
+                            }
+                        }
+                        "sims" => sims = positive(spec, k, v)?,
+                        _ => return Err(unknown(k, "evaluator, sims")),
+                    }
+                }
+                Ok(PlayerSpec::Mcts { evaluator, sims })
+            }
+            "model" => {
+                let mut path = None;
+                let mut sims = 800;
+                let mut device = "cpu".to_string();
+                for (k, v) in &pairs {
+                    match k.as_str() {
+                        "path" => path = Some(PathBuf::from(v)),
+                        "sims" => sims = positive(spec, k, v)?,
+                        "device" => device = v.to_ascii_lowercase(),
+                        _ => return Err(unknown(k, "path, sims, device")),
+                    }
+                }
+                let path =
+                    path.ok_or_else(|| anyhow!("player spec '{spec}': model needs path=FILE"))?;
+                Ok(PlayerSpec::Model { path, sims, device })
+            }
+            "" => bail!("empty player spec"),
+            other => bail!(
+                "player spec '{spec}': unknown player kind '{other}' (expected random, alphabeta, mcts or model)"
+            ),
+        }
+    }
+
+    /// The canonical name of the player (used in results and ratings).
+    pub fn name(&self) -> String {
+        self.to_string()
+    }
+}
+
+fn positive(spec: &str, key: &str, value: &str) -> Result<u32> {
+    let n: u32 = number(spec, key, value)?;
+    if n == 0 {
+        bail!("player spec '{spec}': {key} must be positive");
+    }
+    Ok(n)
+}
+
+/// Lower-cases the kind and trims spaces around parts: `AlphaBeta: depth=4` → `alphabeta:depth=4`.
+fn canonical(spec: &str) -> String {
+    let (kind, rest) = spec.split_once(':').unwrap_or((spec, ""));
+    let parts: Vec<String> = rest
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|p| match p.split_once('=') {
+            Some((k, v)) => format!("{}={}", k.trim().to_ascii_lowercase(), v.trim()),
+            None => p.to_string(),
+        })
+        .collect();
+    let kind = match kind.trim().to_ascii_lowercase().as_str() {
+        "ab" => "alphabeta".to_string(),
+        k => k.to_string(),
+    };
+    if parts.is_empty() {
+        kind
+    } else {
+        format!("{kind}:{}", parts.join(","))
+    }
+}
+
+impl fmt::Display for PlayerSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PlayerSpec::Random { seed: None } => write!(f, "random"),
+            PlayerSpec::Random { seed: Some(s) } => write!(f, "random:seed={s}"),
+            PlayerSpec::AlphaBeta { text, .. } => write!(f, "{text}"),
+            PlayerSpec::Mcts { evaluator, sims } => {
+                write!(f, "mcts:evaluator={evaluator},sims={sims}")
+            }
+            PlayerSpec::Model { path, sims, device } => {
+                write!(f, "model:path={},sims={sims}", path.display())?;
+                if device != "cpu" {
+                    write!(f, ",device={device}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl std::str::FromStr for PlayerSpec {
+    type Err = anyhow::Error;
+    fn from_str(s: &str) -> Result<Self> {
+        PlayerSpec::parse(s)
+    }
+}
+
+/// Loads a trained network as an evaluator: `(model path, device)`. Supplied by the binary
+/// (which links torch); must be callable from any thread.
+pub type ModelLoader = Arc<dyn Fn(&Path, &str) -> Result<Arc<dyn Evaluator>> + Send + Sync>;
+
+/// Builds players from specs. Thread-safe (`Sync`): arena threads share one factory, and
+/// model evaluators are loaded once per (path, device) and shared by every player using them.
+#[derive(Default)]
+pub struct PlayerFactory {
+    model_loader: Option<ModelLoader>,
+    models: Mutex<HashMap<(PathBuf, String), Arc<dyn Evaluator>>>,
+}
+
+impl PlayerFactory {
+    /// A factory for every kind but `model`.
+    pub fn new() -> PlayerFactory {
+        PlayerFactory::default()
+    }
+
+    /// Adds the network loader that makes `model:` specs work.
+    pub fn with_model_loader(mut self, loader: ModelLoader) -> PlayerFactory {
+        self.model_loader = Some(loader);
+        self
+    }
+
+    /// Builds a fresh player (with its own tables and random stream seeded by `seed`).
+    pub fn build(&self, spec: &PlayerSpec, seed: u64) -> Result<Box<dyn Player>> {
+        match spec {
+            PlayerSpec::Random { seed: fixed } => Ok(Box::new(RandomPlayer::new(fixed.unwrap_or(seed)))),
+            PlayerSpec::AlphaBeta {
+                limits,
+                config,
+                text,
+            } => Ok(Box::new(AlphaBetaPlayer::new(
+                text.clone(),
+                config.clone(),
+                *limits,
+            ))),
+            PlayerSpec::Mcts { evaluator, sims } => {
+                let ev = crate::mcts::builtin_evaluator(evaluator)?;
+                crate::mcts::build(spec.name(), ev, *sims, seed)
+            }
+            PlayerSpec::Model { path, sims, device } => {
+                let loader = self.model_loader.as_ref().ok_or_else(|| {
+                    anyhow!(
+                        "player '{spec}': model players need the network loader, which this \
+                         build of loazero does not provide yet"
+                    )
+                })?;
+                let key = (path.clone(), device.clone());
+                let ev = {
+                    let mut models = self.models.lock().expect("model cache lock");
+                    match models.get(&key) {
+                        Some(ev) => ev.clone(),
+                        None => {
+                            let ev = loader(path, device)
+                                .with_context(|| format!("player '{spec}': cannot load model"))?;
+                            models.insert(key, ev.clone());
+                            ev
+                        }
+                    }
+                };
+                crate::mcts::build(spec.name(), ev, *sims, seed)
+            }
+        }
+    }
+}
+
+/// Plays a uniformly random legal move.
+pub struct RandomPlayer {
+    rng: SmallRng,
+}
+
+impl RandomPlayer {
+    /// A player with its own random stream.
+    pub fn new(seed: u64) -> RandomPlayer {
+        RandomPlayer {
+            rng: SmallRng::seed_from_u64(seed),
+        }
+    }
+}
+
+impl Player for RandomPlayer {
+    fn choose_move(&mut self, game: &Game) -> Result<Move> {
+        let moves = game.legal_moves();
+        if moves.is_empty() {
+            bail!("the game is over; there is no move to choose");
+        }
+        Ok(moves[self.rng.gen_range(0..moves.len())])
+    }
+    fn name(&self) -> String {
+        "random".into()
+    }
+}
+
+/// The alpha-beta baseline as a player.
+pub struct AlphaBetaPlayer {
+    name: String,
+    search: AlphaBeta,
+    limits: SearchLimits,
+    last: Option<SearchResult>,
+}
+
+impl AlphaBetaPlayer {
+    /// A player searching within `limits` per move.
+    pub fn new(name: String, config: AlphaBetaConfig, limits: SearchLimits) -> AlphaBetaPlayer {
+        AlphaBetaPlayer {
+            name,
+            search: AlphaBeta::new(config),
+            limits,
+            last: None,
+        }
+    }
+
+    /// The last search's result.
+    pub fn last_result(&self) -> Option<&SearchResult> {
+        self.last.as_ref()
+    }
+}
+
+impl Player for AlphaBetaPlayer {
+    fn choose_move(&mut self, game: &Game) -> Result<Move> {
+        let r = self.search.search_game(game, self.limits)?;
+        let mv = r.best_move;
+        self.last = Some(r);
+        Ok(mv)
+    }
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+    fn last_info(&self) -> Option<String> {
+        self.last.as_ref().map(|r| {
+            format!(
+                "depth {} score {} nodes {} time {} ms nps {:.0} pv {}",
+                r.depth,
+                crate::search::score_text(r.score),
+                r.nodes,
+                r.elapsed.as_millis(),
+                r.nodes as f64 / r.elapsed.as_secs_f64().max(1e-6),
+                r.pv()
+                    .iter()
+                    .map(|m| m.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_parse_and_print() {
+        assert_eq!(PlayerSpec::parse("random").unwrap().name(), "random");
+        let s = PlayerSpec::parse("AlphaBeta: depth=3, w.mobility=0").unwrap();
+        assert_eq!(s.name(), "alphabeta:depth=3,w.mobility=0");
+        match s {
+            PlayerSpec::AlphaBeta { limits, config, .. } => {
+                assert_eq!(limits.depth, Some(3));
+                assert_eq!(config.weights.mobility, 0.0);
+            }
+            _ => panic!(),
+        }
+        match PlayerSpec::parse("alphabeta:ms=50").unwrap() {
+            PlayerSpec::AlphaBeta { limits, .. } => {
+                assert_eq!(limits.time, Some(Duration::from_millis(50)));
+                assert_eq!(limits.depth, None);
+            }
+            _ => panic!(),
+        }
+        assert_eq!(
+            PlayerSpec::parse("mcts:evaluator=heuristic,sims=1000")
+                .unwrap()
+                .name(),
+            "mcts:evaluator=heuristic,sims=1000"
+        );
+        assert_eq!(
+            PlayerSpec::parse("model:path=m.safetensors,sims=64,device=cuda")
+                .unwrap()
+                .name(),
+            "model:path=m.safetensors,sims=64,device=cuda"
+        );
+    }
+
+    #[test]
+    fn bad_specs_name_the_problem() {
+        for (spec, needle) in [
+            ("", "empty"),
+            ("minimax", "minimax"),
+            ("alphabeta:depth=x", "depth=x"),
+            ("alphabeta:depth=0", "depth"),
+            ("alphabeta:speed=3", "speed"),
+            ("alphabeta:w.nonsense=1", "nonsense"),
+            ("mcts:sims=0", "sims"),
+            ("mcts:evaluator=oracle", "evaluator"),
+            ("model:sims=3", "path"),
+            ("random:depth", "depth"),
+        ] {
+            let e = PlayerSpec::parse(spec).unwrap_err().to_string();
+            assert!(e.contains(needle), "{spec}: {e}");
+        }
+    }
+
+    #[test]
+    fn model_players_need_a_loader() {
+        let spec = PlayerSpec::parse("model:path=x.pt,sims=8").unwrap();
+        let e = PlayerFactory::new().build(&spec, 1).err().unwrap().to_string();
+        assert!(e.contains("network loader"), "{e}");
+    }
+}

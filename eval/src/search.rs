@@ -1,0 +1,718 @@
+//! The alpha-beta searcher: iterative deepening, principal-variation search with a
+//! transposition table, move ordering (TT move, immediate wins, captures, killers, history),
+//! late move reductions, aspiration windows, and limits by depth, nodes or time.
+//!
+//! Every rule option of [`loa::Rules`] is honoured inside the tree: connection (with the
+//! simultaneous-connection option, via [`Position::connection_outcome_after`]), no-move as
+//! pass or loss, the ply limit, and repetition (a position repeated on the search path is
+//! scored as a draw; one that occurred twice before the root is a real three-fold draw).
+//!
+//! An [`AlphaBeta`] owns its tables and is used by one thread at a time.
+
+use crate::config::AlphaBetaConfig;
+use crate::evaluation::evaluate;
+use crate::tt::{Bound, TranspositionTable};
+use anyhow::{bail, Result};
+use loa::rules::{NoMove, Repetition};
+use loa::{Game, Move, MoveList, Outcome, Position, Rules};
+use std::time::{Duration, Instant};
+
+/// Score of a win at the root; a win `k` plies away scores `WIN - k`.
+pub const WIN: i32 = 30_000;
+/// Scores beyond this magnitude are wins or losses found by the search.
+pub const WIN_THRESHOLD: i32 = WIN - 1_000;
+const INFINITY: i32 = 31_000;
+const MAX_PLY: usize = 200;
+
+/// When a search stops. Unset limits do not apply; with none set the search runs to
+/// depth 64 (so set at least one for a bounded search).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SearchLimits {
+    /// Deepest iteration (plies).
+    pub depth: Option<u32>,
+    /// Node budget (checked at every node; the last completed iteration's move is played).
+    pub nodes: Option<u64>,
+    /// Time budget per move.
+    pub time: Option<Duration>,
+}
+
+impl SearchLimits {
+    /// A fixed-depth search.
+    pub fn depth(d: u32) -> SearchLimits {
+        SearchLimits {
+            depth: Some(d),
+            ..Default::default()
+        }
+    }
+    /// A fixed-time search.
+    pub fn time(t: Duration) -> SearchLimits {
+        SearchLimits {
+            time: Some(t),
+            ..Default::default()
+        }
+    }
+    /// A fixed-node search.
+    pub fn nodes(n: u64) -> SearchLimits {
+        SearchLimits {
+            nodes: Some(n),
+            ..Default::default()
+        }
+    }
+}
+
+/// One completed iteration of iterative deepening.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Iteration {
+    /// Depth in plies.
+    pub depth: u32,
+    /// Score for the side to move at the root (see [`WIN`]).
+    pub score: i32,
+    /// Nodes searched so far in this search.
+    pub nodes: u64,
+    /// Time since the search started.
+    pub elapsed: Duration,
+    /// Principal variation (from the transposition table).
+    pub pv: Vec<Move>,
+}
+
+/// The outcome of a search.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SearchResult {
+    /// The move to play (always legal in the root position).
+    pub best_move: Move,
+    /// Its score for the side to move.
+    pub score: i32,
+    /// Depth of the last completed iteration (0 when the move was forced or an immediate
+    /// win).
+    pub depth: u32,
+    /// Nodes visited.
+    pub nodes: u64,
+    /// Wall time used.
+    pub elapsed: Duration,
+    /// Every completed iteration.
+    pub iterations: Vec<Iteration>,
+}
+
+impl SearchResult {
+    /// The principal variation of the last iteration (just the move if none was searched).
+    pub fn pv(&self) -> Vec<Move> {
+        self.iterations
+            .last()
+            .map_or_else(|| vec![self.best_move], |i| i.pv.clone())
+    }
+}
+
+/// Human-readable form of a search score: `+123`, `win in 3`, `loss in 4`.
+pub fn score_text(score: i32) -> String {
+    if score > WIN_THRESHOLD {
+        format!("win in {}", WIN - score)
+    } else if score < -WIN_THRESHOLD {
+        format!("loss in {}", WIN + score)
+    } else {
+        format!("{score:+}")
+    }
+}
+
+/// The alpha-beta searcher (see the module docs).
+pub struct AlphaBeta {
+    config: AlphaBetaConfig,
+    rules: Rules,
+    tt: TranspositionTable,
+    killers: Vec<[Option<Move>; 2]>,
+    /// History scores, `[colour][from][to]`.
+    history: Vec<i32>,
+    /// Hashes of the game before the root, the root, then the current search path.
+    stack: Vec<u64>,
+    /// Index of the root in `stack`.
+    root_index: usize,
+    nodes: u64,
+    stop: bool,
+    deadline: Option<Instant>,
+    node_limit: Option<u64>,
+}
+
+impl AlphaBeta {
+    /// A searcher with its tables allocated (`config.tt_mib`).
+    pub fn new(config: AlphaBetaConfig) -> AlphaBeta {
+        AlphaBeta {
+            tt: TranspositionTable::new(config.tt_mib),
+            config,
+            rules: Rules::classic(),
+            killers: vec![[None; 2]; MAX_PLY + 2],
+            history: vec![0; 2 * 64 * 64],
+            stack: Vec::with_capacity(1024),
+            root_index: 0,
+            nodes: 0,
+            stop: false,
+            deadline: None,
+            node_limit: None,
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &AlphaBetaConfig {
+        &self.config
+    }
+
+    /// Forgets everything learnt (transposition table, killers, history).
+    pub fn clear(&mut self) {
+        self.tt.clear();
+        self.history.fill(0);
+        self.killers.fill([None; 2]);
+    }
+
+    /// Searches the current position of `game` (with its repetition history) and returns
+    /// the best move found within `limits`. Errors if the game is over.
+    pub fn search_game(&mut self, game: &Game, limits: SearchLimits) -> Result<SearchResult> {
+        if let Some(o) = game.outcome() {
+            bail!("the game is over ({}); there is no move to search", o.name());
+        }
+        let mut history = Vec::with_capacity(game.moves().len() + 1);
+        let mut pos = *game.start();
+        let mut reversible_from = 0;
+        history.push(pos.hash());
+        for &mv in game.moves() {
+            pos.play(mv);
+            history.push(pos.hash());
+            if mv.is_capture() {
+                reversible_from = history.len() - 1;
+            }
+        }
+        let history = &history[reversible_from..];
+        self.search_position(game.position(), *game.rules(), history, limits)
+    }
+
+    /// Searches `root` under `rules`. `history` holds the hashes of the earlier positions of
+    /// the game since the last capture, ending with the root's own hash (may be empty when
+    /// unknown). Errors if the root is a finished game.
+    pub fn search_position(
+        &mut self,
+        root: &Position,
+        rules: Rules,
+        history: &[u64],
+        limits: SearchLimits,
+    ) -> Result<SearchResult> {
+        if let Some(o) = root.outcome(&rules) {
+            bail!(
+                "the game is over in position {} ({}); there is no move to search",
+                root.to_text(),
+                o.name()
+            );
+        }
+        let start = Instant::now();
+        self.rules = rules;
+        self.nodes = 0;
+        self.stop = false;
+        self.deadline = limits.time.map(|t| start + t);
+        self.node_limit = limits.nodes;
+        self.tt.new_search();
+        for h in self.history.iter_mut() {
+            *h /= 8;
+        }
+        self.killers.fill([None; 2]);
+        self.stack.clear();
+        self.stack.extend_from_slice(history);
+        if self.stack.last() != Some(&root.hash()) {
+            self.stack.push(root.hash());
+        }
+        self.root_index = self.stack.len() - 1;
+
+        let legal = root.legal_moves(&rules);
+        let done = |mv: Move, score: i32| SearchResult {
+            best_move: mv,
+            score,
+            depth: 0,
+            nodes: 0,
+            elapsed: start.elapsed(),
+            iterations: Vec::new(),
+        };
+        if legal.len() == 1 {
+            return Ok(done(legal[0], 0));
+        }
+        if let Some(mv) = self.winning_move(root) {
+            return Ok(done(mv, WIN - 1));
+        }
+
+        // Root moves with the score of the last iteration (for ordering).
+        let mut root_moves: Vec<(Move, i32)> = legal.iter().map(|&m| (m, 0)).collect();
+        self.order_root(root, &mut root_moves);
+        let max_depth = limits.depth.unwrap_or(64).clamp(1, MAX_PLY as u32 - 8);
+        let mut best: (Move, i32) = (root_moves[0].0, 0);
+        let mut iterations = Vec::new();
+        for depth in 1..=max_depth {
+            let previous = best.1;
+            let (mut lo, mut hi) = (-INFINITY, INFINITY);
+            let window = self.config.aspiration;
+            if depth >= 4 && window > 0 && previous.abs() < WIN_THRESHOLD {
+                lo = previous - window;
+                hi = previous + window;
+            }
+            let mut result;
+            loop {
+                result = self.search_root(root, &mut root_moves, depth as i32, lo, hi);
+                if self.stop {
+                    break;
+                }
+                let score = result.1;
+                if score <= lo && lo > -INFINITY {
+                    lo = -INFINITY;
+                } else if score >= hi && hi < INFINITY {
+                    hi = INFINITY;
+                } else {
+                    break;
+                }
+            }
+            if self.stop {
+                // An interrupted iteration is trusted only if its first (best-ordered) move
+                // was finished and then beaten, or if there is no completed iteration yet.
+                if iterations.is_empty() {
+                    if let Some(partial) = result.0 {
+                        best = (partial, result.1);
+                    }
+                }
+                break;
+            }
+            let mv = result.0.expect("a completed iteration has a best move");
+            best = (mv, result.1);
+            iterations.push(Iteration {
+                depth,
+                score: result.1,
+                nodes: self.nodes,
+                elapsed: start.elapsed(),
+                pv: self.principal_variation(root, mv, depth as usize),
+            });
+            if result.1.abs() > WIN_THRESHOLD && (WIN - result.1.abs()) as u32 <= depth {
+                break;
+            }
+            if let Some(t) = limits.time {
+                // The next iteration costs several times this one: do not start it late.
+                if start.elapsed() * 2 > t {
+                    break;
+                }
+            }
+        }
+        Ok(SearchResult {
+            best_move: best.0,
+            score: best.1,
+            depth: iterations.last().map_or(0, |i| i.depth),
+            nodes: self.nodes,
+            elapsed: start.elapsed(),
+            iterations,
+        })
+    }
+
+    fn order_root(&self, root: &Position, moves: &mut [(Move, i32)]) {
+        let tt_move = self.tt.probe(root.hash()).and_then(|e| e.mv);
+        for m in moves.iter_mut() {
+            m.1 = self.move_order_score(root, m.0, tt_move, 0);
+        }
+        moves.sort_by_key(|m| std::cmp::Reverse(m.1));
+    }
+
+    /// One iteration at the root. Returns the best move (None if stopped before any move
+    /// finished) and its score; reorders `moves` best first for the next iteration.
+    fn search_root(
+        &mut self,
+        root: &Position,
+        moves: &mut [(Move, i32)],
+        depth: i32,
+        alpha0: i32,
+        beta: i32,
+    ) -> (Option<Move>, i32) {
+        let mut alpha = alpha0;
+        let mut best: Option<Move> = None;
+        let mut best_score = -INFINITY;
+        for i in 0..moves.len() {
+            let mv = moves[i].0;
+            let score = self.child_score(root, mv, depth, alpha, beta, 0, i, true);
+            if self.stop {
+                break;
+            }
+            moves[i].1 = score;
+            if score > best_score {
+                best_score = score;
+                best = Some(mv);
+                if score > alpha {
+                    alpha = score;
+                }
+                if score >= beta {
+                    break;
+                }
+            }
+        }
+        if !self.stop {
+            if let Some(mv) = best {
+                let bound = if best_score >= beta {
+                    Bound::Lower
+                } else if best_score > alpha0 {
+                    Bound::Exact
+                } else {
+                    Bound::Upper
+                };
+                self.tt
+                    .store(root.hash(), Some(mv), best_score, depth, bound);
+            }
+            // Stable sort: the best move first, then the others by their (bound) scores.
+            moves.sort_by_key(|m| std::cmp::Reverse(if Some(m.0) == best { INFINITY } else { m.1 }));
+        }
+        (best, best_score)
+    }
+
+    /// Plays `mv` from `pos` (at `ply`) and returns its score for the side to move at `pos`,
+    /// with PVS and late move reductions. `index` is the move's rank in the ordering.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn child_score(
+        &mut self,
+        pos: &Position,
+        mv: Move,
+        depth: i32,
+        alpha: i32,
+        beta: i32,
+        ply: usize,
+        index: usize,
+        pv_node: bool,
+    ) -> i32 {
+        let child = pos.after(mv);
+        if let Some(o) = child.connection_outcome_after(mv, &self.rules) {
+            self.nodes += 1;
+            return outcome_score(o, pos.to_move(), ply + 1);
+        }
+        self.stack.push(child.hash());
+        let reversible = !mv.is_capture();
+        let score = if index == 0 {
+            -self.search(&child, depth - 1, -beta, -alpha, ply + 1, reversible, pv_node)
+        } else {
+            let quiet = !mv.is_capture() && !self.is_killer(mv, ply);
+            let reduction = if self.config.late_move_reductions && depth >= 3 && index >= 3 && quiet
+            {
+                1 + (depth >= 6 && index >= 8) as i32
+            } else {
+                0
+            };
+            let mut s = -self.search(
+                &child,
+                depth - 1 - reduction,
+                -alpha - 1,
+                -alpha,
+                ply + 1,
+                reversible,
+                false,
+            );
+            if s > alpha && reduction > 0 && !self.stop {
+                s = -self.search(&child, depth - 1, -alpha - 1, -alpha, ply + 1, reversible, false);
+            }
+            if s > alpha && s < beta && pv_node && !self.stop {
+                s = -self.search(&child, depth - 1, -beta, -alpha, ply + 1, reversible, true);
+            }
+            s
+        };
+        self.stack.pop();
+        score
+    }
+
+    #[inline]
+    fn is_killer(&self, mv: Move, ply: usize) -> bool {
+        let k = &self.killers[ply];
+        k[0] == Some(mv) || k[1] == Some(mv)
+    }
+
+    fn check_limits(&mut self) {
+        if let Some(limit) = self.node_limit {
+            if self.nodes >= limit {
+                self.stop = true;
+            }
+        }
+        if self.nodes & 1023 == 0 {
+            if let Some(deadline) = self.deadline {
+                if Instant::now() >= deadline {
+                    self.stop = true;
+                }
+            }
+        }
+    }
+
+    /// Whether the position on top of the stack is a repetition draw. `reversible`: the move
+    /// that led here was not a capture (a capture makes every earlier position unreachable).
+    fn is_repetition(&self, reversible: bool) -> bool {
+        if self.rules.repetition == Repetition::Off || !reversible {
+            return false;
+        }
+        let n = self.stack.len();
+        let h = self.stack[n - 1];
+        let mut before_root = 0;
+        let mut i = n as isize - 3;
+        while i >= 0 {
+            if self.stack[i as usize] == h {
+                if i as usize >= self.root_index {
+                    return true;
+                }
+                before_root += 1;
+                if before_root == 2 {
+                    return true;
+                }
+            }
+            i -= 2;
+        }
+        false
+    }
+
+    /// Negamax score of `pos` (whose hash is on top of the stack and which is not over by
+    /// connection) for its side to move.
+    #[allow(clippy::too_many_arguments)]
+    fn search(
+        &mut self,
+        pos: &Position,
+        depth: i32,
+        mut alpha: i32,
+        mut beta: i32,
+        ply: usize,
+        reversible: bool,
+        pv_node: bool,
+    ) -> i32 {
+        self.nodes += 1;
+        self.check_limits();
+        if self.stop {
+            return 0;
+        }
+        if self.is_repetition(reversible) {
+            return 0;
+        }
+        if let Some(limit) = self.rules.ply_limit {
+            if pos.ply() >= limit {
+                return 0;
+            }
+        }
+        let us = pos.to_move();
+        if !pos.has_move(us) {
+            match self.rules.no_move {
+                NoMove::Loss => return -(WIN - ply as i32),
+                NoMove::Pass if !pos.has_move(us.opponent()) => return 0,
+                NoMove::Pass => {
+                    if depth <= 0 || ply >= MAX_PLY {
+                        return self.leaf(pos, ply);
+                    }
+                    return self.child_score(pos, Move::PASS, depth, alpha, beta, ply, 0, pv_node);
+                }
+            }
+        }
+        if depth <= 0 || ply >= MAX_PLY {
+            return self.leaf(pos, ply);
+        }
+
+        // Mate-distance pruning.
+        alpha = alpha.max(-(WIN - ply as i32));
+        beta = beta.min(WIN - ply as i32 - 1);
+        if alpha >= beta {
+            return alpha;
+        }
+
+        let key = pos.hash();
+        let mut tt_move = None;
+        if let Some(e) = self.tt.probe(key) {
+            tt_move = e.mv;
+            if e.depth >= depth && !pv_node {
+                let s = score_from_tt(e.score, ply);
+                let cut = match e.bound {
+                    Bound::Exact => true,
+                    Bound::Lower => s >= beta,
+                    Bound::Upper => s <= alpha,
+                };
+                if cut {
+                    return s;
+                }
+            }
+        }
+
+        if let Some(mv) = self.winning_move(pos) {
+            let s = WIN - ply as i32 - 1;
+            self.tt.store(key, Some(mv), score_to_tt(s, ply), depth, Bound::Exact);
+            return s;
+        }
+
+        let mut list = MoveList::new();
+        pos.generate_moves(&mut list);
+        let mut scores = [0i32; loa::moves::MAX_MOVES];
+        for (i, &mv) in list.iter().enumerate() {
+            scores[i] = self.move_order_score(pos, mv, tt_move, ply);
+        }
+        let n = list.len();
+        let moves = list.as_mut_slice();
+
+        let alpha0 = alpha;
+        let mut best_score = -INFINITY;
+        let mut best_move = None;
+        for i in 0..n {
+            // Selection sort step: bring the best remaining move to position i.
+            let mut bi = i;
+            for j in i + 1..n {
+                if scores[j] > scores[bi] {
+                    bi = j;
+                }
+            }
+            moves.swap(i, bi);
+            scores.swap(i, bi);
+            let mv = moves[i];
+            let s = self.child_score(pos, mv, depth, alpha, beta, ply, i, pv_node);
+            if self.stop {
+                return 0;
+            }
+            if s > best_score {
+                best_score = s;
+                best_move = Some(mv);
+                if s > alpha {
+                    alpha = s;
+                    if s >= beta {
+                        if !mv.is_capture() {
+                            let k = &mut self.killers[ply];
+                            if k[0] != Some(mv) {
+                                k[1] = k[0];
+                                k[0] = Some(mv);
+                            }
+                            let h = &mut self.history[history_index(us.index(), mv)];
+                            *h = (*h + depth * depth).min(1 << 20);
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+        let bound = if best_score >= beta {
+            Bound::Lower
+        } else if best_score > alpha0 {
+            Bound::Exact
+        } else {
+            Bound::Upper
+        };
+        self.tt
+            .store(key, best_move, score_to_tt(best_score, ply), depth, bound);
+        best_score
+    }
+
+    /// Static value of a leaf that is not over, with the one-move win check.
+    #[inline]
+    fn leaf(&mut self, pos: &Position, ply: usize) -> i32 {
+        if self.config.leaf_win_check && self.winning_move(pos).is_some() {
+            return WIN - ply as i32 - 1;
+        }
+        evaluate(pos, &self.config.weights)
+    }
+
+    /// A move of the side to move that wins at once by connecting, if there is one.
+    /// Cheap filters first: one move merges at most five groups, and the landing cell must
+    /// touch another own piece.
+    fn winning_move(&self, pos: &Position) -> Option<Move> {
+        let us = pos.to_move();
+        let own = pos.pieces(us);
+        let g = pos.geometry();
+        if own.count_ones() > 1 && g.count_groups(own) > 5 {
+            return None;
+        }
+        let rules = self.rules;
+        let mut found = None;
+        pos.for_each_move(|from, _, to, capture| {
+            if found.is_some() {
+                return;
+            }
+            let rest = own & !(1u64 << from);
+            if rest != 0 && g.neighbours[to as usize] & rest == 0 {
+                return;
+            }
+            let mv = Move::new(from, to, capture);
+            if pos.after(mv).connection_outcome_after(mv, &rules) == Some(Outcome::Win(us)) {
+                found = Some(mv);
+            }
+        });
+        found
+    }
+
+    #[inline]
+    fn move_order_score(&self, pos: &Position, mv: Move, tt_move: Option<Move>, ply: usize) -> i32 {
+        if Some(mv) == tt_move {
+            return 1 << 30;
+        }
+        if mv.is_capture() {
+            return (1 << 26) + centrality_bonus(pos, mv);
+        }
+        let k = &self.killers[ply];
+        if k[0] == Some(mv) {
+            return 1 << 25;
+        }
+        if k[1] == Some(mv) {
+            return (1 << 25) - 1;
+        }
+        self.history[history_index(pos.to_move().index(), mv)] + centrality_bonus(pos, mv)
+    }
+
+    fn principal_variation(&self, root: &Position, first: Move, max_len: usize) -> Vec<Move> {
+        let mut pv = vec![first];
+        let mut pos = root.after(first);
+        let mut seen = vec![root.hash(), pos.hash()];
+        while pv.len() < max_len {
+            if pos.outcome(&self.rules).is_some() {
+                break;
+            }
+            let Some(mv) = self.tt.probe(pos.hash()).and_then(|e| e.mv) else {
+                break;
+            };
+            if !pos.is_legal(mv, &self.rules) {
+                break;
+            }
+            pos.play(mv);
+            if seen.contains(&pos.hash()) {
+                break;
+            }
+            seen.push(pos.hash());
+            pv.push(mv);
+        }
+        pv
+    }
+}
+
+/// Small ordering bonus for moves towards the centre (ties among quiet moves).
+#[inline]
+fn centrality_bonus(pos: &Position, mv: Move) -> i32 {
+    let n = pos.geometry().size as i32;
+    let ring = |sq: u8| {
+        let (x, y) = ((sq % 8) as i32, (sq / 8) as i32);
+        x.min(y).min(n - 1 - x).min(n - 1 - y)
+    };
+    ring(mv.to()) - ring(mv.from())
+}
+
+#[inline]
+fn history_index(color: usize, mv: Move) -> usize {
+    (color << 12) | ((mv.from() as usize) << 6) | mv.to() as usize
+}
+
+/// Score of a finished game for `mover` (who made the last move), found at `ply`.
+#[inline]
+fn outcome_score(o: Outcome, mover: loa::Color, ply: usize) -> i32 {
+    match o {
+        Outcome::Draw => 0,
+        Outcome::Win(c) if c == mover => WIN - ply as i32,
+        Outcome::Win(_) => -(WIN - ply as i32),
+    }
+}
+
+#[inline]
+fn score_to_tt(s: i32, ply: usize) -> i32 {
+    if s > WIN_THRESHOLD {
+        s + ply as i32
+    } else if s < -WIN_THRESHOLD {
+        s - ply as i32
+    } else {
+        s
+    }
+}
+
+#[inline]
+fn score_from_tt(s: i32, ply: usize) -> i32 {
+    if s > WIN_THRESHOLD {
+        s - ply as i32
+    } else if s < -WIN_THRESHOLD {
+        s + ply as i32
+    } else {
+        s
+    }
+}
