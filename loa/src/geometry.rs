@@ -14,8 +14,12 @@
 /// A square index `0..64` (see the module docs for the layout).
 pub type Square = u8;
 
-/// Marks "no square" in the target tables.
+/// Marks "no square" in the dense/sparse and symmetry tables.
 pub const NO_SQUARE: Square = 0xFF;
+
+/// Marks a target off the board in [`Geometry::target`]. It indexes an all-zero row of
+/// [`Geometry::ray`], so move generation can stay branch-free.
+pub const OFF_BOARD: Square = 64;
 
 /// The shape family of a board.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -60,10 +64,11 @@ pub struct Geometry {
     pub axes: u8,
     /// `line[sq][axis]`: every cell on the line of that axis through `sq`, `sq` included.
     pub line: [[u64; 4]; 64],
-    /// `ray[sq][dir]`: the cells strictly beyond `sq` in direction `dir`.
-    pub ray: [[u64; 8]; 64],
+    /// `ray[sq][dir]`: the cells strictly beyond `sq` in direction `dir`; row
+    /// [`OFF_BOARD`] is all zeros.
+    pub ray: [[u64; 8]; 65],
     /// `target[sq][dir][n]`: the cell `n` steps from `sq` in direction `dir`, or
-    /// [`NO_SQUARE`] if that leaves the board. Index 0 is always `NO_SQUARE`.
+    /// [`OFF_BOARD`] if that leaves the board. Index 0 is always `OFF_BOARD`.
     pub target: [[[Square; 10]; 8]; 64],
     /// `neighbours[sq]`: the adjacent cells (connection adjacency).
     pub neighbours: [u64; 64],
@@ -117,8 +122,8 @@ impl Geometry {
             num_cells: n * n,
             axes: 4,
             line: [[0; 4]; 64],
-            ray: [[0; 8]; 64],
-            target: [[[NO_SQUARE; 10]; 8]; 64],
+            ray: [[0; 8]; 65],
+            target: [[[OFF_BOARD; 10]; 8]; 64],
             neighbours: [0; 64],
             dense: [NO_SQUARE; 64],
             sparse: [NO_SQUARE; 64],
@@ -330,8 +335,8 @@ mod tests {
         // a1 north ray is the a-file above a1.
         assert_eq!(g.ray[0][0], 0x0101_0101_0101_0100);
         assert_eq!(g.target[0][1][7], 63);
-        assert_eq!(g.target[0][1][8], NO_SQUARE);
-        assert_eq!(g.target[0][5][1], NO_SQUARE);
+        assert_eq!(g.target[0][1][8], OFF_BOARD);
+        assert_eq!(g.target[0][5][1], OFF_BOARD);
         assert_eq!(g.line[0][2], 0xFF);
         assert_eq!(g.neighbours[9].count_ones(), 8);
         assert_eq!(g.neighbours[0].count_ones(), 3);
@@ -344,7 +349,7 @@ mod tests {
         assert!(!g.contains(6));
         assert!(g.contains(5));
         assert_eq!(g.target[0][2][5], 5);
-        assert_eq!(g.target[0][2][6], NO_SQUARE);
+        assert_eq!(g.target[0][2][6], OFF_BOARD);
         assert_eq!(
             g.dilate(1 << 5),
             (1 << 4) | (1 << 5) | (1 << 12) | (1 << 13)

@@ -14,6 +14,7 @@
 mod color;
 pub mod game;
 pub mod geometry;
+pub mod linecount;
 pub mod movegen;
 pub mod moves;
 pub mod notation;

@@ -220,7 +220,11 @@ impl Position {
     pub fn count_moves(&self) -> u32 {
         let own = self.pieces[self.to_move.index()];
         let enemy = self.pieces[self.to_move.opponent().index()];
-        movegen::count_moves(self.geometry(), own, own | enemy, enemy, own)
+        let g = self.geometry();
+        match crate::linecount::line_counter(g) {
+            Some(counter) => counter.count(own, enemy),
+            None => movegen::count_moves(g, own, own | enemy, enemy, own),
+        }
     }
 
     /// Whether `color` has a normal move in this placement of the pieces.
