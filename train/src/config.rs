@@ -1,0 +1,317 @@
+//! [`TrainConfig`]: every tunable of the `train` crate, with documented defaults.
+//!
+//! Unknown keys are errors (`deny_unknown_fields`); missing keys take the defaults
+//! below, so a TOML section may list only what it changes.
+
+use serde::{Deserialize, Serialize};
+
+/// Shape of the policy-value network. Part of every model file: a model is loaded with
+/// the shape it was saved with.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NetConfig {
+    /// Residual blocks in the tower. Default 6 (CPU preset); GPU preset 10.
+    pub blocks: usize,
+    /// Channels of the tower. Default 64 (CPU preset); GPU preset 128.
+    pub channels: usize,
+    /// Every `global_pool_every`-th block (the 3rd, 6th, …) is a global-pooling block
+    /// (channel means and maxima feed a per-channel bias, as in KataGo); 0 disables
+    /// them. Default 3.
+    pub global_pool_every: usize,
+    /// Channels of the policy head's 3×3 convolution. Default 32.
+    pub policy_channels: usize,
+    /// Channels of the value head's 1×1 convolution. Default 32.
+    pub value_channels: usize,
+    /// Hidden units of the value head's fully connected layer. Default 128.
+    pub value_hidden: usize,
+}
+
+impl Default for NetConfig {
+    fn default() -> Self {
+        NetConfig::cpu()
+    }
+}
+
+impl NetConfig {
+    /// The CPU preset: 6 blocks × 64 channels (the default).
+    pub fn cpu() -> NetConfig {
+        NetConfig {
+            blocks: 6,
+            channels: 64,
+            global_pool_every: 3,
+            policy_channels: 32,
+            value_channels: 32,
+            value_hidden: 128,
+        }
+    }
+
+    /// The GPU preset: 10 blocks × 128 channels.
+    pub fn gpu() -> NetConfig {
+        NetConfig {
+            blocks: 10,
+            channels: 128,
+            ..NetConfig::cpu()
+        }
+    }
+
+    /// A preset by name: `cpu` or `gpu`.
+    pub fn preset(name: &str) -> Result<NetConfig, String> {
+        match name {
+            "cpu" | "small" | "default" => Ok(NetConfig::cpu()),
+            "gpu" | "big" => Ok(NetConfig::gpu()),
+            _ => Err(format!("unknown net preset `{name}` (expected cpu or gpu)")),
+        }
+    }
+
+    /// Checks that every size is usable.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.channels == 0 || self.policy_channels == 0 || self.value_channels == 0 {
+            return Err("net: channel counts must be positive".into());
+        }
+        if self.value_hidden == 0 {
+            return Err("net: value_hidden must be positive".into());
+        }
+        if self.blocks > 256 || self.channels > 4096 {
+            return Err("net: tower larger than 256 blocks × 4096 channels".into());
+        }
+        Ok(())
+    }
+}
+
+/// The optimizer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OptimizerKind {
+    /// SGD with (Nesterov) momentum; weight decay as an L2 term on conv/linear weights.
+    Sgd,
+    /// AdamW: Adam with decoupled weight decay on conv/linear weights.
+    Adamw,
+}
+
+/// The learning-rate schedule after warm-up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LrSchedule {
+    /// `lr` for ever.
+    Constant,
+    /// Cosine from `lr` down to `lr * lr_min_fraction` at `lr_decay_steps`, then flat.
+    Cosine,
+}
+
+/// Floating-point format of inference on CUDA (CPU inference is always `float`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Precision {
+    /// 32-bit floats.
+    Float,
+    /// 16-bit IEEE half floats (CUDA only).
+    Half,
+    /// bfloat16 (CUDA only).
+    Bfloat16,
+}
+
+/// Tunables of the inference service ([`crate::NetEvaluator`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct InferenceConfig {
+    /// Device: `cpu`, `cuda` or `cuda:N`. Default `cpu`. Asking for CUDA where it is
+    /// unavailable is an error.
+    pub device: String,
+    /// Largest number of positions per forward pass. Requests are never split, so one
+    /// pass may exceed it by less than one request. Default 256.
+    pub max_batch: usize,
+    /// How long the inference thread waits for more requests once it holds one, in
+    /// microseconds, before running a partial batch. Default 1000 (1 ms).
+    pub deadline_us: u64,
+    /// Inference precision on CUDA. Default `float`. (fp16/bf16 unmeasured so far.)
+    pub precision: Precision,
+}
+
+impl Default for InferenceConfig {
+    fn default() -> Self {
+        InferenceConfig {
+            device: "cpu".into(),
+            max_batch: 256,
+            deadline_us: 1000,
+            precision: Precision::Float,
+        }
+    }
+}
+
+/// Every tunable of training: network shape, optimizer, schedule, replay window, device.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TrainConfig {
+    /// Network shape. Default [`NetConfig::cpu`] (6 × 64).
+    pub net: NetConfig,
+    /// Training device: `cpu`, `cuda` or `cuda:N`. Default `cpu`.
+    pub device: String,
+    /// torch intra-op threads (process-wide); 0 keeps torch's default. Default 0.
+    pub threads: usize,
+    /// Positions per training step. Default 256.
+    pub batch_size: usize,
+    /// Optimizer. Default `sgd`.
+    pub optimizer: OptimizerKind,
+    /// Peak learning rate. Default 0.02 (suits SGD; use about 1e-3 with AdamW).
+    pub lr: f64,
+    /// SGD momentum (Nesterov). Default 0.9.
+    pub momentum: f64,
+    /// Weight decay on convolution and linear weights (not biases, not batch norm).
+    /// Default 1e-4.
+    pub weight_decay: f64,
+    /// AdamW β1. Default 0.9.
+    pub adam_beta1: f64,
+    /// AdamW β2. Default 0.999.
+    pub adam_beta2: f64,
+    /// AdamW ε. Default 1e-8.
+    pub adam_eps: f64,
+    /// Linear warm-up from 0 to `lr` over this many steps. Default 100.
+    pub warmup_steps: u64,
+    /// Schedule after warm-up. Default `constant`.
+    pub lr_schedule: LrSchedule,
+    /// Length of the cosine decay in steps (counted from step 0). Default 100000.
+    pub lr_decay_steps: u64,
+    /// Final learning rate of the cosine decay, as a fraction of `lr`. Default 0.05.
+    pub lr_min_fraction: f64,
+    /// Weight of the value loss (cross-entropy over win/draw/loss) against the policy
+    /// cross-entropy. Default 1.0.
+    pub value_loss_weight: f64,
+    /// Value target = (1 − w) · game outcome + w · search value. Default 0.0.
+    pub search_value_weight: f64,
+    /// Replay window: train on the newest this many positions. Default 200000.
+    pub window_positions: usize,
+    /// Sample one of the 8 board symmetries per training position. Default true.
+    pub augment_symmetries: bool,
+    /// Seed of weight initialisation and sampling. Default 1.
+    pub seed: u64,
+    /// Write a progress line every this many steps when stderr is not a terminal (and a
+    /// metrics record to the JSON-lines file). Default 50.
+    pub log_every: u64,
+    /// The inference service.
+    pub inference: InferenceConfig,
+}
+
+impl Default for TrainConfig {
+    fn default() -> Self {
+        TrainConfig {
+            net: NetConfig::cpu(),
+            device: "cpu".into(),
+            threads: 0,
+            batch_size: 256,
+            optimizer: OptimizerKind::Sgd,
+            lr: 0.02,
+            momentum: 0.9,
+            weight_decay: 1e-4,
+            adam_beta1: 0.9,
+            adam_beta2: 0.999,
+            adam_eps: 1e-8,
+            warmup_steps: 100,
+            lr_schedule: LrSchedule::Constant,
+            lr_decay_steps: 100_000,
+            lr_min_fraction: 0.05,
+            value_loss_weight: 1.0,
+            search_value_weight: 0.0,
+            window_positions: 200_000,
+            augment_symmetries: true,
+            seed: 1,
+            log_every: 50,
+            inference: InferenceConfig::default(),
+        }
+    }
+}
+
+impl TrainConfig {
+    /// Checks ranges; the message names the key.
+    pub fn validate(&self) -> Result<(), String> {
+        self.net.validate()?;
+        let check = |ok: bool, msg: &str| if ok { Ok(()) } else { Err(msg.to_string()) };
+        check(self.batch_size > 0, "batch_size must be positive")?;
+        check(self.lr > 0.0 && self.lr.is_finite(), "lr must be positive")?;
+        check((0.0..1.0).contains(&self.momentum), "momentum must be in [0, 1)")?;
+        check(self.weight_decay >= 0.0, "weight_decay must be ≥ 0")?;
+        check((0.0..1.0).contains(&self.adam_beta1), "adam_beta1 must be in [0, 1)")?;
+        check((0.0..1.0).contains(&self.adam_beta2), "adam_beta2 must be in [0, 1)")?;
+        check(self.adam_eps > 0.0, "adam_eps must be positive")?;
+        check(
+            (0.0..=1.0).contains(&self.lr_min_fraction),
+            "lr_min_fraction must be in [0, 1]",
+        )?;
+        check(self.value_loss_weight >= 0.0, "value_loss_weight must be ≥ 0")?;
+        check(
+            (0.0..=1.0).contains(&self.search_value_weight),
+            "search_value_weight must be in [0, 1]",
+        )?;
+        check(self.window_positions > 0, "window_positions must be positive")?;
+        check(self.log_every > 0, "log_every must be positive")?;
+        check(self.inference.max_batch > 0, "inference.max_batch must be positive")?;
+        crate::device::parse_device(&self.device).map_err(|e| format!("device: {e}"))?;
+        crate::device::parse_device(&self.inference.device)
+            .map_err(|e| format!("inference.device: {e}"))?;
+        Ok(())
+    }
+
+    /// The learning rate at `step` (0-based): warm-up, then the schedule.
+    pub fn lr_at(&self, step: u64) -> f64 {
+        if step < self.warmup_steps {
+            return self.lr * (step + 1) as f64 / self.warmup_steps as f64;
+        }
+        match self.lr_schedule {
+            LrSchedule::Constant => self.lr,
+            LrSchedule::Cosine => {
+                let end = self.lr * self.lr_min_fraction;
+                if step >= self.lr_decay_steps {
+                    return end;
+                }
+                let span = self.lr_decay_steps.saturating_sub(self.warmup_steps).max(1);
+                let t = (step - self.warmup_steps) as f64 / span as f64;
+                end + (self.lr - end) * 0.5 * (1.0 + (std::f64::consts::PI * t).cos())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_round_trip_and_unknown_keys_fail() {
+        let c = TrainConfig::default();
+        c.validate().unwrap();
+        let json = serde_json::to_string(&c).unwrap();
+        let back: TrainConfig = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, c);
+        let partial: TrainConfig =
+            serde_json::from_str(r#"{"lr": 0.5, "net": {"blocks": 2}}"#).unwrap();
+        assert_eq!(partial.lr, 0.5);
+        assert_eq!(partial.net.blocks, 2);
+        assert_eq!(partial.net.channels, 64);
+        let err = serde_json::from_str::<TrainConfig>(r#"{"lrr": 0.5}"#).unwrap_err();
+        assert!(err.to_string().contains("lrr"), "{err}");
+        let err = serde_json::from_str::<TrainConfig>(r#"{"net": {"block": 2}}"#).unwrap_err();
+        assert!(err.to_string().contains("block"), "{err}");
+    }
+
+    #[test]
+    fn lr_schedule() {
+        let c = TrainConfig {
+            lr: 1.0,
+            warmup_steps: 10,
+            lr_schedule: LrSchedule::Cosine,
+            lr_decay_steps: 110,
+            lr_min_fraction: 0.1,
+            ..TrainConfig::default()
+        };
+        assert!((c.lr_at(0) - 0.1).abs() < 1e-12);
+        assert!((c.lr_at(9) - 1.0).abs() < 1e-12);
+        assert!((c.lr_at(10) - 1.0).abs() < 1e-12);
+        assert!((c.lr_at(60) - 0.55).abs() < 1e-9);
+        assert!((c.lr_at(110) - 0.1).abs() < 1e-12);
+        assert!((c.lr_at(10_000) - 0.1).abs() < 1e-12);
+        let bad = TrainConfig {
+            momentum: 1.5,
+            ..TrainConfig::default()
+        };
+        assert!(bad.validate().unwrap_err().contains("momentum"));
+    }
+}

@@ -1,0 +1,612 @@
+//! [`NetEvaluator`]: the network behind the [`Evaluator`] trait of the selfplay crate.
+//!
+//! One inference thread owns a frozen copy of the model (CPU or CUDA) and serves every
+//! caller: requests (whole [`EvalBatch`]es, moved in and out without copying) arrive over
+//! a channel; the thread gathers requests until `max_batch` positions are waiting or
+//! `deadline_us` has passed since the first, runs one forward pass under `no_grad`, and
+//! replies to each caller. New weights are swapped in between passes.
+
+use crate::config::{InferenceConfig, Precision};
+use crate::device::{device_name, resolve_device};
+use crate::encoding::{encode_into, input_len, NUM_PLANES};
+use crate::model::{read_model_file, Model, ModelInfo};
+use crate::net::wdl_to_value;
+use crossbeam_channel::{bounded, unbounded, Receiver, RecvTimeoutError, Sender};
+use selfplay::{EvalBatch, EvalError, Evaluator};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tch::{Device, Kind, Tensor};
+
+enum Message {
+    Eval {
+        batch: EvalBatch,
+        reply: Sender<Result<EvalBatch, EvalError>>,
+    },
+    SetWeights {
+        tensors: Vec<(String, Tensor)>,
+        reply: Sender<Result<(), String>>,
+    },
+}
+
+/// Counters of the inference thread (for benchmarks and progress displays).
+#[derive(Debug, Default)]
+pub struct InferenceStats {
+    /// Forward passes run.
+    pub batches: AtomicU64,
+    /// Positions evaluated.
+    pub positions: AtomicU64,
+    /// Requests served.
+    pub requests: AtomicU64,
+}
+
+impl InferenceStats {
+    /// Mean positions per forward pass so far.
+    pub fn mean_batch(&self) -> f64 {
+        let b = self.batches.load(Ordering::Relaxed);
+        self.positions.load(Ordering::Relaxed) as f64 / b.max(1) as f64
+    }
+}
+
+/// A network evaluator for search: `Send + Sync`, cheap to share (`Arc`); every
+/// [`Evaluator::evaluate`] call blocks until its positions are evaluated. Dropping it
+/// stops the inference thread.
+pub struct NetEvaluator {
+    tx: Option<Sender<Message>>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+    info: ModelInfo,
+    name: String,
+    stats: Arc<InferenceStats>,
+}
+
+impl NetEvaluator {
+    /// Loads a model (or checkpoint) file and starts the inference thread on
+    /// `config.device`. Errors: unreadable or incompatible file, CUDA requested but
+    /// unavailable.
+    pub fn load(path: &Path, config: &InferenceConfig) -> anyhow::Result<NetEvaluator> {
+        let (info, tensors) = read_model_file(path)?;
+        let label = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        NetEvaluator::from_weights(info, tensors, config, &label)
+    }
+
+    /// Starts an evaluator for a network described by `info` with the given weights
+    /// (names as in [`Model::weights`]); `label` names it in [`Evaluator::name`].
+    pub fn from_weights(
+        info: ModelInfo,
+        tensors: Vec<(String, Tensor)>,
+        config: &InferenceConfig,
+        label: &str,
+    ) -> anyhow::Result<NetEvaluator> {
+        let device = resolve_device(&config.device)?;
+        if config.max_batch == 0 {
+            anyhow::bail!("inference.max_batch must be positive");
+        }
+        let (tx, rx) = unbounded::<Message>();
+        let (ready_tx, ready_rx) = bounded::<Result<(), String>>(1);
+        let stats = Arc::new(InferenceStats::default());
+        let thread_stats = stats.clone();
+        let thread_info = info.clone();
+        let config = config.clone();
+        let thread = std::thread::Builder::new()
+            .name("loazero-inference".into())
+            .spawn(move || {
+                let _no_grad = tch::no_grad_guard();
+                let setup = |tensors: Vec<(String, Tensor)>| -> anyhow::Result<Model> {
+                    let mut model = Model::new(thread_info, device);
+                    model.set_weights(&tensors)?;
+                    if device.is_cuda() {
+                        tch::Cuda::cudnn_set_benchmark(true);
+                        match config.precision {
+                            Precision::Float => {}
+                            Precision::Half => {
+                                model.vs.half();
+                                model.net.set_input_kind(Kind::Half);
+                            }
+                            Precision::Bfloat16 => {
+                                model.vs.bfloat16();
+                                model.net.set_input_kind(Kind::BFloat16);
+                            }
+                        }
+                    }
+                    model.vs.freeze();
+                    Ok(model)
+                };
+                match setup(tensors) {
+                    Ok(model) => {
+                        let _ = ready_tx.send(Ok(()));
+                        InferenceLoop::new(model, config, device, thread_stats).run(rx);
+                    }
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(format!("{e:#}")));
+                    }
+                }
+            })?;
+        match ready_rx.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                let _ = thread.join();
+                anyhow::bail!("{label}: {e}");
+            }
+            Err(_) => {
+                let _ = thread.join();
+                anyhow::bail!("{label}: the inference thread died while loading the model");
+            }
+        }
+        Ok(NetEvaluator {
+            tx: Some(tx),
+            thread: Mutex::new(Some(thread)),
+            name: format!("net:{label}@{}", device_name(device)),
+            info,
+            stats,
+        })
+    }
+
+    /// The loaded model's description.
+    pub fn info(&self) -> &ModelInfo {
+        &self.info
+    }
+
+    /// The inference thread's counters.
+    pub fn stats(&self) -> &InferenceStats {
+        &self.stats
+    }
+
+    /// Replaces the weights (names as in [`Model::weights`], any device); takes effect
+    /// before the next forward pass, and returns once applied. Shapes must match.
+    pub fn set_weights(&self, tensors: Vec<(String, Tensor)>) -> Result<(), EvalError> {
+        let (reply, rx) = bounded(1);
+        self.sender()?
+            .send(Message::SetWeights { tensors, reply })
+            .map_err(|_| dead())?;
+        rx.recv().map_err(|_| dead())?.map_err(EvalError)
+    }
+
+    /// Replaces the weights with those of a model or checkpoint file of the same shape
+    /// and board size.
+    pub fn load_weights(&self, path: &Path) -> anyhow::Result<()> {
+        let (info, tensors) = read_model_file(path)?;
+        if info.net != self.info.net || info.board_size != self.info.board_size {
+            anyhow::bail!(
+                "{}: network {:?} on {}x{} does not match the loaded {:?} on {}x{}",
+                path.display(),
+                info.net,
+                info.board_size,
+                info.board_size,
+                self.info.net,
+                self.info.board_size,
+                self.info.board_size
+            );
+        }
+        self.set_weights(tensors)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+    }
+
+    fn sender(&self) -> Result<&Sender<Message>, EvalError> {
+        self.tx.as_ref().ok_or_else(dead)
+    }
+}
+
+fn dead() -> EvalError {
+    EvalError("the inference thread has stopped".into())
+}
+
+impl Evaluator for NetEvaluator {
+    fn evaluate(&self, batch: &mut EvalBatch) -> Result<(), EvalError> {
+        if batch.is_empty() {
+            batch.prepare_outputs();
+            return Ok(());
+        }
+        let (reply, rx) = bounded(1);
+        let taken = std::mem::take(batch);
+        self.sender()?
+            .send(Message::Eval {
+                batch: taken,
+                reply,
+            })
+            .map_err(|_| dead())?;
+        *batch = rx.recv().map_err(|_| dead())??;
+        Ok(())
+    }
+
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+}
+
+impl Drop for NetEvaluator {
+    fn drop(&mut self) {
+        self.tx = None;
+        if let Some(t) = self.thread.lock().ok().and_then(|mut t| t.take()) {
+            let _ = t.join();
+        }
+    }
+}
+
+struct InferenceLoop {
+    model: Model,
+    config: InferenceConfig,
+    device: Device,
+    stats: Arc<InferenceStats>,
+    input: Vec<u8>,
+    board_size: usize,
+}
+
+impl InferenceLoop {
+    fn new(
+        model: Model,
+        config: InferenceConfig,
+        device: Device,
+        stats: Arc<InferenceStats>,
+    ) -> Self {
+        let board_size = model.info.board_size;
+        InferenceLoop {
+            model,
+            config,
+            device,
+            stats,
+            input: Vec::new(),
+            board_size,
+        }
+    }
+
+    fn run(mut self, rx: Receiver<Message>) {
+        let deadline = Duration::from_micros(self.config.deadline_us);
+        let mut pending: Vec<(EvalBatch, Sender<Result<EvalBatch, EvalError>>)> = Vec::new();
+        let mut deferred: Option<Message> = None;
+        loop {
+            let first = match deferred.take() {
+                Some(m) => m,
+                None => match rx.recv() {
+                    Ok(m) => m,
+                    Err(_) => return,
+                },
+            };
+            let mut positions = match first {
+                Message::SetWeights { tensors, reply } => {
+                    let r = self.model.set_weights(&tensors).map_err(|e| format!("{e:#}"));
+                    let _ = reply.send(r);
+                    continue;
+                }
+                Message::Eval { batch, reply } => {
+                    let n = batch.len();
+                    pending.push((batch, reply));
+                    n
+                }
+            };
+            let until = Instant::now() + deadline;
+            while positions < self.config.max_batch {
+                match rx.recv_deadline(until) {
+                    Ok(Message::Eval { batch, reply }) => {
+                        positions += batch.len();
+                        pending.push((batch, reply));
+                    }
+                    Ok(m @ Message::SetWeights { .. }) => {
+                        // Applied after this batch.
+                        deferred = Some(m);
+                        break;
+                    }
+                    Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => break,
+                }
+            }
+            self.serve(&mut pending);
+        }
+    }
+
+    /// Evaluates every pending request in one forward pass and replies to each.
+    fn serve(&mut self, pending: &mut Vec<(EvalBatch, Sender<Result<EvalBatch, EvalError>>)>) {
+        // Reject malformed requests individually.
+        let mut good = Vec::with_capacity(pending.len());
+        for (batch, reply) in pending.drain(..) {
+            match self.check(&batch) {
+                Ok(()) => good.push((batch, reply)),
+                Err(e) => {
+                    let _ = reply.send(Err(e));
+                }
+            }
+        }
+        if good.is_empty() {
+            return;
+        }
+        let total: usize = good.iter().map(|(b, _)| b.len()).sum();
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.forward(good.iter().map(|(b, _)| b), total)
+        }));
+        let (policy, values, policy_len) = match result {
+            Ok(Ok(out)) => out,
+            Ok(Err(e)) => return reply_all(good, EvalError(format!("forward pass: {e}"))),
+            Err(_) => return reply_all(good, EvalError("forward pass panicked".into())),
+        };
+        self.stats.batches.fetch_add(1, Ordering::Relaxed);
+        self.stats
+            .positions
+            .fetch_add(total as u64, Ordering::Relaxed);
+        self.stats
+            .requests
+            .fetch_add(good.len() as u64, Ordering::Relaxed);
+        let mut row = 0;
+        for (mut batch, reply) in good {
+            batch.prepare_outputs();
+            for i in 0..batch.len() {
+                let logits = &policy[(row + i) * policy_len..(row + i + 1) * policy_len];
+                write_priors(&mut batch, i, logits);
+                batch.values[i] = values[row + i].clamp(-1.0, 1.0);
+            }
+            row += batch.len();
+            let _ = reply.send(Ok(batch));
+        }
+    }
+
+    fn check(&self, batch: &EvalBatch) -> Result<(), EvalError> {
+        if batch.move_start.len() != batch.positions.len() + 1
+            || *batch.move_start.last().unwrap_or(&0) as usize != batch.moves.len()
+        {
+            return Err(EvalError("malformed batch: move offsets do not match".into()));
+        }
+        for (i, p) in batch.positions.iter().enumerate() {
+            let n = p.geometry().size as usize;
+            if n != self.board_size {
+                return Err(EvalError(format!(
+                    "position {i} is on a {n}x{n} board; the network plays {0}x{0}",
+                    self.board_size
+                )));
+            }
+            if batch.range(i).is_empty() {
+                return Err(EvalError(format!("position {i} has no moves")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Encodes and runs `total` positions; returns the policy logits (row-major,
+    /// `policy_len` per position) and values on the CPU.
+    fn forward<'a>(
+        &mut self,
+        batches: impl Iterator<Item = &'a EvalBatch>,
+        total: usize,
+    ) -> Result<(Vec<f32>, Vec<f32>, usize), tch::TchError> {
+        let n = self.board_size;
+        let len = input_len(n);
+        // On CUDA, pad to a few batch sizes so cuDNN's autotuner sees few shapes.
+        let rows = if self.device.is_cuda() {
+            total.next_power_of_two().max(8)
+        } else {
+            total
+        };
+        self.input.clear();
+        self.input.resize(rows * len, 0);
+        let mut r = 0;
+        for b in batches {
+            for p in &b.positions {
+                encode_into(p, &mut self.input[r * len..(r + 1) * len]);
+                r += 1;
+            }
+        }
+        let x = Tensor::f_from_slice(&self.input)?.f_view([
+            rows as i64,
+            NUM_PLANES as i64,
+            n as i64,
+            n as i64,
+        ])?;
+        let out = self.model.net.forward(&x, false);
+        let policy = out
+            .policy
+            .f_narrow(0, 0, total as i64)?
+            .f_to_kind(Kind::Float)?
+            .f_to_device(Device::Cpu)?
+            .f_contiguous()?;
+        let values = wdl_to_value(&out.wdl.f_narrow(0, 0, total as i64)?.f_to_kind(Kind::Float)?)
+            .f_to_device(Device::Cpu)?;
+        let policy_len = self.model.net.policy_len();
+        Ok((
+            Vec::<f32>::try_from(policy.f_flatten(0, -1)?)?,
+            Vec::<f32>::try_from(values)?,
+            policy_len,
+        ))
+    }
+}
+
+fn reply_all(good: Vec<(EvalBatch, Sender<Result<EvalBatch, EvalError>>)>, e: EvalError) {
+    for (_, reply) in good {
+        let _ = reply.send(Err(e.clone()));
+    }
+}
+
+/// Softmax of the logits of position `i`'s legal moves into `batch.priors` (the policy
+/// masked to legal moves). A pass (no policy index) gets logit 0; it is only legal alone.
+fn write_priors(batch: &mut EvalBatch, i: usize, logits: &[f32]) {
+    let range = batch.range(i);
+    let pos = batch.positions[i];
+    let mut max = f32::NEG_INFINITY;
+    for j in range.clone() {
+        let l = pos
+            .policy_index(batch.moves[j])
+            .map_or(0.0, |k| logits[k]);
+        batch.priors[j] = l;
+        max = max.max(l);
+    }
+    let mut sum = 0.0;
+    for j in range.clone() {
+        let e = (batch.priors[j] - max).exp();
+        batch.priors[j] = e;
+        sum += e;
+    }
+    for j in range {
+        batch.priors[j] /= sum;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::NetConfig;
+    use loa::{Move, Position, Rules, Variant};
+
+    fn tiny_model() -> Model {
+        tch::manual_seed(7);
+        let net = NetConfig {
+            blocks: 1,
+            channels: 8,
+            global_pool_every: 1,
+            policy_channels: 4,
+            value_channels: 4,
+            value_hidden: 8,
+        };
+        Model::new(ModelInfo::new(&net, Variant::Standard), Device::Cpu)
+    }
+
+    fn positions(n: usize) -> Vec<Position> {
+        let rules = Rules::classic();
+        let mut p = Position::start(Variant::Standard, &rules);
+        let mut out = vec![];
+        for k in 0..n {
+            out.push(p);
+            let moves = p.legal_moves(&rules);
+            p.play(moves[(k * 11) % moves.len()]);
+            if p.outcome(&rules).is_some() {
+                p = Position::start(Variant::Standard, &rules);
+            }
+        }
+        out
+    }
+
+    fn batch_of(ps: &[Position]) -> EvalBatch {
+        let rules = Rules::classic();
+        let mut b = EvalBatch::new();
+        for p in ps {
+            let moves: Vec<Move> = p.legal_moves(&rules).to_vec();
+            b.push(*p, &moves);
+        }
+        b
+    }
+
+    /// Direct computation of the expected outputs with the model itself.
+    fn reference(model: &Model, b: &EvalBatch) -> (Vec<f32>, Vec<f32>) {
+        let _g = tch::no_grad_guard();
+        let mut data = vec![];
+        for p in &b.positions {
+            data.extend(crate::encoding::encode(p));
+        }
+        let x = Tensor::from_slice(&data).view([b.len() as i64, 7, 8, 8]);
+        let out = model.net.forward(&x, false);
+        let values = Vec::<f32>::try_from(wdl_to_value(&out.wdl)).unwrap();
+        let mut priors = vec![];
+        for i in 0..b.len() {
+            let row = out.policy.get(i as i64);
+            let idx: Vec<i64> = b.moves[b.range(i)]
+                .iter()
+                .map(|m| b.positions[i].policy_index(*m).unwrap() as i64)
+                .collect();
+            let l = row.index_select(0, &Tensor::from_slice(&idx)).softmax(0, Kind::Float);
+            priors.extend(Vec::<f32>::try_from(l).unwrap());
+        }
+        (priors, values)
+    }
+
+    #[test]
+    fn matches_direct_forward_from_many_threads() {
+        let model = tiny_model();
+        let config = InferenceConfig {
+            max_batch: 64,
+            ..Default::default()
+        };
+        let eval = Arc::new(
+            NetEvaluator::from_weights(model.info.clone(), model.weights(), &config, "tiny")
+                .unwrap(),
+        );
+        assert_eq!(eval.name(), "net:tiny@cpu");
+        let ps = positions(40);
+        let expected = {
+            let b = batch_of(&ps);
+            reference(&model, &b)
+        };
+        std::thread::scope(|s| {
+            for t in 0..4 {
+                let eval = eval.clone();
+                let ps = &ps;
+                let expected = &expected;
+                s.spawn(move || {
+                    for round in 0..5 {
+                        let lo = (t * 7 + round * 3) % 30;
+                        let mut b = batch_of(&ps[lo..lo + 10]);
+                        eval.evaluate(&mut b).unwrap();
+                        let b_full = batch_of(ps);
+                        for i in 0..10 {
+                            let r = b_full.range(lo + i);
+                            let got = &b.priors[b.range(i)];
+                            let want = &expected.0[r];
+                            for (g, w) in got.iter().zip(want) {
+                                assert!((g - w).abs() < 1e-5, "{g} vs {w}");
+                            }
+                            let s: f32 = got.iter().sum();
+                            assert!((s - 1.0).abs() < 1e-4);
+                            assert!((b.values[i] - expected.1[lo + i]).abs() < 1e-5);
+                        }
+                    }
+                });
+            }
+        });
+        assert!(eval.stats().batches.load(Ordering::Relaxed) >= 1);
+        assert_eq!(eval.stats().requests.load(Ordering::Relaxed), 20);
+    }
+
+    #[test]
+    fn weights_swap_and_bad_inputs() {
+        let model = tiny_model();
+        let eval = NetEvaluator::from_weights(
+            model.info.clone(),
+            model.weights(),
+            &InferenceConfig::default(),
+            "tiny",
+        )
+        .unwrap();
+        let ps = positions(3);
+        let mut b1 = batch_of(&ps);
+        eval.evaluate(&mut b1).unwrap();
+        // Zero every weight: values become exactly 0 and priors uniform.
+        let zeros: Vec<(String, Tensor)> = model
+            .weights()
+            .into_iter()
+            .map(|(n, t)| (n, t.zeros_like()))
+            .collect();
+        eval.set_weights(zeros).unwrap();
+        let mut b2 = batch_of(&ps);
+        eval.evaluate(&mut b2).unwrap();
+        assert_ne!(b1.priors, b2.priors);
+        let r = b2.range(0);
+        let k = r.len() as f32;
+        assert!(b2.priors[r].iter().all(|p| (p - 1.0 / k).abs() < 1e-6));
+        assert!(b2.values.iter().all(|v| v.abs() < 1e-6));
+        // A wrong shape is refused and the old weights stay.
+        let bad = vec![("value.fc2.bias".to_string(), Tensor::zeros([5], (Kind::Float, Device::Cpu)))];
+        assert!(eval.set_weights(bad).is_err());
+        // A 6x6 position is refused with a clear message.
+        let six = Position::start(Variant::Six, &Rules::classic());
+        let mut b3 = batch_of(&[six]);
+        let err = eval.evaluate(&mut b3).unwrap_err().to_string();
+        assert!(err.contains("6x6"), "{err}");
+        // An empty batch is fine.
+        let mut empty = EvalBatch::new();
+        eval.evaluate(&mut empty).unwrap();
+    }
+
+    #[test]
+    fn cuda_request_without_cuda_fails() {
+        if tch::Cuda::is_available() {
+            return;
+        }
+        let model = tiny_model();
+        let config = InferenceConfig {
+            device: "cuda".into(),
+            ..Default::default()
+        };
+        let err = NetEvaluator::from_weights(model.info.clone(), model.weights(), &config, "t")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("CUDA is not available"), "{err}");
+    }
+}

@@ -1,0 +1,299 @@
+//! The policy-value network: a residual tower with optional global-pooling blocks, a
+//! convolutional policy head (8 direction planes × cells) and a win/draw/loss value head.
+//!
+//! Every layer is size-agnostic (convolutions and global pooling), and the forward pass
+//! never bakes a batch size, so traced exports run at any batch size.
+//!
+//! Outputs of [`Net::forward`]:
+//! * policy logits `[B, 8·N·N]`, index `direction · N·N + row · N + col` — exactly
+//!   [`loa::Position::policy_index`] (dense cell index = `row · N + col`);
+//! * WDL logits `[B, 3]` in the order win, draw, loss for the side to move; the scalar
+//!   value is `P(win) − P(loss)` ([`wdl_to_value`]).
+
+use crate::config::NetConfig;
+use crate::encoding::{plane_scales, NUM_PLANES};
+use tch::nn::{self, ModuleT};
+use tch::{Kind, Tensor};
+
+/// Number of policy planes (move directions on square boards).
+pub const POLICY_PLANES: usize = 8;
+
+fn conv(p: nn::Path, cin: usize, cout: usize, k: i64) -> nn::Conv2D {
+    nn::conv2d(
+        p,
+        cin as i64,
+        cout as i64,
+        k,
+        nn::ConvConfig {
+            padding: k / 2,
+            bias: false,
+            ..Default::default()
+        },
+    )
+}
+
+fn bn(p: nn::Path, c: usize) -> nn::BatchNorm {
+    nn::batch_norm2d(p, c as i64, Default::default())
+}
+
+/// Channel means and maxima over the board: `[B, C, H, W]` → `[B, 2C]`.
+fn global_pool(x: &Tensor) -> Tensor {
+    let mean = x.mean_dim(&[2i64, 3][..], false, None);
+    let max = x.amax(&[2i64, 3][..], false);
+    Tensor::cat(&[mean, max], 1)
+}
+
+struct ResBlock {
+    conv1: nn::Conv2D,
+    bn1: nn::BatchNorm,
+    conv2: nn::Conv2D,
+    bn2: nn::BatchNorm,
+    /// Global pooling: pooled features of the first half → per-channel bias.
+    pool_fc: Option<nn::Linear>,
+}
+
+impl ResBlock {
+    fn new(p: nn::Path, c: usize, global_pool: bool) -> ResBlock {
+        ResBlock {
+            conv1: conv(&p / "conv1", c, c, 3),
+            bn1: bn(&p / "bn1", c),
+            conv2: conv(&p / "conv2", c, c, 3),
+            bn2: bn(&p / "bn2", c),
+            pool_fc: global_pool
+                .then(|| nn::linear(&p / "pool_fc", 2 * c as i64, c as i64, Default::default())),
+        }
+    }
+
+    fn forward(&self, x: &Tensor, train: bool) -> Tensor {
+        let mut y = self.bn1.forward_t(&x.apply(&self.conv1), train).relu();
+        if let Some(fc) = &self.pool_fc {
+            let bias = global_pool(&y).apply(fc);
+            y = y + bias.unsqueeze(-1).unsqueeze(-1);
+        }
+        let y = self.bn2.forward_t(&y.apply(&self.conv2), train);
+        (x + y).relu()
+    }
+}
+
+/// The network's layers. Holds tensors that live in a [`nn::VarStore`]; `Send`, not `Sync`.
+pub struct Net {
+    config: NetConfig,
+    board_size: usize,
+    stem: nn::Conv2D,
+    stem_bn: nn::BatchNorm,
+    blocks: Vec<ResBlock>,
+    policy_conv: nn::Conv2D,
+    policy_bn: nn::BatchNorm,
+    policy_out: nn::Conv2D,
+    value_conv: nn::Conv2D,
+    value_bn: nn::BatchNorm,
+    value_fc1: nn::Linear,
+    value_fc2: nn::Linear,
+    /// `[1, planes, 1, 1]` input scales (see [`plane_scales`]), in the input kind.
+    scales: Tensor,
+}
+
+/// Network outputs for a batch.
+pub struct NetOutput {
+    /// `[B, 8·N·N]` policy logits (unmasked).
+    pub policy: Tensor,
+    /// `[B, 3]` win/draw/loss logits.
+    pub wdl: Tensor,
+}
+
+/// `P(win) − P(loss)` from `[B, 3]` WDL logits: `[B]`.
+pub fn wdl_to_value(wdl: &Tensor) -> Tensor {
+    let p = wdl.softmax(-1, Kind::Float);
+    p.select(1, 0) - p.select(1, 2)
+}
+
+impl Net {
+    /// Creates the layers under `p` (variables named like `blocks.3.conv1.weight`) for an
+    /// `n×n` board. Weights are initialised from torch's global RNG (`tch::manual_seed`).
+    pub fn new(p: &nn::Path, config: &NetConfig, board_size: usize) -> Net {
+        let c = config.channels;
+        let blocks = (0..config.blocks)
+            .map(|i| {
+                let gp = config.global_pool_every > 0 && (i + 1) % config.global_pool_every == 0;
+                ResBlock::new(p / "blocks" / i, c, gp)
+            })
+            .collect();
+        let scales = Tensor::from_slice(&plane_scales(board_size))
+            .view([1, NUM_PLANES as i64, 1, 1])
+            .to_device(p.device());
+        Net {
+            config: config.clone(),
+            board_size,
+            stem: conv(p / "stem" / "conv", NUM_PLANES, c, 3),
+            stem_bn: bn(p / "stem" / "bn", c),
+            blocks,
+            policy_conv: conv(p / "policy" / "conv", c, config.policy_channels, 3),
+            policy_bn: bn(p / "policy" / "bn", config.policy_channels),
+            policy_out: nn::conv2d(
+                p / "policy" / "out",
+                config.policy_channels as i64,
+                POLICY_PLANES as i64,
+                1,
+                Default::default(),
+            ),
+            value_conv: conv(p / "value" / "conv", c, config.value_channels, 1),
+            value_bn: bn(p / "value" / "bn", config.value_channels),
+            value_fc1: nn::linear(
+                p / "value" / "fc1",
+                2 * config.value_channels as i64,
+                config.value_hidden as i64,
+                Default::default(),
+            ),
+            value_fc2: nn::linear(
+                p / "value" / "fc2",
+                config.value_hidden as i64,
+                3,
+                Default::default(),
+            ),
+            scales,
+        }
+    }
+
+    /// The shape this net was built with.
+    pub fn config(&self) -> &NetConfig {
+        &self.config
+    }
+
+    /// Side length of the board.
+    pub fn board_size(&self) -> usize {
+        self.board_size
+    }
+
+    /// Length of the policy output.
+    pub fn policy_len(&self) -> usize {
+        POLICY_PLANES * self.board_size * self.board_size
+    }
+
+    /// Makes inputs of `kind` (call after converting the store to half/bf16).
+    pub fn set_input_kind(&mut self, kind: Kind) {
+        self.scales = self.scales.to_kind(kind);
+    }
+
+    /// Converts stored planes (`u8` `[B, planes, N, N]`, any device) into the network's
+    /// input: the net's device and kind, scaled.
+    pub fn prepare_input(&self, planes: &Tensor) -> Tensor {
+        planes
+            .to_device(self.scales.device())
+            .to_kind(self.scales.kind())
+            * &self.scales
+    }
+
+    /// The forward pass on stored planes (`u8` `[B, planes, N, N]`). `train` selects batch
+    /// statistics (and updates the running ones) in batch norm; `false` for inference.
+    pub fn forward(&self, planes: &Tensor, train: bool) -> NetOutput {
+        let x = self.prepare_input(planes);
+        let mut x = self.stem_bn.forward_t(&x.apply(&self.stem), train).relu();
+        for b in &self.blocks {
+            x = b.forward(&x, train);
+        }
+        let p = self
+            .policy_bn
+            .forward_t(&x.apply(&self.policy_conv), train)
+            .relu()
+            .apply(&self.policy_out)
+            .flatten(1, -1);
+        let v = self
+            .value_bn
+            .forward_t(&x.apply(&self.value_conv), train)
+            .relu();
+        let wdl = global_pool(&v)
+            .apply(&self.value_fc1)
+            .relu()
+            .apply(&self.value_fc2);
+        NetOutput { policy: p, wdl }
+    }
+
+    /// The single-tensor output of exported models: `[B, P + 4]` = policy logits (`P`),
+    /// WDL logits (3), value `P(win) − P(loss)` (1), in `float`.
+    pub fn forward_export(&self, planes: &Tensor) -> Tensor {
+        let out = self.forward(planes, false);
+        let value = wdl_to_value(&out.wdl).unsqueeze(1);
+        Tensor::cat(
+            &[
+                out.policy.to_kind(Kind::Float),
+                out.wdl.to_kind(Kind::Float),
+                value,
+            ],
+            1,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::encoding::encode;
+    use loa::{Rules, Variant};
+
+    fn tiny() -> NetConfig {
+        NetConfig {
+            blocks: 2,
+            channels: 8,
+            global_pool_every: 2,
+            policy_channels: 4,
+            value_channels: 4,
+            value_hidden: 8,
+        }
+    }
+
+    #[test]
+    fn shapes_for_both_board_sizes() {
+        for (variant, n) in [(Variant::Standard, 8usize), (Variant::Six, 6)] {
+            let vs = nn::VarStore::new(tch::Device::Cpu);
+            let net = Net::new(&vs.root(), &tiny(), n);
+            let pos = loa::Position::start(variant, &Rules::classic());
+            let mut data = encode(&pos);
+            data.extend(encode(&pos));
+            let x = Tensor::from_slice(&data).view([2, NUM_PLANES as i64, n as i64, n as i64]);
+            let out = net.forward(&x, false);
+            assert_eq!(out.policy.size(), vec![2, (8 * n * n) as i64]);
+            assert_eq!(out.wdl.size(), vec![2, 3]);
+            assert_eq!(net.policy_len(), loa::policy::policy_size(pos.geometry()));
+            let e = net.forward_export(&x);
+            assert_eq!(e.size(), vec![2, (8 * n * n + 4) as i64]);
+            let v = wdl_to_value(&out.wdl);
+            let v0 = v.double_value(&[0]);
+            assert!((-1.0..=1.0).contains(&v0));
+        }
+    }
+
+    #[test]
+    fn global_pool_blocks_and_names() {
+        let vs = nn::VarStore::new(tch::Device::Cpu);
+        let _net = Net::new(&vs.root(), &tiny(), 8);
+        let vars = vs.variables();
+        assert!(vars.contains_key("blocks.1.pool_fc.weight"));
+        assert!(!vars.contains_key("blocks.0.pool_fc.weight"));
+        assert!(vars.contains_key("blocks.0.bn1.running_mean"));
+        assert!(vars.contains_key("value.fc2.bias"));
+    }
+
+    /// Batch norm: eval mode uses running statistics (outputs independent of the other
+    /// positions in the batch), train mode batch statistics.
+    #[test]
+    fn batch_norm_modes() {
+        tch::manual_seed(3);
+        let vs = nn::VarStore::new(tch::Device::Cpu);
+        let net = Net::new(&vs.root(), &tiny(), 8);
+        let rules = Rules::classic();
+        let mut pos = loa::Position::start(Variant::Standard, &rules);
+        let a = encode(&pos);
+        pos.play(pos.legal_moves(&rules)[3]);
+        let b = encode(&pos);
+        let x1 = Tensor::from_slice(&a).view([1, 7, 8, 8]);
+        let x2 = Tensor::from_slice(&[a.clone(), b].concat()).view([2, 7, 8, 8]);
+        tch::no_grad(|| {
+            let e1 = net.forward(&x1, false).policy;
+            let e2 = net.forward(&x2, false).policy.narrow(0, 0, 1);
+            assert!(e1.allclose(&e2, 1e-5, 1e-5, false));
+            let t1 = net.forward(&x1.repeat([2, 1, 1, 1]), true).policy.narrow(0, 0, 1);
+            let t2 = net.forward(&x2, true).policy.narrow(0, 0, 1);
+            assert!(!t1.allclose(&t2, 1e-5, 1e-5, false));
+        });
+    }
+}
