@@ -799,3 +799,7 @@ fn update_proof(edges: &mut [Edge], p: u32) -> bool {
 pub fn random_seed() -> u64 {
     rand::rng().random()
 }
+
+#[cfg(test)]
+#[path = "search_tests.rs"]
+mod tests;
