@@ -184,7 +184,9 @@ pub fn side_features(pos: &Position, color: Color) -> SideFeatures {
     while bits != 0 {
         let sq = bits.trailing_zeros() as i32;
         bits &= bits - 1;
-        dist += ((sq % 8) as f32 - cx).abs().max(((sq / 8) as f32 - cy).abs());
+        dist += ((sq % 8) as f32 - cx)
+            .abs()
+            .max(((sq / 8) as f32 - cy).abs());
     }
     let surplus = (dist - min_distance_sum(n) as f32).max(0.0) / n as f32;
     // Distance of the exact centre of mass to the centre, in half cells.
@@ -287,7 +289,9 @@ mod tests {
     }
 
     fn naive_quads(p: u64) -> Quads {
-        let at = |f: i32, r: i32| (0..8).contains(&f) && (0..8).contains(&r) && p >> (r * 8 + f) & 1 != 0;
+        let at = |f: i32, r: i32| {
+            (0..8).contains(&f) && (0..8).contains(&r) && p >> (r * 8 + f) & 1 != 0
+        };
         let mut q = Quads::default();
         for f in -1..8 {
             for r in -1..8 {
@@ -316,7 +320,13 @@ mod tests {
         }
         // Without holes the Euler number is the group count.
         let g = Variant::Standard.geometry();
-        for p in [1u64, 0x81, 0x8100_0000_0000_0081, 0x0303, 0x0000_0018_1800_0000] {
+        for p in [
+            1u64,
+            0x81,
+            0x8100_0000_0000_0081,
+            0x0303,
+            0x0000_0018_1800_0000,
+        ] {
             assert_eq!(quads(p).euler4(), 4 * g.count_groups(p) as i32, "{p:#x}");
         }
         // A ring has one hole.
@@ -358,8 +368,8 @@ mod tests {
     fn a_compact_group_beats_a_scattered_one() {
         let w = EvalWeights::default();
         // Black: compact 2x3 block in the centre; White: scattered corners and edges.
-        let pos = Position::from_text("w6w/8/8/2bbb3/2bbb3/8/8/w2w3w b", Variant::Standard)
-            .unwrap();
+        let pos =
+            Position::from_text("w6w/8/8/2bbb3/2bbb3/8/8/w2w3w b", Variant::Standard).unwrap();
         assert!(evaluate(&pos, &w) > 100, "{}", evaluate(&pos, &w));
     }
 }

@@ -10,13 +10,20 @@
 //! * [`gate`]: candidate vs best with SPRT or a win-rate threshold.
 //! * [`protocol`]: the `loazero engine` line protocol (spec in eval/PROTOCOL.md).
 
+pub mod arena;
 pub mod config;
+pub mod elo;
 pub mod evaluation;
+pub mod gate;
 pub mod mcts;
 pub mod player;
+pub mod protocol;
+pub mod ratings;
 pub mod search;
 pub mod tt;
 
+pub use arena::{play_match, GameResult, MatchConfig, MatchReport, Openings};
 pub use config::{AlphaBetaConfig, EvalWeights};
+pub use gate::{gate, Decision, GateConfig, GateMethod, GateReport};
 pub use player::{Player, PlayerFactory, PlayerSpec};
 pub use search::{AlphaBeta, SearchLimits, SearchResult};

@@ -327,7 +327,9 @@ impl PlayerFactory {
     /// Builds a fresh player (with its own tables and random stream seeded by `seed`).
     pub fn build(&self, spec: &PlayerSpec, seed: u64) -> Result<Box<dyn Player>> {
         match spec {
-            PlayerSpec::Random { seed: fixed } => Ok(Box::new(RandomPlayer::new(fixed.unwrap_or(seed)))),
+            PlayerSpec::Random { seed: fixed } => {
+                Ok(Box::new(RandomPlayer::new(fixed.unwrap_or(seed))))
+            }
             PlayerSpec::AlphaBeta {
                 limits,
                 config,
@@ -507,7 +509,11 @@ mod tests {
     #[test]
     fn model_players_need_a_loader() {
         let spec = PlayerSpec::parse("model:path=x.pt,sims=8").unwrap();
-        let e = PlayerFactory::new().build(&spec, 1).err().unwrap().to_string();
+        let e = PlayerFactory::new()
+            .build(&spec, 1)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.contains("network loader"), "{e}");
     }
 }

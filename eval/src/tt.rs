@@ -87,21 +87,24 @@ impl TranspositionTable {
     #[inline]
     pub fn probe(&self, key: u64) -> Option<Entry> {
         let bucket = &self.buckets[self.index(key)];
-        bucket.iter().find(|s| s.used && s.key == key).map(|s| Entry {
-            key,
-            mv: if s.meta & 4 != 0 {
-                Move::from_bits(s.mv)
-            } else {
-                None
-            },
-            score: s.score as i32,
-            depth: s.depth as i32,
-            bound: match s.meta & 3 {
-                0 => Bound::Exact,
-                1 => Bound::Lower,
-                _ => Bound::Upper,
-            },
-        })
+        bucket
+            .iter()
+            .find(|s| s.used && s.key == key)
+            .map(|s| Entry {
+                key,
+                mv: if s.meta & 4 != 0 {
+                    Move::from_bits(s.mv)
+                } else {
+                    None
+                },
+                score: s.score as i32,
+                depth: s.depth as i32,
+                bound: match s.meta & 3 {
+                    0 => Bound::Exact,
+                    1 => Bound::Lower,
+                    _ => Bound::Upper,
+                },
+            })
     }
 
     /// Stores a result. `score` must fit in an `i16`.
@@ -143,7 +146,10 @@ mod tests {
         let mv = Move::new(1, 17, false);
         tt.store(42, Some(mv), -123, 5, Bound::Lower);
         let e = tt.probe(42).unwrap();
-        assert_eq!((e.mv, e.score, e.depth, e.bound), (Some(mv), -123, 5, Bound::Lower));
+        assert_eq!(
+            (e.mv, e.score, e.depth, e.bound),
+            (Some(mv), -123, 5, Bound::Lower)
+        );
         assert!(tt.probe(43).is_none());
         // A shallower entry for another key in the same bucket goes to the second slot.
         let other = 42 + (tt.mask as u64 + 1);

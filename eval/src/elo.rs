@@ -1,0 +1,166 @@
+//! Elo difference from a match score, with a 95% interval.
+
+use serde::{Deserialize, Serialize};
+
+/// Expected score of a player `elo` points stronger (logistic Elo curve).
+pub fn expected_score(elo: f64) -> f64 {
+    1.0 / (1.0 + 10f64.powf(-elo / 400.0))
+}
+
+/// The Elo difference that gives expected score `score` (±∞ at 1 and 0).
+pub fn elo_from_score(score: f64) -> f64 {
+    if score <= 0.0 {
+        f64::NEG_INFINITY
+    } else if score >= 1.0 {
+        f64::INFINITY
+    } else {
+        -400.0 * (1.0 / score - 1.0).log10()
+    }
+}
+
+/// Wins, draws and losses of one side of a match.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tally {
+    pub wins: u32,
+    pub draws: u32,
+    pub losses: u32,
+}
+
+impl Tally {
+    /// Games counted.
+    pub fn games(&self) -> u32 {
+        self.wins + self.draws + self.losses
+    }
+    /// Score fraction (win 1, draw ½); 0.5 with no games.
+    pub fn score(&self) -> f64 {
+        let n = self.games();
+        if n == 0 {
+            0.5
+        } else {
+            (self.wins as f64 + 0.5 * self.draws as f64) / n as f64
+        }
+    }
+    /// Adds one game scored 1, ½ or 0.
+    pub fn add(&mut self, score: f64) {
+        if score > 0.75 {
+            self.wins += 1;
+        } else if score < 0.25 {
+            self.losses += 1;
+        } else {
+            self.draws += 1;
+        }
+    }
+    /// Per-game variance of the score.
+    pub fn variance(&self) -> f64 {
+        let n = self.games() as f64;
+        if n == 0.0 {
+            return 0.25;
+        }
+        let s = self.score();
+        (self.wins as f64 * (1.0 - s).powi(2)
+            + self.draws as f64 * (0.5 - s).powi(2)
+            + self.losses as f64 * s.powi(2))
+            / n
+    }
+    /// Elo difference with its 95% interval.
+    pub fn elo(&self) -> EloEstimate {
+        EloEstimate::from_tally(self)
+    }
+}
+
+/// An Elo difference with a 95% confidence interval.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EloEstimate {
+    /// Point estimate (±∞ for a clean sweep).
+    pub elo: f64,
+    /// Lower end of the 95% interval.
+    pub lower: f64,
+    /// Upper end of the 95% interval.
+    pub upper: f64,
+}
+
+impl EloEstimate {
+    /// The estimate from a tally: the interval maps `score ± 1.96·σ/√n` through the Elo
+    /// curve (trinomial variance); for a clean sweep (or none) of `n` games the open end
+    /// uses the "rule of three" bound `3/n`.
+    pub fn from_tally(t: &Tally) -> EloEstimate {
+        let n = t.games() as f64;
+        if n == 0.0 {
+            return EloEstimate {
+                elo: 0.0,
+                lower: f64::NEG_INFINITY,
+                upper: f64::INFINITY,
+            };
+        }
+        let s = t.score();
+        let se = (t.variance() / n).sqrt();
+        let mut lo = s - 1.96 * se;
+        let mut hi = s + 1.96 * se;
+        if s >= 1.0 {
+            lo = 1.0 - 3.0 / n;
+        }
+        if s <= 0.0 {
+            hi = 3.0 / n;
+        }
+        EloEstimate {
+            elo: elo_from_score(s),
+            lower: elo_from_score(lo.clamp(0.0, 1.0)),
+            upper: elo_from_score(hi.clamp(0.0, 1.0)),
+        }
+    }
+}
+
+impl std::fmt::Display for EloEstimate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let v = |x: f64| {
+            if x.is_infinite() {
+                if x > 0.0 {
+                    "+inf".to_string()
+                } else {
+                    "-inf".to_string()
+                }
+            } else {
+                format!("{x:+.0}")
+            }
+        };
+        write!(f, "{} [{}, {}]", v(self.elo), v(self.lower), v(self.upper))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn elo_curve() {
+        assert!((elo_from_score(0.5)).abs() < 1e-9);
+        assert!((elo_from_score(expected_score(200.0)) - 200.0).abs() < 1e-6);
+        assert!((elo_from_score(0.75) - 190.85).abs() < 0.1);
+    }
+
+    #[test]
+    fn interval_contains_the_estimate_and_shrinks_with_games() {
+        let small = Tally {
+            wins: 6,
+            draws: 2,
+            losses: 2,
+        }
+        .elo();
+        let big = Tally {
+            wins: 600,
+            draws: 200,
+            losses: 200,
+        }
+        .elo();
+        assert!(small.lower < small.elo && small.elo < small.upper);
+        assert!((small.elo - big.elo).abs() < 1e-9);
+        assert!(big.upper - big.lower < small.upper - small.lower);
+        let sweep = Tally {
+            wins: 100,
+            draws: 0,
+            losses: 0,
+        }
+        .elo();
+        assert!(sweep.elo.is_infinite() && sweep.lower > 500.0 && sweep.lower.is_finite());
+    }
+}
