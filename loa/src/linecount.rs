@@ -193,7 +193,14 @@ mod tests {
         };
         for g in [&SQUARE8, &SQUARE6] {
             let counter = LineCounter::new(g).unwrap();
-            assert_eq!(counter.num_lines(), if g.size == 8 { 8 + 8 + 13 + 13 } else { 6 + 6 + 9 + 9 });
+            assert_eq!(
+                counter.num_lines(),
+                if g.size == 8 {
+                    8 + 8 + 13 + 13
+                } else {
+                    6 + 6 + 9 + 9
+                }
+            );
             for _ in 0..20_000 {
                 let a = next() & next() & g.cells;
                 let b = next() & next() & g.cells & !a;
