@@ -1,0 +1,130 @@
+//! End-to-end tests of the rules-engine subcommands: perft, moves, replay, show.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn loazero(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_loazero"))
+        .args(args)
+        .output()
+        .expect("run loazero")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).to_string()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+fn last_line(o: &Output) -> String {
+    stdout(o).lines().last().unwrap_or("").to_string()
+}
+
+const START: &str = "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b";
+const TESTDATA: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../shared/testdata/winands-thesis-games"
+);
+
+#[test]
+fn perft_prints_leaf_count_last() {
+    let o = loazero(&["perft", "--depth", "3"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(last_line(&o), "44952");
+    let o = loazero(&["perft", "--depth", "2", "--variant", "6x6"]);
+    assert_eq!(last_line(&o), "524");
+    let o = loazero(&["perft", "--depth", "2", "--divide", "--position", START]);
+    assert_eq!(last_line(&o), "1244");
+    assert_eq!(stdout(&o).lines().count(), 37);
+    let o = loazero(&["perft", "--depth", "2", "--variant", "scrambled-eggs", "--rules", "icga"]);
+    assert_eq!(last_line(&o), "992");
+}
+
+#[test]
+fn moves_for_one_position_and_a_stream() {
+    let o = loazero(&["moves", "--position", START]);
+    assert!(o.status.success());
+    assert_eq!(last_line(&o).split(' ').count(), 36);
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_loazero"))
+        .arg("moves")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = format!("{START}\n{}\nnot a position\n", START.replace(" b", " w"));
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let o = child.wait_with_output().unwrap();
+    let lines: Vec<String> = stdout(&o).lines().map(str::to_string).collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[0].split(' ').count(), 36);
+    assert!(lines[1].starts_with("a2-"));
+    assert!(lines[2].starts_with("error: line 3"), "{}", lines[2]);
+    assert!(!o.status.success());
+}
+
+#[test]
+fn replay_thesis_game_and_incomplete_game() {
+    let o = loazero(&["replay", &format!("{TESTDATA}/appendix_E_game1.txt")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(last_line(&o), "result: white");
+    let o = loazero(&[
+        "replay",
+        &format!("{TESTDATA}/appendix_F_game1_incomplete.txt"),
+        "--verbose",
+    ]);
+    assert_eq!(last_line(&o), "result: none");
+    assert!(stdout(&o).contains("ply 1: "));
+}
+
+#[test]
+fn replay_reports_illegal_move_with_ply_and_position() {
+    let dir = std::env::temp_dir().join(format!("loazero-cli-rules-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("bad.txt");
+    std::fs::write(&file, "1. c8-c6 h4-f2\n2. g8-g2 h2-e2\n").unwrap();
+    let o = loazero(&["replay", file.to_str().unwrap()]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(err.contains("ply 3") && err.contains("g8-g2"), "{err}");
+    assert!(err.contains("/"), "position text expected in: {err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn show_draws_a_labelled_board() {
+    let o = loazero(&["show", "--position", START]);
+    assert!(o.status.success());
+    let out = stdout(&o);
+    assert!(out.contains("a b c d e f g h"));
+    assert!(out.contains("8  . x x x x x x .  8"), "{out}");
+    assert!(out.contains("36 legal moves"));
+}
+
+#[test]
+fn malformed_input_is_a_clear_error_never_a_panic() {
+    let cases: &[&[&str]] = &[
+        &["perft", "--depth", "2", "--position", "1bbbbbb1/w6w b"],
+        &["perft", "--depth", "2", "--variant", "hexagonal"],
+        &["perft", "--depth", "2", "--rules", "fide"],
+        &["perft", "--depth", "x"],
+        &["moves", "--position", "1bbbqbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b"],
+        &["show", "--position", ""],
+        &["replay", "/nonexistent/game.txt"],
+        &["show", "--position", "8/8/8/8/8/8/8/8 b"],
+    ];
+    for args in cases {
+        let o = loazero(args);
+        assert!(!o.status.success(), "{args:?} should fail");
+        let err = stderr(&o);
+        assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+        assert!(err.contains("error"), "{args:?}: {err}");
+    }
+    let o = loazero(&["perft", "--depth", "2", "--variant", "hexagonal"]);
+    assert!(stderr(&o).contains("hexagonal"));
+    let o = loazero(&["moves", "--position", "1bbbqbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b"]);
+    assert!(stderr(&o).contains("'q'"));
+}
