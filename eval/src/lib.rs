@@ -11,6 +11,7 @@
 //! * [`protocol`]: the `loazero engine` line protocol (spec in eval/PROTOCOL.md).
 
 pub mod arena;
+pub mod benchmark;
 pub mod config;
 pub mod elo;
 pub mod evaluation;

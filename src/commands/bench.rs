@@ -21,12 +21,31 @@ pub enum What {
         #[arg(long, default_value_t = 6)]
         depth: u32,
     },
+    /// Alpha-beta baseline: nodes/s and depth reached in fixed time on a set of positions.
+    Alphabeta {
+        /// Milliseconds per position.
+        #[arg(long, default_value_t = 1000)]
+        ms: u64,
+    },
 }
 
 /// Runs the chosen benchmark and prints its figures.
 pub fn run(args: Args) -> Result<()> {
     match args.what {
         What::Movegen { depth } => movegen(depth),
+        What::Alphabeta { ms } => {
+            let rows =
+                eval::benchmark::run(ms, &eval::AlphaBetaConfig::default(), |r| println!("{r}"));
+            let (nodes, secs) = rows
+                .iter()
+                .fold((0, 0.0), |(n, s), r| (n + r.nodes, s + r.seconds));
+            let depth = rows.iter().map(|r| r.depth as f64).sum::<f64>() / rows.len() as f64;
+            println!(
+                "total: {nodes} nodes in {secs:.2} s, {:.2} M nodes/s, mean depth {depth:.1} (one thread)",
+                nodes as f64 / secs.max(1e-9) / 1e6
+            );
+            Ok(())
+        }
     }
 }
 

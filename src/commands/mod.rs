@@ -1,9 +1,13 @@
 //! One module per subcommand. Each exposes `Args` (clap) and `run(Args)`.
 
 pub mod bench;
+pub mod bestmove;
 pub mod common;
+pub mod engine;
+pub mod match_cmd;
 pub mod moves;
 pub mod perft;
+pub mod ratings;
 pub mod replay;
 pub mod show;
 
@@ -22,6 +26,15 @@ pub enum Command {
     Show(show::Args),
     /// Speed benchmarks: movegen (perft leaves/s).
     Bench(bench::Args),
+    /// Play a match between two players: records, results file, W/D/L and Elo.
+    #[command(name = "match")]
+    Match(match_cmd::Args),
+    /// Bradley–Terry Elo ratings over every game in a directory of results files.
+    Ratings(ratings::Args),
+    /// Print the move a player chooses in a position (the move is the last line).
+    Bestmove(bestmove::Args),
+    /// Line protocol on stdin/stdout for GUIs and scripts (see eval/PROTOCOL.md).
+    Engine(engine::Args),
 }
 
 /// Runs one subcommand.
@@ -32,5 +45,9 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Replay(a) => replay::run(a),
         Command::Show(a) => show::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::Match(a) => match_cmd::run(a),
+        Command::Ratings(a) => ratings::run(a),
+        Command::Bestmove(a) => bestmove::run(a),
+        Command::Engine(a) => engine::run(a),
     }
 }

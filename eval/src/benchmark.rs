@@ -1,0 +1,87 @@
+//! The `loazero bench alphabeta` workload: a fixed set of positions searched for a fixed
+//! time each; reports nodes per second and the depth reached.
+
+use crate::config::AlphaBetaConfig;
+use crate::search::{score_text, AlphaBeta, SearchLimits};
+use loa::{Game, Rules, Variant};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use std::time::Duration;
+
+/// The benchmark positions: each variant's start and positions after 8, 16 and 24 random
+/// plies (fixed seed, so the set never changes).
+pub fn positions() -> Vec<Game> {
+    let rules = Rules::classic();
+    let mut rng = SmallRng::seed_from_u64(2024);
+    let mut out = Vec::new();
+    for variant in Variant::ALL {
+        out.push(Game::new(variant, rules));
+        for plies in [8, 16, 24] {
+            loop {
+                let mut g = Game::new(variant, rules);
+                for _ in 0..plies {
+                    if g.is_over() {
+                        break;
+                    }
+                    let moves = g.legal_moves();
+                    g.play(moves[rng.gen_range(0..moves.len())]).expect("legal");
+                }
+                if !g.is_over() {
+                    out.push(g);
+                    break;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// One benchmark line.
+#[derive(Clone, Debug)]
+pub struct BenchRow {
+    pub variant: Variant,
+    pub position: String,
+    pub depth: u32,
+    pub nodes: u64,
+    pub seconds: f64,
+    pub score: i32,
+}
+
+impl std::fmt::Display for BenchRow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{:<15} depth {:>2}  {:>10} nodes  {:>6.3} s  {:>6.2} M nodes/s  score {:<10} {}",
+            self.variant.name(),
+            self.depth,
+            self.nodes,
+            self.seconds,
+            self.nodes as f64 / self.seconds.max(1e-9) / 1e6,
+            score_text(self.score),
+            self.position
+        )
+    }
+}
+
+/// Searches every benchmark position for `ms` milliseconds (fresh tables each) with
+/// `config`, calling `row` after each.
+pub fn run(ms: u64, config: &AlphaBetaConfig, mut row: impl FnMut(&BenchRow)) -> Vec<BenchRow> {
+    let mut rows = Vec::new();
+    for game in positions() {
+        let mut search = AlphaBeta::new(config.clone());
+        let r = search
+            .search_game(&game, SearchLimits::time(Duration::from_millis(ms)))
+            .expect("benchmark positions are not over");
+        let line = BenchRow {
+            variant: game.position().variant(),
+            position: game.position().to_text(),
+            depth: r.depth,
+            nodes: r.nodes,
+            seconds: r.elapsed.as_secs_f64(),
+            score: r.score,
+        };
+        row(&line);
+        rows.push(line);
+    }
+    rows
+}

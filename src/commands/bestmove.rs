@@ -1,0 +1,57 @@
+//! `loazero bestmove`: one move for one position, for scripts.
+
+use super::common::GameArgs;
+use anyhow::{anyhow, bail, Result};
+use eval::PlayerSpec;
+use loa::Game;
+
+/// Arguments of `loazero bestmove`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The position (position text, e.g. "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b");
+    /// default: the variant's start.
+    #[arg(long)]
+    pub position: Option<String>,
+    /// Moves played from the position before searching (space separated).
+    #[arg(long)]
+    pub moves: Option<String>,
+    #[command(flatten)]
+    pub game: GameArgs,
+    /// The player that chooses (see `loazero match --help` for the forms).
+    #[arg(long, default_value = "alphabeta:ms=1000")]
+    pub player: String,
+    /// Seed of randomised players.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+/// Prints search information (if any) and then the chosen move as the last line.
+pub fn run(args: Args) -> Result<()> {
+    let spec = PlayerSpec::parse(&args.player)?;
+    let start = args.game.position(args.position.as_deref())?;
+    let mut game = Game::from_position(start, args.game.rules);
+    for m in args.moves.as_deref().unwrap_or("").split_whitespace() {
+        game.play_text(m).map_err(|e| anyhow!("--moves: {e}"))?;
+    }
+    if let Some(o) = game.outcome() {
+        bail!(
+            "the game is over in position {} ({}); there is no move to choose",
+            game.position().to_text(),
+            o.name()
+        );
+    }
+    let factory = super::match_cmd::player_factory();
+    let mut player = factory.build(&spec, args.seed)?;
+    let mv = player.choose_move(&game)?;
+    if !game.position().is_legal(mv, game.rules()) {
+        bail!(
+            "internal error: {} chose the illegal move {mv}",
+            player.name()
+        );
+    }
+    if let Some(info) = player.last_info() {
+        println!("info {info}");
+    }
+    println!("{mv}");
+    Ok(())
+}

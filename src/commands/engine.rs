@@ -1,0 +1,46 @@
+//! `loazero engine`: the line protocol of eval/PROTOCOL.md on stdin/stdout.
+
+use anyhow::Result;
+use eval::protocol::{Reply, Session};
+use eval::PlayerSpec;
+use std::io::{BufRead, Write};
+
+/// Arguments of `loazero engine`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The engine's player until a `player` command changes it.
+    #[arg(long, default_value = eval::protocol::DEFAULT_PLAYER)]
+    pub player: String,
+}
+
+/// Reads commands until `quit` or end of input; answers every command (errors as
+/// `error …` lines), flushing after each.
+pub fn run(args: Args) -> Result<()> {
+    let spec = PlayerSpec::parse(&args.player)?;
+    let factory = super::match_cmd::player_factory();
+    let mut session = Session::new(&factory, spec);
+    let stdin = std::io::stdin();
+    let mut out = std::io::stdout().lock();
+    for line in stdin.lock().lines() {
+        let line = match line {
+            Ok(l) => l,
+            Err(e) => {
+                writeln!(out, "error cannot read input: {e}")?;
+                out.flush()?;
+                continue;
+            }
+        };
+        let (lines, quit) = match session.handle(&line) {
+            Reply::Lines(l) => (l, false),
+            Reply::Quit(l) => (l, true),
+        };
+        for l in lines {
+            writeln!(out, "{l}")?;
+        }
+        out.flush()?;
+        if quit {
+            break;
+        }
+    }
+    Ok(())
+}

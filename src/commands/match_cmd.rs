@@ -1,0 +1,176 @@
+//! `loazero match`: two players, many games, records, results and an Elo difference.
+
+use super::common::GameArgs;
+use anyhow::{bail, Result};
+use eval::arena::{play_match, Control, MatchConfig, Openings};
+use eval::{PlayerFactory, PlayerSpec};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// Arguments of `loazero match`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Player A: random, alphabeta:depth=D | alphabeta:ms=T | alphabeta:nodes=N,
+    /// mcts:evaluator=heuristic|uniform,sims=N, model:path=P,sims=N[,device=cuda].
+    #[arg(long)]
+    pub a: String,
+    /// Player B (same forms as --a).
+    #[arg(long)]
+    pub b: String,
+    /// Number of games; each opening is played twice, A with Black then with White.
+    #[arg(long, default_value_t = 100)]
+    pub games: usize,
+    /// Openings: random:K (random balanced openings of K plies) or a file with one move
+    /// sequence per line.
+    #[arg(long, default_value = "random:4")]
+    pub openings: String,
+    /// Games played in parallel (default: the number of CPU cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    #[command(flatten)]
+    pub game: GameArgs,
+    /// Output directory for games/NNNNN.txt and results.jsonl (default
+    /// matches/<unix time>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Games still running after this many plies are scored a draw.
+    #[arg(long, default_value_t = 400)]
+    pub max_plies: u32,
+    /// Seed of the openings.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+/// Plays the match and prints W/D/L, score and Elo of A over B with a 95% interval.
+pub fn run(args: Args) -> Result<()> {
+    let a = PlayerSpec::parse(&args.a)?;
+    let b = PlayerSpec::parse(&args.b)?;
+    if args.games == 0 {
+        bail!("--games must be at least 1");
+    }
+    let openings = Openings::parse(&args.openings, args.game.variant, args.game.rules)?;
+    let out = args.out.unwrap_or_else(|| {
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        PathBuf::from(format!("matches/{secs}"))
+    });
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let config = MatchConfig {
+        games: args.games,
+        variant: args.game.variant,
+        rules: args.game.rules,
+        openings,
+        threads,
+        max_plies: args.max_plies,
+        seed: args.seed,
+        out_dir: Some(out.clone()),
+    };
+    let factory = player_factory();
+    eprintln!(
+        "match: A = {a}, B = {b}; {} games, {} threads, {} {}, output {}",
+        args.games,
+        threads,
+        config.variant,
+        config.rules,
+        out.display()
+    );
+    let start = Instant::now();
+    let bar = if std::io::stderr().is_terminal() {
+        let bar = indicatif::ProgressBar::new(args.games as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{bar:40} {pos}/{len} games  {msg}  [{elapsed_precise} < {eta_precise}]",
+            )
+            .expect("valid template"),
+        );
+        Some(bar)
+    } else {
+        None
+    };
+    let last_line = Mutex::new(Instant::now());
+    let report = play_match(&factory, &a, &b, &config, &|g, t| {
+        let msg = format!(
+            "A {}-{}-{} ({:.1}%)  Elo {}",
+            t.wins,
+            t.draws,
+            t.losses,
+            100.0 * t.score(),
+            t.elo()
+        );
+        match &bar {
+            Some(bar) => {
+                bar.inc(1);
+                bar.set_message(msg);
+            }
+            None => {
+                // Plain lines: every game for short matches, else at most one per 10 s.
+                let mut last = last_line.lock().expect("progress lock");
+                if args.games <= 50
+                    || last.elapsed().as_secs() >= 10
+                    || t.games() as usize == args.games
+                {
+                    *last = Instant::now();
+                    eprintln!(
+                        "game {}/{}: {} ({} plies); {msg}",
+                        t.games(),
+                        args.games,
+                        g.result,
+                        g.plies
+                    );
+                }
+            }
+        }
+        Control::Continue
+    });
+    if let Some(bar) = &bar {
+        bar.finish();
+    }
+    let report = report?;
+    let t = report.tally;
+    let n = report.games.len().max(1) as f64;
+    let a_time: f64 = report
+        .games
+        .iter()
+        .map(|g| g.a_seconds_per_move)
+        .sum::<f64>()
+        / n;
+    let b_time: f64 = report
+        .games
+        .iter()
+        .map(|g| g.b_seconds_per_move)
+        .sum::<f64>()
+        / n;
+    let plies: f64 = report.games.iter().map(|g| g.plies as f64).sum::<f64>() / n;
+    println!("A: {a}");
+    println!("B: {b}");
+    println!(
+        "games {}  A wins {}  draws {}  losses {}  score {:.1}%",
+        t.games(),
+        t.wins,
+        t.draws,
+        t.losses,
+        100.0 * t.score()
+    );
+    println!("Elo(A - B) {} (95% interval)", t.elo());
+    println!(
+        "time per move: A {:.1} ms, B {:.1} ms; {:.1} plies per game; {:.1} s in all",
+        1000.0 * a_time,
+        1000.0 * b_time,
+        plies,
+        start.elapsed().as_secs_f64()
+    );
+    println!("results: {}", out.join("results.jsonl").display());
+    Ok(())
+}
+
+/// The factory every eval subcommand (`match`, `bestmove`, `engine`) builds players with.
+/// `model:` players need a network loader from the train crate; until it is wired here
+/// (`PlayerFactory::with_model_loader`), they give a clear error.
+pub fn player_factory() -> PlayerFactory {
+    PlayerFactory::new()
+}

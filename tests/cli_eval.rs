@@ -1,0 +1,342 @@
+//! End-to-end tests of the eval subcommands: engine (over pipes), bestmove, match, ratings.
+
+use loa::{Game, Position, Rules, Variant};
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_loazero");
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("loazero-cli-eval-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Deterministic xorshift stream (no rand dependency in the root package).
+struct Rng(u64);
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}
+
+/// Positions reached by random play from every variant's start (not over).
+fn random_games(count: usize, seed: u64) -> Vec<Game> {
+    let mut rng = Rng(seed);
+    let mut out = Vec::new();
+    while out.len() < count {
+        let variant = Variant::ALL[rng.below(3)];
+        let mut g = Game::new(variant, Rules::classic());
+        let plies = rng.below(70);
+        for _ in 0..plies {
+            if g.is_over() {
+                break;
+            }
+            let moves = g.legal_moves();
+            let mv = moves[rng.below(moves.len())];
+            g.play(mv).unwrap();
+        }
+        if !g.is_over() {
+            out.push(g);
+        }
+    }
+    out
+}
+
+struct Engine {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: BufReader<std::process::ChildStdout>,
+}
+
+impl Engine {
+    fn start(player: &str) -> Engine {
+        let mut child = Command::new(BIN)
+            .args(["engine", "--player", player])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Engine {
+            child,
+            stdin,
+            stdout,
+        }
+    }
+    fn send(&mut self, line: &str) {
+        writeln!(self.stdin, "{line}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+    fn line(&mut self) -> String {
+        let mut s = String::new();
+        self.stdout.read_line(&mut s).unwrap();
+        assert!(!s.is_empty(), "engine closed its output");
+        s.trim_end().to_string()
+    }
+    /// Sends a command and returns its answer lines up to the first final line (not `info`).
+    fn ask(&mut self, line: &str) -> Vec<String> {
+        self.send(line);
+        let mut out = Vec::new();
+        loop {
+            let l = self.line();
+            let last = !l.starts_with("info ");
+            out.push(l);
+            if last {
+                return out;
+            }
+        }
+    }
+}
+
+#[test]
+fn engine_protocol_over_pipes() {
+    let mut e = Engine::start("alphabeta:depth=3");
+    assert_eq!(e.ask("protocol"), ["protocol loazero-engine 1"]);
+    assert_eq!(e.ask("isready"), ["readyok"]);
+    // Comments and blank lines get no answer: the next answer belongs to `isready`.
+    e.send("# a comment");
+    e.send("");
+    assert_eq!(e.ask("isready"), ["readyok"]);
+    assert_eq!(e.ask("variant 6x6"), ["ok"]);
+    assert_eq!(e.ask("rules icga,ply-limit=200"), ["ok"]);
+    assert_eq!(e.ask("play b1-b3"), ["ok"]);
+    let out = e.ask("genmove");
+    assert!(out[0].starts_with("info depth "), "{out:?}");
+    let mv = out
+        .last()
+        .unwrap()
+        .strip_prefix("move ")
+        .expect("a move line")
+        .to_string();
+    // The engine's move was played: check it against an independent replay.
+    let mut g = Game::new(Variant::Six, Rules::parse("icga,ply-limit=200").unwrap());
+    g.play_text("b1-b3").unwrap();
+    g.play_text(&mv).unwrap();
+    let show = e.ask("show");
+    assert_eq!(
+        show,
+        [format!(
+            "position {} variant 6x6 ply 2 result none",
+            g.position().to_text()
+        )]
+    );
+    let legal = e.ask("legal");
+    assert_eq!(legal.len(), 1);
+    assert_eq!(
+        legal[0].split_whitespace().count() - 1,
+        g.legal_moves().len()
+    );
+    // Errors never end the session.
+    for bad in [
+        "play z9-z1",
+        "play b1-b2 c3",
+        "frobnicate",
+        "variant hexagonal",
+        "rules fide",
+        "undo 40",
+        "undo x",
+        "player minimax",
+        "position 8/8 b",
+        "position startpos moves a1-a8",
+    ] {
+        let out = e.ask(bad);
+        assert_eq!(out.len(), 1, "{bad}: {out:?}");
+        assert!(out[0].starts_with("error "), "{bad}: {out:?}");
+    }
+    assert_eq!(e.ask("undo 2"), ["ok"]);
+    assert_eq!(e.ask("show")[0], {
+        let p = Position::start(Variant::Six, &Rules::classic());
+        format!("position {} variant 6x6 ply 0 result none", p.to_text())
+    });
+    // A finished game: genmove is an error, not a crash.
+    assert_eq!(e.ask("variant standard"), ["ok"]);
+    assert_eq!(e.ask("rules classic"), ["ok"]);
+    assert_eq!(e.ask("position 8/8/8/8/8/8/1b6/b6w w"), ["ok"]);
+    assert!(e.ask("show")[0].ends_with("result black"));
+    assert!(e.ask("genmove")[0].starts_with("error "));
+    let board = {
+        e.send("board");
+        let mut lines = Vec::new();
+        loop {
+            let l = e.line();
+            if l == "end" {
+                break;
+            }
+            lines.push(l);
+        }
+        lines
+    };
+    assert!(board.len() >= 8);
+    assert_eq!(e.ask("quit"), ["ok bye"]);
+    assert!(e.child.wait().unwrap().success());
+}
+
+#[test]
+fn engine_genmove_is_legal_on_thousands_of_random_positions() {
+    let mut e = Engine::start("alphabeta:depth=2,tt=4");
+    let games = random_games(2000, 0x5eed);
+    for g in &games {
+        let p = g.position();
+        assert_eq!(e.ask(&format!("variant {}", p.variant())), ["ok"]);
+        assert_eq!(e.ask(&format!("position {}", p.to_text())), ["ok"]);
+        let out = e.ask("genmove");
+        let mv = out
+            .last()
+            .unwrap()
+            .strip_prefix("move ")
+            .unwrap_or_else(|| panic!("{}: {out:?}", p.to_text()));
+        let game = Game::from_position(*p, Rules::classic());
+        assert!(
+            p.parse_move(mv, game.rules()).is_ok(),
+            "illegal {mv} in {}",
+            p.to_text()
+        );
+    }
+    e.send("quit");
+    assert!(e.child.wait().unwrap().success());
+}
+
+#[test]
+fn bestmove_prints_a_legal_move_last() {
+    for g in random_games(12, 77) {
+        let p = g.position();
+        for player in ["alphabeta:depth=2", "random"] {
+            let out = Command::new(BIN)
+                .args([
+                    "bestmove",
+                    "--position",
+                    &p.to_text(),
+                    "--variant",
+                    p.variant().name(),
+                    "--player",
+                    player,
+                ])
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let stdout = String::from_utf8(out.stdout).unwrap();
+            let last = stdout.lines().last().unwrap();
+            assert!(
+                p.parse_move(last, &Rules::classic()).is_ok(),
+                "{player}: {last} in {}",
+                p.to_text()
+            );
+        }
+    }
+    // Bad input: clear errors, no panic.
+    for args in [
+        vec!["bestmove", "--position", "nonsense"],
+        vec!["bestmove", "--player", "alphabeta:depth=zero"],
+        vec!["bestmove", "--position", "8/8/8/8/8/8/1b6/b6w w"],
+        vec!["bestmove", "--player", "model:path=/nonexistent.pt,sims=4"],
+    ] {
+        let out = Command::new(BIN).args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && stderr.starts_with("error:"),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
+
+#[test]
+fn match_writes_replayable_records_and_ratings_read_them() {
+    let dir = temp_dir("match");
+    let out = Command::new(BIN)
+        .args([
+            "match",
+            "--a",
+            "alphabeta:depth=2",
+            "--b",
+            "random",
+            "--games",
+            "6",
+            "--variant",
+            "6x6",
+            "--threads",
+            "2",
+            "--openings",
+            "random:3",
+            "--out",
+        ])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("games 6"), "{stdout}");
+    assert!(stdout.contains("Elo(A - B)"), "{stdout}");
+    let results = eval::arena::read_results(&dir).unwrap();
+    assert_eq!(results.len(), 6);
+    let mut openings = std::collections::HashMap::new();
+    for v in &results {
+        let record = dir.join(v.record.as_ref().unwrap());
+        let replay = Command::new(BIN)
+            .args(["replay", "--variant", "6x6"])
+            .arg(&record)
+            .output()
+            .unwrap();
+        assert!(
+            replay.status.success(),
+            "{}",
+            String::from_utf8_lossy(&replay.stderr)
+        );
+        let last = String::from_utf8(replay.stdout).unwrap();
+        assert!(
+            last.trim_end().ends_with(&format!("result: {}", v.result)) || v.adjudicated,
+            "{last} vs {v:?}"
+        );
+        *openings.entry(v.opening.clone()).or_insert(0) += 1;
+    }
+    // Three distinct openings, each played with both colours.
+    assert_eq!(openings.len(), 3, "{openings:?}");
+    assert!(openings.values().all(|&n| n == 2));
+
+    let out = Command::new(BIN).arg("ratings").arg(&dir).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("random") && stdout.contains("alphabeta:depth=2"),
+        "{stdout}"
+    );
+    let csv = std::fs::read_to_string(dir.join("ratings.csv")).unwrap();
+    assert!(csv.starts_with("name,elo,stderr,games,score\n"), "{csv}");
+    assert!(csv.contains("\nrandom,0.0,0.0,6,"), "{csv}");
+
+    // Bad specs and openings fail cleanly.
+    let out = Command::new(BIN)
+        .args([
+            "match",
+            "--a",
+            "alphabeta:depth=2",
+            "--b",
+            "oracle",
+            "--games",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("oracle"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
