@@ -198,6 +198,23 @@ impl SelfplayConfig {
         Rules::parse(&self.rules).map_err(|e| format!("selfplay.rules: {e}"))
     }
 
+    /// Reads a TOML config: either a whole run config, whose `[selfplay]` table is used
+    /// (other tables belong to other crates), or a bare self-play config. Unknown keys
+    /// and invalid values are errors naming the key.
+    pub fn from_toml(text: &str) -> Result<SelfplayConfig, String> {
+        let value: toml::Table = toml::from_str(text).map_err(|e| e.to_string())?;
+        let table = match value.get("selfplay") {
+            Some(toml::Value::Table(t)) => t.clone(),
+            Some(_) => return Err("`selfplay` must be a table".into()),
+            None => value,
+        };
+        let config: SelfplayConfig = toml::Value::Table(table)
+            .try_into()
+            .map_err(|e: toml::de::Error| format!("[selfplay] {}", e.message()))?;
+        config.validate()?;
+        Ok(config)
+    }
+
     /// Checks every field; the error names the offending key.
     pub fn validate(&self) -> Result<(), String> {
         self.mcts.validate()?;
@@ -225,5 +242,31 @@ impl SelfplayConfig {
             return Err("selfplay.max_game_plies must be ≥ 1".into());
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toml_configs_parse_with_defaults_and_reject_unknown_keys() {
+        let c = SelfplayConfig::from_toml("simulations = 50\n[mcts]\ncpuct = 2.0\n").unwrap();
+        assert_eq!(c.simulations, 50);
+        assert_eq!(c.mcts.cpuct, 2.0);
+        assert_eq!(c.mcts.fpu_reduction, MctsConfig::default().fpu_reduction);
+        let c =
+            SelfplayConfig::from_toml("[train]\nlr = 1\n[selfplay]\nvariant = \"6x6\"\n").unwrap();
+        assert_eq!(c.variant().unwrap(), Variant::Six);
+        let e = SelfplayConfig::from_toml("[mcts]\ncpcut = 2.0\n").unwrap_err();
+        assert!(e.contains("cpcut"), "{e}");
+        let e = SelfplayConfig::from_toml("variant = \"chess\"").unwrap_err();
+        assert!(e.contains("variant"), "{e}");
+        let e = SelfplayConfig::from_toml("[mcts]\nleaves_per_batch = 0").unwrap_err();
+        assert!(e.contains("leaves_per_batch"), "{e}");
+        assert_eq!(
+            SelfplayConfig::from_toml("").unwrap(),
+            SelfplayConfig::default()
+        );
     }
 }

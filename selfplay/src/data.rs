@@ -340,17 +340,22 @@ pub fn read_recent_shards(dir: &Path, max_samples: Option<usize>) -> Result<Shar
     Ok(scan)
 }
 
-/// A fresh shard file name: `<prefix>-<unix millis>-<pid>-<seq>.shard`, unique across
-/// processes sharing a directory (same host) and sortable by creation time.
-pub fn shard_file_name(prefix: &str, seq: u64) -> String {
+/// A fresh file name `<prefix>-<unix millis>-<pid>-<seq>.<extension>`, unique across
+/// processes of one host sharing a directory and sortable by creation time.
+pub fn unique_file_name(prefix: &str, seq: u64, extension: &str) -> String {
     let millis = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis())
         .unwrap_or(0);
     format!(
-        "{prefix}-{millis:013}-{}-{seq:05}.{SHARD_EXTENSION}",
+        "{prefix}-{millis:013}-{}-{seq:05}.{extension}",
         std::process::id()
     )
+}
+
+/// A fresh shard file name (see [`unique_file_name`]).
+pub fn shard_file_name(prefix: &str, seq: u64) -> String {
+    unique_file_name(prefix, seq, SHARD_EXTENSION)
 }
 
 #[cfg(test)]

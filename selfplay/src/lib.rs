@@ -4,20 +4,27 @@
 //! * [`evaluator`]: the batched evaluator interface; [`evaluators`]: uniform and heuristic.
 //! * [`search`]: one batched MCTS ([`Search`]); [`player`]: [`MctsPlayer`] for matches.
 //! * [`data`]: training samples and shard files.
+//! * [`worker`]: parallel self-play ([`run_selfplay`]); [`output`]: shards, game records,
+//!   progress display; [`bench`]: search speed.
 //! * [`config`]: [`MctsConfig`], [`SelfplayConfig`].
 
+pub mod bench;
 pub mod config;
 pub mod data;
 pub mod evaluator;
 pub mod evaluators;
 mod gumbel;
+pub mod output;
 pub mod player;
 pub mod search;
 mod tree;
+pub mod worker;
 
 pub use config::{MctsConfig, SelfplayConfig};
 pub use data::{read_shard, write_shard, DataError, Sample};
 pub use evaluator::{EvalBatch, EvalError, Evaluator};
 pub use evaluators::{HeuristicEvaluator, UniformEvaluator};
+pub use output::{GameWriter, ProgressDisplay};
 pub use player::MctsPlayer;
 pub use search::{RootMove, Search, SearchStats};
+pub use worker::{run_selfplay, FinishedGame, Progress, SelfplayError};

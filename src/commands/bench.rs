@@ -27,12 +27,15 @@ pub enum What {
         #[arg(long, default_value_t = 1000)]
         ms: u64,
     },
+    /// MCTS simulations per second and thread (uniform and heuristic evaluators).
+    Mcts(super::selfplay::BenchArgs),
 }
 
 /// Runs the chosen benchmark and prints its figures.
 pub fn run(args: Args) -> Result<()> {
     match args.what {
         What::Movegen { depth } => movegen(depth),
+        What::Mcts(a) => super::selfplay::bench(a),
         What::Alphabeta { ms } => {
             let rows =
                 eval::benchmark::run(ms, &eval::AlphaBetaConfig::default(), |r| println!("{r}"));

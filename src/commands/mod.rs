@@ -9,6 +9,7 @@ pub mod moves;
 pub mod perft;
 pub mod ratings;
 pub mod replay;
+pub mod selfplay;
 pub mod show;
 
 use clap::Subcommand;
@@ -35,6 +36,8 @@ pub enum Command {
     Bestmove(bestmove::Args),
     /// Line protocol on stdin/stdout for GUIs and scripts (see eval/PROTOCOL.md).
     Engine(engine::Args),
+    /// Play self-play games with MCTS; write training shards and game records.
+    Selfplay(selfplay::Args),
 }
 
 /// Runs one subcommand.
@@ -49,5 +52,6 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Ratings(a) => ratings::run(a),
         Command::Bestmove(a) => bestmove::run(a),
         Command::Engine(a) => engine::run(a),
+        Command::Selfplay(a) => selfplay::run(a),
     }
 }

@@ -1,0 +1,209 @@
+//! `loazero selfplay`: plays games with MCTS and writes training shards and game records.
+
+use anyhow::{anyhow, bail, Context, Result};
+use selfplay::{Evaluator, GameWriter, ProgressDisplay, SelfplayConfig};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Arguments of `loazero selfplay`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// TOML config: a run config (its `[selfplay]` table is used) or a bare self-play
+    /// config. Default: built-in defaults.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Evaluator without a network.
+    #[arg(long, value_enum, conflicts_with = "model")]
+    pub evaluator: Option<EvaluatorKind>,
+    /// Network model file to evaluate positions with.
+    #[arg(long)]
+    pub model: Option<PathBuf>,
+    /// Number of games to play.
+    #[arg(long)]
+    pub games: u64,
+    /// Output directory: shards go to OUT/shards, game records to OUT/games.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Override the config's worker threads (0 = one per core).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Override the config's simulations per full search.
+    #[arg(long)]
+    pub simulations: Option<u32>,
+    /// Override the config's random seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+/// The built-in evaluators.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EvaluatorKind {
+    /// Uniform priors, value 0.
+    Uniform,
+    /// Concentration / centre-of-mass evaluation.
+    Heuristic,
+}
+
+/// How positions are evaluated.
+#[derive(Clone, Debug)]
+pub enum EvaluatorChoice {
+    /// A built-in evaluator.
+    Builtin(EvaluatorKind),
+    /// A network model file.
+    Model(PathBuf),
+}
+
+/// Builds the evaluator for `choice`. The one place that maps an evaluator choice to an
+/// implementation: the network evaluator plugs in here.
+pub fn build_evaluator(choice: &EvaluatorChoice) -> Result<Arc<dyn Evaluator>> {
+    match choice {
+        EvaluatorChoice::Builtin(EvaluatorKind::Uniform) => {
+            Ok(Arc::new(selfplay::UniformEvaluator::new()))
+        }
+        EvaluatorChoice::Builtin(EvaluatorKind::Heuristic) => {
+            Ok(Arc::new(selfplay::HeuristicEvaluator::new()))
+        }
+        EvaluatorChoice::Model(path) => bail!(
+            "--model {}: network evaluation is not available yet (it arrives with the train \
+             crate); use --evaluator uniform or --evaluator heuristic",
+            path.display()
+        ),
+    }
+}
+
+/// Reads a self-play config file (see [`SelfplayConfig::from_toml`]).
+pub fn load_config(path: &Path) -> Result<SelfplayConfig> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read config {}", path.display()))?;
+    SelfplayConfig::from_toml(&text).map_err(|e| anyhow!("{}: {e}", path.display()))
+}
+
+/// Plays the games; prints a summary line (games, samples, shards, throughput).
+pub fn run(args: Args) -> Result<()> {
+    let mut config = match &args.config {
+        Some(path) => load_config(path)?,
+        None => SelfplayConfig::default(),
+    };
+    if let Some(t) = args.threads {
+        config.threads = t;
+    }
+    if let Some(s) = args.simulations {
+        config.simulations = s;
+    }
+    if args.seed.is_some() {
+        config.seed = args.seed;
+    }
+    config
+        .validate()
+        .map_err(|e| anyhow!("bad self-play configuration: {e}"))?;
+    let choice = match (&args.model, args.evaluator) {
+        (Some(m), _) => EvaluatorChoice::Model(m.clone()),
+        (None, Some(k)) => EvaluatorChoice::Builtin(k),
+        (None, None) => EvaluatorChoice::Builtin(EvaluatorKind::Heuristic),
+    };
+    let evaluator = build_evaluator(&choice)?;
+    play(&config, evaluator, args.games, &args.out)
+}
+
+/// Plays `games` games into `out` (shards in `out/shards`, records in `out/games`).
+pub fn play(
+    config: &SelfplayConfig,
+    evaluator: Arc<dyn Evaluator>,
+    games: u64,
+    out: &Path,
+) -> Result<()> {
+    let mut writer = GameWriter::new(out, config.shard_samples, config.write_game_records)?;
+    let mut display = ProgressDisplay::new(games);
+    let name = evaluator.name();
+    let result = selfplay::run_selfplay(
+        config,
+        evaluator,
+        games,
+        |g| writer.add(g).map_err(|e| e.to_string()),
+        |p| display.update(p),
+    );
+    display.finish();
+    // Whatever happened, keep the samples already played.
+    let flushed = writer.flush();
+    let progress = result?;
+    flushed?;
+    println!(
+        "selfplay: {} games, {} samples in {} shards under {} ({name}, {:.1} s, {:.0} positions/s, \
+         {:.0} evals/s, mean batch {:.1}, would-resign {} of which false {})",
+        progress.games,
+        writer.samples_written,
+        writer.shards_written.len(),
+        writer.shard_dir().display(),
+        progress.seconds,
+        progress.positions_per_second(),
+        progress.evaluations_per_second(),
+        progress.mean_batch(),
+        progress.would_resign,
+        progress.false_resignations,
+    );
+    Ok(())
+}
+
+/// Arguments of `loazero bench mcts`.
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    /// Evaluators to measure (default: uniform, then heuristic).
+    #[arg(long, value_enum)]
+    pub evaluator: Vec<EvaluatorKind>,
+    /// Simulations per searched move.
+    #[arg(long, default_value_t = 10_000)]
+    pub simulations: u32,
+    /// Seconds per evaluator.
+    #[arg(long, default_value_t = 5.0)]
+    pub seconds: f64,
+    /// Threads searching in parallel (the figure is per thread).
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// Leaves per evaluator call (overrides the default search config).
+    #[arg(long)]
+    pub leaves: Option<u32>,
+    /// TOML config whose `[selfplay.mcts]` (or `[mcts]`) settings are used.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+}
+
+/// `loazero bench mcts`: simulations/s per thread, playing games from the standard start
+/// (best move, tree reuse) with each evaluator.
+pub fn bench(args: BenchArgs) -> Result<()> {
+    let mut mcts = match &args.config {
+        Some(path) => load_config(path)?.mcts,
+        None => selfplay::MctsConfig::default(),
+    };
+    if let Some(l) = args.leaves {
+        mcts.leaves_per_batch = l;
+    }
+    mcts.validate().map_err(|e| anyhow!(e))?;
+    let kinds = if args.evaluator.is_empty() {
+        vec![EvaluatorKind::Uniform, EvaluatorKind::Heuristic]
+    } else {
+        args.evaluator.clone()
+    };
+    for kind in kinds {
+        let evaluator = build_evaluator(&EvaluatorChoice::Builtin(kind))?;
+        let name = evaluator.name();
+        let r = selfplay::bench::bench_search(
+            evaluator,
+            &mcts,
+            args.simulations,
+            args.seconds,
+            args.threads,
+        );
+        println!(
+            "mcts {name:<9} {:>10.0} sims/s/thread  ({} threads, {} sims, {} moves of {} sims, \
+             mean batch {:.1}, {:.1} s)",
+            r.sims_per_second_per_thread(),
+            r.threads,
+            r.simulations,
+            r.moves,
+            args.simulations,
+            r.evaluations as f64 / r.batches.max(1) as f64,
+            r.seconds
+        );
+    }
+    Ok(())
+}
