@@ -10,6 +10,7 @@
 //! cells only change how the masks are built.
 
 use crate::geometry::{Geometry, Square, OFF_BOARD};
+use crate::moves::{Move, MoveList};
 
 /// Calls `f(from, direction, to, capture)` for every normal move.
 ///
@@ -51,6 +52,39 @@ pub fn for_each_move(
                     continue;
                 }
                 f(from as Square, dir as u8, to, enemy & to_bit != 0);
+            }
+        }
+    }
+}
+
+/// Appends every normal move to `list` (see [`for_each_move`] for the masks), branch-free
+/// per direction. Same moves, same order as [`for_each_move`].
+#[inline]
+pub fn generate(
+    g: &Geometry,
+    movers: u64,
+    occupied: u64,
+    enemy: u64,
+    forbidden: u64,
+    list: &mut MoveList,
+) {
+    let axes = g.axes as usize;
+    let mut bits = movers;
+    while bits != 0 {
+        let from = bits.trailing_zeros() as usize;
+        bits &= bits - 1;
+        let lines = &g.line[from];
+        let rays = &g.ray[from];
+        let targets = &g.target[from];
+        for axis in 0..axes {
+            let n = (occupied & lines[axis]).count_ones() as usize;
+            for dir in [axis, axis + axes] {
+                let to = targets[dir][n] as usize;
+                let to_bit = ((to < 64) as u64) << (to & 63);
+                let reach = rays[dir] & !g.ray[to][dir];
+                let ok = (to_bit != 0) & (to_bit & forbidden == 0) & (reach & enemy & !to_bit == 0);
+                let capture = enemy & to_bit != 0;
+                list.push_if(Move::new(from as Square, (to & 63) as Square, capture), ok);
             }
         }
     }

@@ -111,7 +111,8 @@ pub const MAX_MOVES: usize = 256;
 /// A stack-allocated list of moves. Cheap to create; no heap allocation.
 #[derive(Clone)]
 pub struct MoveList {
-    moves: [Move; MAX_MOVES],
+    /// One spare slot past `MAX_MOVES` lets [`MoveList::push_if`] write unconditionally.
+    moves: [Move; MAX_MOVES + 1],
     len: usize,
 }
 
@@ -126,7 +127,7 @@ impl MoveList {
     #[inline]
     pub const fn new() -> MoveList {
         MoveList {
-            moves: [Move::PASS; MAX_MOVES],
+            moves: [Move::PASS; MAX_MOVES + 1],
             len: 0,
         }
     }
@@ -136,6 +137,14 @@ impl MoveList {
     pub fn push(&mut self, mv: Move) {
         self.moves[self.len] = mv;
         self.len += 1;
+    }
+
+    /// Appends `mv` if `keep` holds, without a branch (for generators). Moves beyond
+    /// [`MAX_MOVES`] are dropped (no position of a supported variant has that many).
+    #[inline(always)]
+    pub fn push_if(&mut self, mv: Move, keep: bool) {
+        self.moves[self.len] = mv;
+        self.len = (self.len + keep as usize).min(MAX_MOVES);
     }
 
     /// Removes every move.

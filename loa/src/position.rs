@@ -212,7 +212,9 @@ impl Position {
     /// Appends the normal (non-pass) moves of the side to move to `list`.
     #[inline]
     pub fn generate_moves(&self, list: &mut MoveList) {
-        self.for_each_move(|from, _, to, capture| list.push(Move::new(from, to, capture)));
+        let own = self.pieces[self.to_move.index()];
+        let enemy = self.pieces[self.to_move.opponent().index()];
+        movegen::generate(self.geometry(), own, own | enemy, enemy, own, list);
     }
 
     /// Number of normal (non-pass) moves of the side to move.
