@@ -22,6 +22,9 @@ pub struct BenchResult {
     pub moves: u64,
     /// Wall-clock seconds.
     pub seconds: f64,
+    /// CPU seconds used by the search threads (less than `threads · seconds` when the
+    /// machine is shared).
+    pub cpu_seconds: f64,
 }
 
 impl BenchResult {
@@ -29,6 +32,25 @@ impl BenchResult {
     pub fn sims_per_second_per_thread(&self) -> f64 {
         self.simulations as f64 / self.seconds.max(1e-9) / self.threads.max(1) as f64
     }
+
+    /// Simulations per CPU second of the search threads.
+    pub fn sims_per_cpu_second(&self) -> f64 {
+        self.simulations as f64 / self.cpu_seconds.max(1e-9)
+    }
+}
+
+/// CPU time of the calling thread, in seconds.
+fn thread_cpu_seconds() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime only writes the timespec we pass.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return 0.0;
+    }
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 /// Each of `threads` threads plays games (standard variant, classic rules) by searching
@@ -44,7 +66,7 @@ pub fn bench_search(
     let threads = threads.max(1);
     let deadline = Duration::from_secs_f64(seconds.max(0.01));
     let t0 = Instant::now();
-    let totals: Vec<(u64, u64, u64, u64)> = std::thread::scope(|s| {
+    let totals: Vec<(u64, u64, u64, u64, f64)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 let evaluator = evaluator.clone();
@@ -54,6 +76,7 @@ pub fn bench_search(
                     let mut search = Search::new(config, rules, t as u64 + 1);
                     let mut batch = EvalBatch::new();
                     let mut game = Game::new(Variant::Standard, rules);
+                    let cpu0 = thread_cpu_seconds();
                     let (mut sims, mut evals, mut batches, mut moves) = (0u64, 0u64, 0u64, 0u64);
                     while t0.elapsed() < deadline {
                         if game.is_over() || game.moves().len() > 300 {
@@ -77,7 +100,7 @@ pub fn bench_search(
                         let mv = search.best_move().expect("live game has moves");
                         game.play(mv).expect("legal");
                     }
-                    (sims, evals, batches, moves)
+                    (sims, evals, batches, moves, thread_cpu_seconds() - cpu0)
                 })
             })
             .collect();
@@ -94,5 +117,6 @@ pub fn bench_search(
         batches: totals.iter().map(|t| t.2).sum(),
         moves: totals.iter().map(|t| t.3).sum(),
         seconds,
+        cpu_seconds: totals.iter().map(|t| t.4).sum(),
     }
 }

@@ -422,11 +422,38 @@ impl Search {
         let us = pos.to_move();
         let g = pos.geometry();
         let own = pos.pieces(us);
-        for &mv in self.moves.iter() {
+        // Groups of the side to move: after a move f→t, every group minus f must touch a
+        // neighbour of t (the only new piece), a cheap filter before the exact test.
+        let mut groups = [0u64; 64];
+        let mut num_groups = 0;
+        let mut rest = own;
+        while rest != 0 {
+            let mut group = rest & rest.wrapping_neg();
+            loop {
+                let grown = g.dilate(group) & rest;
+                if grown == group {
+                    break;
+                }
+                group = grown;
+            }
+            rest &= !group;
+            groups[num_groups] = group;
+            num_groups += 1;
+        }
+        let groups = &groups[..num_groups];
+        'moves: for &mv in self.moves.iter() {
             if mv.is_pass() {
                 continue;
             }
-            let after = own ^ (1u64 << mv.from()) ^ (1u64 << mv.to());
+            let from = 1u64 << mv.from();
+            let near = g.neighbours[mv.to() as usize];
+            for &group in groups {
+                let left = group & !from;
+                if left != 0 && left & near == 0 {
+                    continue 'moves;
+                }
+            }
+            let after = own ^ from ^ (1u64 << mv.to());
             if !g.is_connected(after) {
                 continue;
             }
@@ -452,20 +479,22 @@ impl Search {
     }
 
     /// PUCT choice among the children of expanded edge `p`.
+    ///
+    /// Children are stored in decreasing prior order and an unvisited child is only ever
+    /// chosen as the first unvisited one, so visited children form a prefix: the scan
+    /// stops at the first unvisited, unproven child, which stands for all of them (they
+    /// share the first-play-urgency value and have no higher prior).
     #[inline]
     fn select_child(&self, p: u32, at_root: bool) -> u32 {
         let edges = &self.tree.edges;
         let parent = &edges[p as usize];
         let n_parent = parent.visits + parent.in_flight as u32;
         let cu = self.config.cpuct * (n_parent.max(1) as f32).sqrt();
-        let parent_q = -parent.q;
         let vl = self.config.virtual_loss;
         let solver = self.config.solver;
         let mut visited_mass = 0.0f32;
         let mut best = u32::MAX;
         let mut best_score = f32::NEG_INFINITY;
-        let mut unvisited = u32::MAX;
-        let mut unvisited_prior = f32::NEG_INFINITY;
         let range = parent.child_range();
         let start = range.start as u32;
         for (k, e) in edges[range].iter().enumerate() {
@@ -477,11 +506,16 @@ impl Search {
                 }
                 e.proof as f32
             } else if n == 0 {
-                if e.prior > unvisited_prior {
-                    unvisited_prior = e.prior;
-                    unvisited = k as u32;
+                let reduction = if at_root {
+                    self.config.fpu_reduction_root
+                } else {
+                    self.config.fpu_reduction
+                };
+                let fpu = -parent.q - reduction * visited_mass.sqrt();
+                if fpu + cu * e.prior > best_score {
+                    best = k as u32;
                 }
-                continue;
+                break;
             } else if inflight == 0 {
                 e.q
             } else {
@@ -492,17 +526,6 @@ impl Search {
             if score > best_score {
                 best_score = score;
                 best = k as u32;
-            }
-        }
-        if unvisited != u32::MAX {
-            let reduction = if at_root {
-                self.config.fpu_reduction_root
-            } else {
-                self.config.fpu_reduction
-            };
-            let fpu = parent_q - reduction * visited_mass.sqrt();
-            if fpu + cu * unvisited_prior > best_score {
-                best = unvisited;
             }
         }
         if best == u32::MAX {
@@ -530,13 +553,23 @@ impl Search {
                 value = 0.0;
             }
             let range = batch.range(i);
-            let first = self.tree.edges.len() as u32;
+            let first = self.tree.edges.len();
             let n = range.len();
-            for j in range {
-                let p = batch.priors[j];
-                let p = if p.is_finite() && p >= 0.0 { p } else { 0.0 };
-                self.tree.edges.push(Edge::new(batch.moves[j], p));
+            self.tree.edges.extend(
+                batch.moves[range.clone()]
+                    .iter()
+                    .zip(&batch.priors[range])
+                    .map(|(&mv, &p)| {
+                        Edge::new(mv, if p.is_finite() && p >= 0.0 { p } else { 0.0 })
+                    }),
+            );
+            // Children in decreasing prior order: unvisited children are then a suffix
+            // and selection stops scanning at the first one (see `select_child`).
+            let children = &mut self.tree.edges[first..];
+            if !children.is_sorted_by(|a, b| a.prior >= b.prior) {
+                children.sort_unstable_by(|a, b| b.prior.total_cmp(&a.prior));
             }
+            let first = first as u32;
             let edge = &mut self.tree.edges[e as usize];
             edge.children = first;
             edge.num_children = n as u16;
@@ -613,7 +646,8 @@ impl Search {
         }
     }
 
-    /// The root's moves with their statistics, in the evaluator's move order.
+    /// The root's moves with their statistics, in decreasing prior order (the order of
+    /// [`Search::policy_target`]).
     pub fn root_moves(&self) -> Vec<RootMove> {
         let edges = &self.tree.edges;
         let root = &edges[self.tree.root as usize];

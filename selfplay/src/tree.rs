@@ -5,6 +5,9 @@
 
 use loa::Move;
 
+/// Arenas smaller than this (in edges, 24 bytes each) are never compacted.
+const MIN_COMPACT: usize = 1 << 16;
+
 /// `Edge::proof` of an unproven edge.
 pub(crate) const UNKNOWN: i8 = i8::MIN;
 
@@ -65,6 +68,8 @@ impl Edge {
 pub(crate) struct Tree {
     pub edges: Vec<Edge>,
     pub root: u32,
+    /// Re-rooting compacts the arena once it holds more edges than this.
+    compact_at: usize,
     spare: Vec<Edge>,
     queue: Vec<(u32, u32)>,
 }
@@ -74,6 +79,7 @@ impl Tree {
         let mut t = Tree {
             edges: Vec::new(),
             root: 0,
+            compact_at: 0,
             spare: Vec::new(),
             queue: Vec::new(),
         };
@@ -86,6 +92,7 @@ impl Tree {
         self.edges.clear();
         self.edges.push(Edge::new(Move::PASS, 1.0));
         self.root = 0;
+        self.compact_at = MIN_COMPACT;
     }
 
     /// Number of edges held.
@@ -104,10 +111,27 @@ impl Tree {
             .map(|c| c as u32)
     }
 
-    /// Makes `new_root` (a descendant of the root) the root, keeping only its subtree,
-    /// compacted to the front of the arena. A new root without children becomes
-    /// unexpanded (its proof, if any, came from its parent's point of view).
+    /// Makes `new_root` (a descendant of the root) the root. The rest of the tree
+    /// becomes garbage, compacted away (see [`Tree::compact`]) once the arena has doubled
+    /// since the last compaction, so re-rooting costs O(1) amortised. A new root without
+    /// children becomes unexpanded (its proof, if any, was from its parent's view).
     pub(crate) fn reroot(&mut self, new_root: u32) {
+        if self.edges.len() > self.compact_at {
+            self.compact(new_root);
+            self.compact_at = (2 * self.edges.len()).max(MIN_COMPACT);
+        } else {
+            self.root = new_root;
+            let root = &mut self.edges[new_root as usize];
+            root.in_flight = 0;
+            if root.num_children == 0 || root.state != EXPANDED {
+                *root = Edge::new(root.mv, 1.0);
+            }
+        }
+    }
+
+    /// Keeps only the subtree of `new_root`, copied to the front of the arena, with
+    /// `new_root` as the root.
+    pub(crate) fn compact(&mut self, new_root: u32) {
         let old = &self.edges;
         let new = &mut self.spare;
         new.clear();
@@ -172,14 +196,18 @@ mod tests {
         t.edges[1].children = 5;
         t.edges[1].num_children = 1;
         assert_eq!(t.find_child(0, mv(2)), Some(2));
+        // Small arenas re-root in place.
         t.reroot(2);
+        assert_eq!((t.root, t.len()), (2, 6));
+        t.root = 0;
+        t.compact(2);
         assert_eq!(t.len(), 3);
         assert_eq!(t.edges[0].visits, 7);
         assert_eq!(t.edges[0].child_range(), 1..3);
         assert_eq!(t.edges[1].mv, mv(3));
         assert_eq!(t.edges[2].mv, mv(4));
         // A leaf root is reset.
-        t.reroot(1);
+        t.compact(1);
         assert_eq!(t.len(), 1);
         assert_eq!(t.edges[0].state, UNEXPANDED);
     }

@@ -194,9 +194,10 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             args.threads,
         );
         println!(
-            "mcts {name:<9} {:>10.0} sims/s/thread  ({} threads, {} sims, {} moves of {} sims, \
-             mean batch {:.1}, {:.1} s)",
+            "mcts {name:<9} {:>10.0} sims/s/thread  ({:.0} sims per CPU second; {} threads, {} \
+             sims, {} moves of {} sims, mean batch {:.1}, {:.1} s)",
             r.sims_per_second_per_thread(),
+            r.sims_per_cpu_second(),
             r.threads,
             r.simulations,
             r.moves,
