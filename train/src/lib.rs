@@ -14,14 +14,22 @@
 //! Threading: tensors and modules are `Send`, not `Sync`; a [`Model`] or [`Trainer`] is
 //! owned by one thread. [`NetEvaluator`] is `Sync` (it talks to its own thread).
 
+pub mod batch;
 pub mod config;
 pub mod device;
 pub mod encoding;
 pub mod evaluator;
+pub mod export;
+pub mod metrics;
 pub mod model;
 pub mod net;
+pub mod optimizer;
+pub mod replay;
 pub mod tensor_file;
+pub mod trainer;
 
 pub use config::{InferenceConfig, NetConfig, TrainConfig};
 pub use evaluator::NetEvaluator;
 pub use model::{Model, ModelInfo};
+pub use replay::ReplayWindow;
+pub use trainer::{StepStats, TrainSummary, Trainer};

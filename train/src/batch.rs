@@ -1,0 +1,161 @@
+//! Training batches: samples (each under one board symmetry) → input planes, policy
+//! targets over the policy vector, legal-move masks, and win/draw/loss value targets.
+
+use crate::encoding::{encode_into, input_len, NUM_PLANES};
+use crate::net::POLICY_PLANES;
+use loa::policy::transform_policy_index;
+use selfplay::data::Sample;
+use tch::{Device, Kind, Tensor};
+
+/// One training batch, on the CPU until [`Batch::to_device`].
+pub struct Batch {
+    /// `u8 [B, planes, N, N]`.
+    pub input: Tensor,
+    /// `f32 [B, P]`: the visit distribution (sums to 1 where `policy_weight` is 1).
+    pub policy_target: Tensor,
+    /// `bool [B, P]`: the legal moves (illegal logits are masked before the softmax).
+    pub legal: Tensor,
+    /// `f32 [B]`: 1 for samples with a policy target (full searches), else 0.
+    pub policy_weight: Tensor,
+    /// `f32 [B, 3]`: win/draw/loss target probabilities.
+    pub wdl_target: Tensor,
+    /// `f32 [B]`: the scalar value target in `[-1, 1]`.
+    pub value_target: Tensor,
+}
+
+impl Batch {
+    /// Moves every tensor to `device`.
+    pub fn to_device(&self, device: Device) -> Batch {
+        Batch {
+            input: self.input.to_device(device),
+            policy_target: self.policy_target.to_device(device),
+            legal: self.legal.to_device(device),
+            policy_weight: self.policy_weight.to_device(device),
+            wdl_target: self.wdl_target.to_device(device),
+            value_target: self.value_target.to_device(device),
+        }
+    }
+}
+
+/// The win/draw/loss distribution with expectation `z` and the least draw mass:
+/// `[max(z, 0), 1 − |z|, max(−z, 0)]`.
+pub fn wdl_of(z: f32) -> [f32; 3] {
+    let z = z.clamp(-1.0, 1.0);
+    [z.max(0.0), 1.0 - z.abs(), (-z).max(0.0)]
+}
+
+/// Builds a batch from `samples[i]` seen under symmetry `symmetries[i]`, for an
+/// `n×n` board. Value target: `(1 − w) · outcome + w · search_value` with
+/// `w = search_value_weight`. Samples of another board size must not be passed.
+pub fn make_batch(
+    samples: &[&Sample],
+    symmetries: &[usize],
+    board_size: usize,
+    search_value_weight: f32,
+) -> Batch {
+    assert_eq!(samples.len(), symmetries.len());
+    let b = samples.len();
+    let n = board_size;
+    let plen = POLICY_PLANES * n * n;
+    let ilen = input_len(n);
+    let mut input = vec![0u8; b * ilen];
+    let mut policy = vec![0f32; b * plen];
+    let mut legal = vec![false; b * plen];
+    let mut weight = vec![0f32; b];
+    let mut wdl = vec![0f32; b * 3];
+    let mut value = vec![0f32; b];
+    for (i, (s, &sym)) in samples.iter().zip(symmetries).enumerate() {
+        let pos = &s.position;
+        let g = pos.geometry();
+        assert_eq!(g.size as usize, n, "sample of another board size");
+        encode_into(&pos.transformed(sym), &mut input[i * ilen..(i + 1) * ilen]);
+        let row = i * plen;
+        let mut mass = 0.0;
+        for (j, &mv) in s.moves.iter().enumerate() {
+            let Some(idx) = pos.policy_index(mv) else {
+                continue;
+            };
+            let k = transform_policy_index(g, idx, sym);
+            legal[row + k] = true;
+            if let Some(&p) = s.policy.get(j) {
+                policy[row + k] += p;
+                mass += p;
+            }
+        }
+        if mass > 0.0 {
+            for x in &mut policy[row..row + plen] {
+                *x /= mass;
+            }
+            weight[i] = 1.0;
+        }
+        let z = (1.0 - search_value_weight) * s.outcome + search_value_weight * s.search_value;
+        wdl[i * 3..i * 3 + 3].copy_from_slice(&wdl_of(z));
+        value[i] = z.clamp(-1.0, 1.0);
+    }
+    let (bi, ni) = (b as i64, n as i64);
+    Batch {
+        input: Tensor::from_slice(&input).view([bi, NUM_PLANES as i64, ni, ni]),
+        policy_target: Tensor::from_slice(&policy).view([bi, plen as i64]),
+        legal: Tensor::from_slice(&legal).view([bi, plen as i64]),
+        policy_weight: Tensor::from_slice(&weight),
+        wdl_target: Tensor::from_slice(&wdl).view([bi, 3]),
+        value_target: Tensor::from_slice(&value),
+    }
+}
+
+/// Masks illegal moves' logits with a large negative number (finite, so an all-illegal
+/// row — a forced pass — stays NaN-free).
+pub fn mask_logits(logits: &Tensor, legal: &Tensor) -> Tensor {
+    logits
+        .to_kind(Kind::Float)
+        .masked_fill(&legal.logical_not(), -1e9)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use loa::{Position, Rules, Variant};
+
+    #[test]
+    fn targets_follow_symmetries() {
+        let rules = Rules::classic();
+        let pos = Position::start(Variant::Standard, &rules);
+        let moves = pos.legal_moves(&rules).to_vec();
+        let mut policy = vec![0.0; moves.len()];
+        policy[5] = 0.75;
+        policy[9] = 0.25;
+        let s = Sample {
+            position: pos,
+            rules,
+            moves: moves.clone(),
+            policy,
+            search_value: 0.5,
+            outcome: -1.0,
+        };
+        let no_policy = Sample {
+            policy: vec![],
+            ..s.clone()
+        };
+        for sym in 0..8 {
+            let b = make_batch(&[&s, &no_policy], &[sym, sym], 8, 0.5);
+            let t = pos.transformed(sym);
+            let target = Vec::<f32>::try_from(b.policy_target.get(0)).unwrap();
+            let legal = Vec::<bool>::try_from(b.legal.get(0)).unwrap();
+            assert_eq!(legal.iter().filter(|&&x| x).count(), moves.len());
+            let k5 = t.policy_index(pos.transform_move(moves[5], sym)).unwrap();
+            let k9 = t.policy_index(pos.transform_move(moves[9], sym)).unwrap();
+            assert_eq!(target[k5], 0.75);
+            assert_eq!(target[k9], 0.25);
+            assert!((target.iter().sum::<f32>() - 1.0).abs() < 1e-6);
+            let input = Vec::<u8>::try_from(b.input.get(0).flatten(0, -1)).unwrap();
+            assert_eq!(input, crate::encoding::encode(&t));
+            let w = Vec::<f32>::try_from(b.policy_weight.shallow_clone()).unwrap();
+            assert_eq!(w, vec![1.0, 0.0]);
+            // z = 0.5 * -1 + 0.5 * 0.5 = -0.25.
+            let wdl = Vec::<f32>::try_from(b.wdl_target.get(1)).unwrap();
+            assert_eq!(wdl, vec![0.0, 0.75, 0.25]);
+        }
+        assert_eq!(wdl_of(1.0), [1.0, 0.0, 0.0]);
+        assert_eq!(wdl_of(0.0), [0.0, 1.0, 0.0]);
+    }
+}

@@ -1,0 +1,211 @@
+//! The replay window: the newest `capacity` positions of one board size across the shard
+//! files of a directory (written by the selfplay crate). Defective shards are reported
+//! once and skipped, never fatal.
+
+use selfplay::data::{list_shards, read_shard, DataError, Sample};
+use std::collections::{HashSet, VecDeque};
+use std::path::{Path, PathBuf};
+
+/// What one [`ReplayWindow::refresh`] did.
+#[derive(Debug, Default)]
+pub struct RefreshReport {
+    /// Shards read into the window.
+    pub new_shards: usize,
+    /// Positions added.
+    pub new_samples: usize,
+    /// Shards that could not be read (truncated, corrupt, unreadable), each naming its
+    /// file; they are not retried.
+    pub skipped: Vec<DataError>,
+    /// Positions ignored because their board size is not the window's.
+    pub other_board: usize,
+    /// Old shards dropped from the window.
+    pub evicted_shards: usize,
+}
+
+/// The newest positions for training. Plain data, `Send + Sync`.
+pub struct ReplayWindow {
+    capacity: usize,
+    board_size: usize,
+    /// Oldest first.
+    shards: VecDeque<(PathBuf, Vec<Sample>)>,
+    /// Every shard already considered (read, skipped as defective, or too old).
+    seen: HashSet<PathBuf>,
+    total: usize,
+    /// `starts[i]`: index of the first sample of `shards[i]` in the concatenation.
+    starts: Vec<usize>,
+}
+
+impl ReplayWindow {
+    /// An empty window for `board_size`×`board_size` positions.
+    pub fn new(capacity: usize, board_size: usize) -> ReplayWindow {
+        ReplayWindow {
+            capacity: capacity.max(1),
+            board_size,
+            shards: VecDeque::new(),
+            seen: HashSet::new(),
+            total: 0,
+            starts: Vec::new(),
+        }
+    }
+
+    /// A window over given samples (tests, supervised data); other board sizes dropped.
+    pub fn from_samples(samples: Vec<Sample>, capacity: usize, board_size: usize) -> Self {
+        let mut w = ReplayWindow::new(capacity, board_size);
+        let samples: Vec<Sample> = samples
+            .into_iter()
+            .filter(|s| s.position.geometry().size as usize == board_size)
+            .collect();
+        w.total = samples.len();
+        w.shards.push_back((PathBuf::from("<memory>"), samples));
+        w.evict();
+        w
+    }
+
+    /// Reads the shards of `dir` not seen before (newest first, only as many as can be
+    /// in the window), then drops shards that fell out of the window. Errors only when
+    /// the directory itself cannot be listed.
+    pub fn refresh(&mut self, dir: &Path) -> Result<RefreshReport, DataError> {
+        let mut report = RefreshReport::default();
+        let mut fresh = Vec::new();
+        let mut fresh_samples = 0;
+        for path in list_shards(dir)? {
+            if self.seen.contains(&path) {
+                continue;
+            }
+            self.seen.insert(path.clone());
+            if fresh_samples >= self.capacity {
+                // Older than everything the window can hold.
+                continue;
+            }
+            match read_shard(&path) {
+                Ok(samples) => {
+                    let before = samples.len();
+                    let samples: Vec<Sample> = samples
+                        .into_iter()
+                        .filter(|s| s.position.geometry().size as usize == self.board_size)
+                        .collect();
+                    report.other_board += before - samples.len();
+                    fresh_samples += samples.len();
+                    fresh.push((path, samples));
+                }
+                Err(e) => report.skipped.push(e),
+            }
+        }
+        report.new_shards = fresh.len();
+        report.new_samples = fresh_samples;
+        for shard in fresh.into_iter().rev() {
+            self.total += shard.1.len();
+            self.shards.push_back(shard);
+        }
+        report.evicted_shards = self.evict();
+        Ok(report)
+    }
+
+    fn evict(&mut self) -> usize {
+        let mut evicted = 0;
+        while let Some((_, front)) = self.shards.front() {
+            if self.total - front.len() >= self.capacity {
+                self.total -= front.len();
+                self.shards.pop_front();
+                evicted += 1;
+            } else {
+                break;
+            }
+        }
+        self.starts.clear();
+        let mut at = 0;
+        for (_, s) in &self.shards {
+            self.starts.push(at);
+            at += s.len();
+        }
+        evicted
+    }
+
+    /// Number of positions available for sampling (at most the capacity).
+    pub fn len(&self) -> usize {
+        self.total.min(self.capacity)
+    }
+
+    /// Whether no position is available.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The board size of the window's positions.
+    pub fn board_size(&self) -> usize {
+        self.board_size
+    }
+
+    /// Number of shards held.
+    pub fn shard_count(&self) -> usize {
+        self.shards.len()
+    }
+
+    /// Position `i` of `0..len()` (oldest of the window first).
+    pub fn get(&self, i: usize) -> &Sample {
+        assert!(i < self.len(), "window index {i} out of range");
+        let k = i + (self.total - self.len());
+        let s = self.starts.partition_point(|&start| start <= k) - 1;
+        &self.shards[s].1[k - self.starts[s]]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use loa::{Position, Rules, Variant};
+    use selfplay::data::write_shard;
+
+    /// A start position tagged by its ply counter.
+    fn sample(variant: Variant, tag: u32) -> Sample {
+        let rules = Rules::classic();
+        let mut p = Position::start(variant, &rules);
+        p.set_ply(tag);
+        Sample {
+            position: p,
+            rules,
+            moves: p.legal_moves(&rules).to_vec(),
+            policy: vec![],
+            search_value: 0.0,
+            outcome: 0.0,
+        }
+    }
+
+    #[test]
+    fn window_keeps_newest_and_skips_bad_shards() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let tags = |n: u32, base: u32| -> Vec<Sample> {
+            (0..n).map(|i| sample(Variant::Standard, base + i)).collect()
+        };
+        write_shard(&d.join("a.shard"), &tags(4, 10)).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(15));
+        std::fs::write(d.join("bad.shard"), b"LOAZSHRD truncated").unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(15));
+        let mut b = tags(3, 50);
+        b.push(sample(Variant::Six, 90));
+        write_shard(&d.join("b.shard"), &b).unwrap();
+
+        let mut w = ReplayWindow::new(5, 8);
+        let r = w.refresh(d).unwrap();
+        assert_eq!(r.skipped.len(), 1);
+        assert!(r.skipped[0].to_string().contains("bad.shard"));
+        assert_eq!(r.other_board, 1);
+        assert_eq!(r.new_shards, 2);
+        assert_eq!(w.len(), 5);
+        // Newest five: the last two of a, then all of b.
+        let got: Vec<u32> = (0..5).map(|i| w.get(i).position.ply()).collect();
+        assert_eq!(got, vec![12, 13, 50, 51, 52]);
+
+        // A new shard pushes a out; the bad one is not retried.
+        std::thread::sleep(std::time::Duration::from_millis(15));
+        write_shard(&d.join("c.shard"), &tags(3, 70)).unwrap();
+        let r = w.refresh(d).unwrap();
+        assert_eq!(r.new_shards, 1);
+        assert!(r.skipped.is_empty());
+        assert_eq!(r.evicted_shards, 1);
+        let got: Vec<u32> = (0..5).map(|i| w.get(i).position.ply()).collect();
+        assert_eq!(got, vec![51, 52, 70, 71, 72]);
+        assert_eq!(w.shard_count(), 2);
+    }
+}
