@@ -420,3 +420,180 @@ impl Worker {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evaluators::{HeuristicEvaluator, UniformEvaluator};
+    use crate::output::{game_record_text, GameWriter};
+
+    fn small_config() -> SelfplayConfig {
+        SelfplayConfig {
+            simulations: 48,
+            games_per_worker: 4,
+            threads: 2,
+            seed: Some(9),
+            mcts: crate::MctsConfig {
+                cheap_simulations: 16,
+                full_search_probability: 0.5,
+                ..crate::MctsConfig::default()
+            },
+            ..SelfplayConfig::default()
+        }
+    }
+
+    #[test]
+    fn games_are_legal_and_samples_consistent() {
+        let config = small_config();
+        let mut finished = Vec::new();
+        let mut calls = 0;
+        let progress = run_selfplay(
+            &config,
+            Arc::new(HeuristicEvaluator::new()),
+            10,
+            |g| {
+                finished.push(g);
+                Ok(())
+            },
+            |_| calls += 1,
+        )
+        .unwrap();
+        assert_eq!(finished.len(), 10);
+        assert_eq!(progress.games, 10);
+        assert!(calls >= 1);
+        let mut full = 0;
+        let mut positions = 0;
+        for g in &finished {
+            positions += g.samples.len() as u64;
+            // Replaying the moves reaches the recorded end.
+            let mut game = Game::from_position(g.start, g.rules);
+            assert_eq!(
+                g.samples.len(),
+                g.moves.len() + g.resigned.is_some() as usize
+            );
+            for (i, &mv) in g.moves.iter().enumerate() {
+                let s = &g.samples[i];
+                assert_eq!(s.position, *game.position());
+                assert!(s.moves.contains(&mv));
+                assert_eq!(s.moves.len(), game.legal_moves().len());
+                if !s.policy.is_empty() {
+                    full += 1;
+                    assert_eq!(s.policy.len(), s.moves.len());
+                    assert!((s.policy.iter().sum::<f32>() - 1.0).abs() < 1e-3);
+                }
+                assert_eq!(s.outcome, g.outcome.score_for(s.position.to_move()));
+                game.play(mv).unwrap();
+            }
+            if g.resigned.is_none() && !g.adjudicated {
+                assert_eq!(game.outcome(), Some(g.outcome));
+            }
+            // The text record replays.
+            let text = game_record_text(g);
+            let record = loa::GameRecord::parse(&text).unwrap();
+            assert_eq!(record.moves.len(), g.moves.len());
+        }
+        assert_eq!(progress.positions, positions);
+        assert!(
+            full > 0 && full < positions,
+            "playout cap: {full} of {positions}"
+        );
+    }
+
+    #[test]
+    fn resignation_disabled_games_count_false_resignations() {
+        let config = SelfplayConfig {
+            resign_threshold: 0.5, // absurdly high: both sides "want" to resign
+            resign_disabled_fraction: 1.0,
+            resign_min_ply: 0,
+            ..small_config()
+        };
+        let mut finished = Vec::new();
+        let p = run_selfplay(
+            &config,
+            Arc::new(HeuristicEvaluator::new()),
+            6,
+            |g| {
+                finished.push(g);
+                Ok(())
+            },
+            |_| {},
+        )
+        .unwrap();
+        assert!(finished
+            .iter()
+            .all(|g| g.resign_disabled && g.resigned.is_none()));
+        assert!(p.would_resign > 0);
+        // With a threshold above 0, the winner's side also "wanted" to resign sometime.
+        assert!(p.false_resignations > 0);
+        let config = SelfplayConfig {
+            resign_threshold: 0.5,
+            resign_disabled_fraction: 0.0,
+            resign_min_ply: 4,
+            ..small_config()
+        };
+        let mut resigned = 0;
+        run_selfplay(
+            &config,
+            Arc::new(HeuristicEvaluator::new()),
+            4,
+            |g| {
+                resigned += g.resigned.is_some() as u32;
+                assert!(g.moves.len() >= 4);
+                Ok(())
+            },
+            |_| {},
+        )
+        .unwrap();
+        assert_eq!(resigned, 4);
+    }
+
+    #[test]
+    fn writer_produces_readable_shards_and_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = SelfplayConfig {
+            shard_samples: 50,
+            ..small_config()
+        };
+        let mut writer = GameWriter::new(dir.path(), config.shard_samples, true).unwrap();
+        let p = run_selfplay(
+            &config,
+            Arc::new(UniformEvaluator::new()),
+            5,
+            |g| writer.add(g).map_err(|e| e.to_string()),
+            |_| {},
+        )
+        .unwrap();
+        writer.flush().unwrap();
+        let scan = crate::data::read_recent_shards(&dir.path().join("shards"), None).unwrap();
+        assert!(scan.skipped.is_empty());
+        assert_eq!(scan.samples.len() as u64, p.positions);
+        assert_eq!(writer.samples_written, p.positions);
+        assert!(writer.shards_written.len() >= 2);
+        let records = std::fs::read_dir(dir.path().join("games")).unwrap().count();
+        assert_eq!(records, 5);
+    }
+
+    #[test]
+    fn evaluator_errors_stop_the_run() {
+        struct Broken;
+        impl Evaluator for Broken {
+            fn evaluate(&self, _: &mut EvalBatch) -> Result<(), EvalError> {
+                Err(EvalError("device lost".into()))
+            }
+            fn name(&self) -> String {
+                "broken".into()
+            }
+        }
+        let e = run_selfplay(&small_config(), Arc::new(Broken), 3, |_| Ok(()), |_| {}).unwrap_err();
+        assert!(e.to_string().contains("device lost"), "{e}");
+        let e = run_selfplay(
+            &small_config(),
+            Arc::new(UniformEvaluator::new()),
+            3,
+            |_| Err("disk full".into()),
+            |_| {},
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("disk full"), "{e}");
+    }
+}

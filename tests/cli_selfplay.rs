@@ -1,0 +1,137 @@
+//! End-to-end tests of `loazero selfplay` and `loazero bench mcts`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_loazero");
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "loazero-cli-selfplay-{name}-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().expect("run loazero")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn selfplay_writes_shards_and_replayable_records() {
+    let dir = temp_dir("play");
+    let config = dir.join("sp.toml");
+    std::fs::write(
+        &config,
+        "[selfplay]\nvariant = \"6x6\"\nrules = \"icga\"\nshard_samples = 40\n\
+         [selfplay.mcts]\nleaves_per_batch = 4\n[train]\nanything = 1\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = run(&[
+        "selfplay",
+        "--config",
+        config.to_str().unwrap(),
+        "--evaluator",
+        "heuristic",
+        "--games",
+        "6",
+        "--simulations",
+        "40",
+        "--threads",
+        "2",
+        "--seed",
+        "5",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("selfplay: 6 games"), "{}", text(&o));
+    let scan = selfplay::data::read_recent_shards(&out.join("shards"), None).unwrap();
+    assert!(scan.skipped.is_empty());
+    assert!(!scan.samples.is_empty());
+    assert!(scan
+        .samples
+        .iter()
+        .all(|s| s.position.variant() == loa::Variant::Six && s.rules == loa::Rules::icga()));
+    let records: Vec<_> = std::fs::read_dir(out.join("games"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(records.len(), 6);
+    for r in &records {
+        let o = run(&[
+            "replay",
+            r.to_str().unwrap(),
+            "--variant",
+            "6x6",
+            "--rules",
+            "icga",
+        ]);
+        assert!(o.status.success(), "{}: {}", r.display(), text(&o));
+        let record = std::fs::read_to_string(r).unwrap();
+        let end = record.lines().find(|l| l.starts_with("# end ")).unwrap();
+        if end.contains("by the rules") {
+            let winner = end.split_whitespace().nth(2).unwrap();
+            assert!(text(&o).contains(&format!("result: {winner}")), "{record}");
+        }
+    }
+}
+
+#[test]
+fn model_option_is_a_clear_error_for_now() {
+    let dir = temp_dir("model");
+    let o = run(&[
+        "selfplay",
+        "--model",
+        "net.pt",
+        "--games",
+        "1",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(text(&o).contains("not available yet"), "{}", text(&o));
+}
+
+#[test]
+fn bad_configs_name_the_file_and_key() {
+    let dir = temp_dir("badcfg");
+    let config = dir.join("bad.toml");
+    std::fs::write(&config, "[mcts]\ncpuctt = 2\n").unwrap();
+    let o = run(&[
+        "selfplay",
+        "--config",
+        config.to_str().unwrap(),
+        "--games",
+        "1",
+        "--out",
+        dir.join("o").to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let t = text(&o);
+    assert!(t.contains("bad.toml") && t.contains("cpuctt"), "{t}");
+    assert!(!Path::new(&dir.join("o").join("shards")).exists());
+}
+
+#[test]
+fn bench_mcts_reports_both_evaluators() {
+    let o = run(&["bench", "mcts", "--seconds", "0.2", "--simulations", "200"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let t = text(&o);
+    assert!(
+        t.contains("mcts uniform") && t.contains("mcts heuristic"),
+        "{t}"
+    );
+    assert!(t.contains("sims/s/thread"), "{t}");
+}
