@@ -71,6 +71,15 @@ pub fn loaded_torch_lib_dir() -> Option<std::path::PathBuf> {
         .and_then(|p| std::path::Path::new(p).parent().map(|d| d.to_path_buf()))
 }
 
+/// Whether this process loaded torch's CUDA library (`libtorch_cuda.so`): true when
+/// the binary is linked right and torch has CUDA support, even without a GPU.
+pub fn cuda_library_loaded() -> bool {
+    let _ = tch::get_num_threads();
+    std::fs::read_to_string("/proc/self/maps")
+        .map(|m| m.contains("/libtorch_cuda.so"))
+        .unwrap_or(false)
+}
+
 /// The version of the loaded torch (`2.11.0+cu130`), read from the `version.py` of the
 /// pip package it belongs to; `None` for a libtorch without it.
 pub fn torch_version() -> Option<String> {

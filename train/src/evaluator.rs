@@ -508,6 +508,7 @@ mod tests {
 
     #[test]
     fn matches_direct_forward_from_many_threads() {
+        crate::test_threads();
         let model = tiny_model();
         let config = InferenceConfig {
             max_batch: 64,
@@ -555,6 +556,7 @@ mod tests {
 
     #[test]
     fn weights_swap_and_bad_inputs() {
+        crate::test_threads();
         let model = tiny_model();
         let eval = NetEvaluator::from_weights(
             model.info.clone(),
@@ -595,6 +597,7 @@ mod tests {
 
     #[test]
     fn cuda_request_without_cuda_fails() {
+        crate::test_threads();
         if tch::Cuda::is_available() {
             return;
         }

@@ -152,6 +152,7 @@ mod tests {
 
     #[test]
     fn export_writes_three_files_that_agree() {
+        crate::test_threads();
         let dir = tempfile::tempdir().unwrap();
         let net = NetConfig {
             blocks: 2,

@@ -15,6 +15,7 @@
 //! owned by one thread. [`NetEvaluator`] is `Sync` (it talks to its own thread).
 
 pub mod batch;
+pub mod bench;
 pub mod config;
 pub mod device;
 pub mod encoding;
@@ -33,3 +34,10 @@ pub use evaluator::NetEvaluator;
 pub use model::{Model, ModelInfo};
 pub use replay::ReplayWindow;
 pub use trainer::{StepStats, TrainSummary, Trainer};
+
+/// Test set-up: one torch thread (tests run in parallel on a small machine, where
+/// OpenMP's spinning threads otherwise slow everything down several-fold).
+#[cfg(test)]
+pub(crate) fn test_threads() {
+    tch::set_num_threads(1);
+}

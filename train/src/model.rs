@@ -206,6 +206,7 @@ mod tests {
 
     #[test]
     fn save_load_round_trip() {
+        crate::test_threads();
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("m.safetensors");
         tch::manual_seed(1);

@@ -243,6 +243,7 @@ mod tests {
 
     #[test]
     fn shapes_for_both_board_sizes() {
+        crate::test_threads();
         for (variant, n) in [(Variant::Standard, 8usize), (Variant::Six, 6)] {
             let vs = nn::VarStore::new(tch::Device::Cpu);
             let net = Net::new(&vs.root(), &tiny(), n);
@@ -264,6 +265,7 @@ mod tests {
 
     #[test]
     fn global_pool_blocks_and_names() {
+        crate::test_threads();
         let vs = nn::VarStore::new(tch::Device::Cpu);
         let _net = Net::new(&vs.root(), &tiny(), 8);
         let vars = vs.variables();
@@ -277,6 +279,7 @@ mod tests {
     /// positions in the batch), train mode batch statistics.
     #[test]
     fn batch_norm_modes() {
+        crate::test_threads();
         tch::manual_seed(3);
         let vs = nn::VarStore::new(tch::Device::Cpu);
         let net = Net::new(&vs.root(), &tiny(), 8);

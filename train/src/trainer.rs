@@ -507,6 +507,7 @@ mod tests {
                 lr_schedule: crate::config::LrSchedule::Cosine,
                 lr_decay_steps: 20,
                 search_value_weight: 0.25,
+                threads: 1,
                 ..TrainConfig::default()
             };
             let dir = tempfile::tempdir().unwrap();
@@ -548,7 +549,8 @@ mod tests {
             lr: 0.01,
             warmup_steps: 1,
             log_every: 10,
-            ..TrainConfig::default()
+            threads: 1,
+                ..TrainConfig::default()
         };
         let dir = tempfile::tempdir().unwrap();
         let mut log = MetricsLog::open(&dir.path().join("metrics.jsonl")).unwrap();
@@ -638,7 +640,8 @@ mod tests {
             warmup_steps: 5,
             weight_decay: 0.0,
             augment_symmetries: false,
-            ..TrainConfig::default()
+            threads: 1,
+                ..TrainConfig::default()
         };
         let mut t = Trainer::new(config, Variant::Standard).unwrap();
         let before = t.evaluate(&refs).policy_accuracy;

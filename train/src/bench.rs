@@ -1,0 +1,140 @@
+//! Speed measurements of the network (for `loazero bench net`): forward positions/s at a
+//! batch size, and training samples/s. Not tests: they only measure.
+
+use crate::config::{NetConfig, TrainConfig};
+use crate::device::device_name;
+use crate::encoding::{encode, NUM_PLANES};
+use crate::model::{Model, ModelInfo};
+use crate::replay::ReplayWindow;
+use crate::trainer::Trainer;
+use loa::{Move, Position, Rules, Variant};
+use selfplay::data::Sample;
+use std::time::Instant;
+use tch::{Device, Kind, Tensor};
+
+/// `count` positions from seeded pseudo-random games of `variant`, as training samples
+/// with a uniform policy.
+pub fn sample_positions(variant: Variant, count: usize) -> Vec<Sample> {
+    let rules = Rules::classic();
+    let mut pos = Position::start(variant, &rules);
+    let mut out = Vec::with_capacity(count);
+    let mut k = 0usize;
+    while out.len() < count {
+        let moves: Vec<Move> = pos.legal_moves(&rules).to_vec();
+        let n = moves.len();
+        out.push(Sample {
+            position: pos,
+            rules,
+            moves: moves.clone(),
+            policy: vec![1.0 / n as f32; n],
+            search_value: 0.0,
+            outcome: [1.0, 0.0, -1.0][k % 3],
+        });
+        k = k.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        pos.play(moves[(k >> 33) % n]);
+        if pos.outcome(&rules).is_some() || pos.ply() > 120 {
+            pos = Position::start(variant, &rules);
+        }
+    }
+    out
+}
+
+/// One measurement.
+#[derive(Clone, Debug)]
+pub struct Throughput {
+    /// Positions (forward) or samples (training) per second.
+    pub per_sec: f64,
+    /// Iterations timed.
+    pub iterations: usize,
+    /// Seconds timed.
+    pub seconds: f64,
+}
+
+fn synchronize(device: Device) {
+    if let Device::Cuda(i) = device {
+        tch::Cuda::synchronize(i as i64);
+    }
+}
+
+/// Forward passes (inference mode, `no_grad`, `u8` input copied from the CPU each time,
+/// outputs copied back) of a freshly initialised `net` at `batch` positions, for at least
+/// `min_secs` after a warm-up. `kind` is the CUDA inference precision.
+pub fn forward(
+    net: &NetConfig,
+    variant: Variant,
+    device: Device,
+    kind: Kind,
+    batch: usize,
+    min_secs: f64,
+) -> Throughput {
+    let _guard = tch::no_grad_guard();
+    let mut model = Model::new(ModelInfo::new(net, variant), device);
+    if device.is_cuda() && kind != Kind::Float {
+        model.vs.set_kind(kind);
+        model.net.set_input_kind(kind);
+    }
+    let n = variant.geometry().size as i64;
+    let samples = sample_positions(variant, batch);
+    let data: Vec<u8> = samples.iter().flat_map(|s| encode(&s.position)).collect();
+    let x = Tensor::from_slice(&data).view([batch as i64, NUM_PLANES as i64, n, n]);
+    let run = || {
+        let out = model.net.forward(&x, false);
+        let p = out.policy.to_kind(Kind::Float).to_device(Device::Cpu);
+        let v = out.wdl.to_kind(Kind::Float).to_device(Device::Cpu);
+        (p, v)
+    };
+    for _ in 0..3 {
+        let _ = run();
+    }
+    synchronize(device);
+    let start = Instant::now();
+    let mut iterations = 0;
+    while iterations < 2 || start.elapsed().as_secs_f64() < min_secs {
+        let _ = run();
+        iterations += 1;
+    }
+    synchronize(device);
+    let seconds = start.elapsed().as_secs_f64();
+    Throughput {
+        per_sec: (iterations * batch) as f64 / seconds,
+        iterations,
+        seconds,
+    }
+}
+
+/// Training steps (batch building with augmentation, forward, backward, optimizer) of a
+/// fresh `net` at `batch` samples per step, for at least `min_secs` after a warm-up.
+pub fn training(
+    net: &NetConfig,
+    variant: Variant,
+    device: Device,
+    batch: usize,
+    min_secs: f64,
+) -> anyhow::Result<Throughput> {
+    let config = TrainConfig {
+        net: net.clone(),
+        device: device_name(device),
+        batch_size: batch,
+        ..TrainConfig::default()
+    };
+    let n = variant.geometry().size as usize;
+    let window = ReplayWindow::from_samples(sample_positions(variant, 4096), 4096, n);
+    let mut trainer = Trainer::new(config, variant)?;
+    for _ in 0..2 {
+        trainer.train_step(&window)?;
+    }
+    synchronize(device);
+    let start = Instant::now();
+    let mut iterations = 0;
+    while iterations < 2 || start.elapsed().as_secs_f64() < min_secs {
+        trainer.train_step(&window)?;
+        iterations += 1;
+    }
+    synchronize(device);
+    let seconds = start.elapsed().as_secs_f64();
+    Ok(Throughput {
+        per_sec: (iterations * batch) as f64 / seconds,
+        iterations,
+        seconds,
+    })
+}
