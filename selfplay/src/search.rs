@@ -422,43 +422,81 @@ impl Search {
         let us = pos.to_move();
         let g = pos.geometry();
         let own = pos.pieces(us);
-        // Groups of the side to move: after a move f→t, every group minus f must touch a
-        // neighbour of t (the only new piece), a cheap filter before the exact test.
+        // After a move f→t the only new piece is t, so every group of the side to move
+        // (minus f) must touch t: t lies in the intersection of the groups' dilations,
+        // leaving out f's group when f is a lone piece. Most positions fail this before
+        // any move is looked at.
+        let mut dilations = [0u64; 64];
         let mut groups = [0u64; 64];
         let mut num_groups = 0;
+        let mut all = g.cells;
+        let mut singles = 0u64;
         let mut rest = own;
         while rest != 0 {
             let mut group = rest & rest.wrapping_neg();
+            let mut grown_all;
             loop {
-                let grown = g.dilate(group) & rest;
+                grown_all = g.dilate(group);
+                let grown = grown_all & rest;
                 if grown == group {
                     break;
                 }
                 group = grown;
             }
             rest &= !group;
+            if group.count_ones() == 1 {
+                singles |= group;
+            }
             groups[num_groups] = group;
+            dilations[num_groups] = grown_all;
+            all &= grown_all;
             num_groups += 1;
         }
         let groups = &groups[..num_groups];
-        'moves: for &mv in self.moves.iter() {
+        let dilations = &dilations[..num_groups];
+        let all_but = |from: u64| {
+            groups
+                .iter()
+                .zip(dilations)
+                .filter(|(&grp, _)| grp & from == 0)
+                .fold(g.cells, |acc, (_, &d)| acc & d)
+        };
+        if all == 0 {
+            let mut s = singles;
+            let mut possible = false;
+            while s != 0 {
+                let bit = s & s.wrapping_neg();
+                s &= s - 1;
+                if all_but(bit) != 0 {
+                    possible = true;
+                    break;
+                }
+            }
+            if !possible {
+                return false;
+            }
+        }
+        for &mv in self.moves.iter() {
             if mv.is_pass() {
                 continue;
             }
             let from = 1u64 << mv.from();
-            let near = g.neighbours[mv.to() as usize];
-            for &group in groups {
-                let left = group & !from;
-                if left != 0 && left & near == 0 {
-                    continue 'moves;
-                }
+            let to = 1u64 << mv.to();
+            let targets = if from & singles != 0 {
+                all_but(from)
+            } else {
+                all
+            };
+            if to & targets == 0 {
+                continue;
             }
-            let after = own ^ from ^ (1u64 << mv.to());
+            let after = own ^ from ^ to;
             if !g.is_connected(after) {
                 continue;
             }
             if mv.is_capture()
-                && pos.after(mv).connection_outcome_after(mv, &self.rules) != Some(Outcome::Win(us))
+                && pos.after(mv).connection_outcome_after(mv, &self.rules)
+                    != Some(Outcome::Win(us))
             {
                 continue;
             }
@@ -623,7 +661,7 @@ impl Search {
                     Gamma::new(self.config.dirichlet_alpha, 1.0).expect("alpha validated > 0");
                 let mut noise: Vec<f32> = range
                     .clone()
-                    .map(|_| gamma.sample(&mut self.rng) as f32)
+                    .map(|_| gamma.sample(&mut self.rng))
                     .collect();
                 let total: f32 = noise.iter().sum();
                 if total > 0.0 {

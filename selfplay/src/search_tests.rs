@@ -337,3 +337,33 @@ fn heuristic_mcts_1000_beats_random_in_200_games() {
     );
     assert!(wins >= 196, "{wins}/200");
 }
+
+#[test]
+fn immediate_win_filter_agrees_with_brute_force() {
+    use rand::seq::IndexedRandom;
+    let mut rng = StdRng::seed_from_u64(99);
+    let mut wins = 0;
+    let mut checked = 0;
+    for rules in [Rules::classic(), Rules::icga()] {
+        let mut search = Search::new(MctsConfig::default(), rules, 1);
+        for variant in Variant::ALL {
+            for _ in 0..150 {
+                let mut p = Position::start(variant, &rules);
+                while p.outcome(&rules).is_none() {
+                    search.moves.clear();
+                    p.generate_moves(&mut search.moves);
+                    let us = p.to_move();
+                    let brute = search.moves.iter().any(|&mv| {
+                        p.after(mv).connection_outcome_after(mv, &rules) == Some(Outcome::Win(us))
+                    });
+                    assert_eq!(search.has_immediate_win(&p), brute, "{}", p.to_text());
+                    wins += brute as u32;
+                    checked += 1;
+                    let moves = p.legal_moves(&rules);
+                    p.play(*moves.choose(&mut rng).unwrap());
+                }
+            }
+        }
+    }
+    assert!(wins > 100 && checked > 10_000, "{wins} wins in {checked}");
+}
