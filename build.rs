@@ -13,7 +13,9 @@ fn main() {
     let lib = lib.map(|l| std::fs::canonicalize(&l).unwrap_or_else(|_| l.into()));
     println!(
         "cargo:rustc-env=LOAZERO_TORCH_LIB_BUILD={}",
-        lib.as_ref().map(|l| l.display().to_string()).unwrap_or_default()
+        lib.as_ref()
+            .map(|l| l.display().to_string())
+            .unwrap_or_default()
     );
     if std::env::var("CARGO_CFG_TARGET_OS").as_deref() != Ok("linux") {
         return;

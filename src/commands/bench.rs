@@ -29,6 +29,8 @@ pub enum What {
     },
     /// MCTS simulations per second and thread (uniform and heuristic evaluators).
     Mcts(super::selfplay::BenchArgs),
+    /// Network forward positions/s per batch size and training samples/s (both presets).
+    Net(super::info::NetBenchArgs),
 }
 
 /// Runs the chosen benchmark and prints its figures.
@@ -36,6 +38,7 @@ pub fn run(args: Args) -> Result<()> {
     match args.what {
         What::Movegen { depth } => movegen(depth),
         What::Mcts(a) => super::selfplay::bench(a),
+        What::Net(a) => super::info::bench_net(a),
         What::Alphabeta { ms } => {
             let rows =
                 eval::benchmark::run(ms, &eval::AlphaBetaConfig::default(), |r| println!("{r}"));

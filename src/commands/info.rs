@@ -117,10 +117,9 @@ pub struct NetBenchArgs {
 pub fn bench_net(args: NetBenchArgs) -> Result<()> {
     let device = resolve_device(&args.device)?;
     train::device::set_threads(args.threads);
-    let precision: Precision = serde_json::from_value(serde_json::Value::String(
-        args.precision.clone(),
-    ))
-    .map_err(|_| anyhow::anyhow!("--precision: expected float, half or bfloat16"))?;
+    let precision: Precision =
+        serde_json::from_value(serde_json::Value::String(args.precision.clone()))
+            .map_err(|_| anyhow::anyhow!("--precision: expected float, half or bfloat16"))?;
     let kind = match precision {
         Precision::Float => tch::Kind::Float,
         Precision::Half => tch::Kind::Half,

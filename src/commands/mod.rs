@@ -4,6 +4,8 @@ pub mod bench;
 pub mod bestmove;
 pub mod common;
 pub mod engine;
+pub mod export;
+pub mod info;
 pub mod match_cmd;
 pub mod moves;
 pub mod perft;
@@ -38,6 +40,10 @@ pub enum Command {
     Engine(engine::Args),
     /// Play self-play games with MCTS; write training shards and game records.
     Selfplay(selfplay::Args),
+    /// Versions, the torch library in use, threads and CUDA availability.
+    Info(info::Args),
+    /// Export a model: safetensors weights, TorchScript module, model.json.
+    Export(export::Args),
 }
 
 /// Runs one subcommand.
@@ -53,5 +59,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Bestmove(a) => bestmove::run(a),
         Command::Engine(a) => engine::run(a),
         Command::Selfplay(a) => selfplay::run(a),
+        Command::Info(a) => info::run(a),
+        Command::Export(a) => export::run(a),
     }
 }

@@ -30,7 +30,9 @@ pub fn sample_positions(variant: Variant, count: usize) -> Vec<Sample> {
             search_value: 0.0,
             outcome: [1.0, 0.0, -1.0][k % 3],
         });
-        k = k.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        k = k
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         pos.play(moves[(k >> 33) % n]);
         if pos.outcome(&rules).is_some() || pos.ply() > 120 {
             pos = Position::start(variant, &rules);

@@ -227,23 +227,41 @@ impl TrainConfig {
         let check = |ok: bool, msg: &str| if ok { Ok(()) } else { Err(msg.to_string()) };
         check(self.batch_size > 0, "batch_size must be positive")?;
         check(self.lr > 0.0 && self.lr.is_finite(), "lr must be positive")?;
-        check((0.0..1.0).contains(&self.momentum), "momentum must be in [0, 1)")?;
+        check(
+            (0.0..1.0).contains(&self.momentum),
+            "momentum must be in [0, 1)",
+        )?;
         check(self.weight_decay >= 0.0, "weight_decay must be ≥ 0")?;
-        check((0.0..1.0).contains(&self.adam_beta1), "adam_beta1 must be in [0, 1)")?;
-        check((0.0..1.0).contains(&self.adam_beta2), "adam_beta2 must be in [0, 1)")?;
+        check(
+            (0.0..1.0).contains(&self.adam_beta1),
+            "adam_beta1 must be in [0, 1)",
+        )?;
+        check(
+            (0.0..1.0).contains(&self.adam_beta2),
+            "adam_beta2 must be in [0, 1)",
+        )?;
         check(self.adam_eps > 0.0, "adam_eps must be positive")?;
         check(
             (0.0..=1.0).contains(&self.lr_min_fraction),
             "lr_min_fraction must be in [0, 1]",
         )?;
-        check(self.value_loss_weight >= 0.0, "value_loss_weight must be ≥ 0")?;
+        check(
+            self.value_loss_weight >= 0.0,
+            "value_loss_weight must be ≥ 0",
+        )?;
         check(
             (0.0..=1.0).contains(&self.search_value_weight),
             "search_value_weight must be in [0, 1]",
         )?;
-        check(self.window_positions > 0, "window_positions must be positive")?;
+        check(
+            self.window_positions > 0,
+            "window_positions must be positive",
+        )?;
         check(self.log_every > 0, "log_every must be positive")?;
-        check(self.inference.max_batch > 0, "inference.max_batch must be positive")?;
+        check(
+            self.inference.max_batch > 0,
+            "inference.max_batch must be positive",
+        )?;
         crate::device::parse_device(&self.device).map_err(|e| format!("device: {e}"))?;
         crate::device::parse_device(&self.inference.device)
             .map_err(|e| format!("inference.device: {e}"))?;

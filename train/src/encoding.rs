@@ -114,7 +114,7 @@ mod tests {
         assert_eq!(own[7 * 8 + 6], 1); // g8
         let opp = plane(&enc, 8, 1);
         assert_eq!(opp[8], 1); // a2 is white
-        // File count at b1: b1 and b8 -> 2. Rank count at b1: b1..g1 -> 6.
+                               // File count at b1: b1 and b8 -> 2. Rank count at b1: b1..g1 -> 6.
         assert_eq!(plane(&enc, 8, 2)[1], 2);
         assert_eq!(plane(&enc, 8, 4)[1], 6);
         // Rank 2 (a2, h2): 2 pieces; a1 diagonal a1..h8: empty.

@@ -267,7 +267,10 @@ impl InferenceLoop {
             };
             let mut positions = match first {
                 Message::SetWeights { tensors, reply } => {
-                    let r = self.model.set_weights(&tensors).map_err(|e| format!("{e:#}"));
+                    let r = self
+                        .model
+                        .set_weights(&tensors)
+                        .map_err(|e| format!("{e:#}"));
                     let _ = reply.send(r);
                     continue;
                 }
@@ -344,7 +347,9 @@ impl InferenceLoop {
         if batch.move_start.len() != batch.positions.len() + 1
             || *batch.move_start.last().unwrap_or(&0) as usize != batch.moves.len()
         {
-            return Err(EvalError("malformed batch: move offsets do not match".into()));
+            return Err(EvalError(
+                "malformed batch: move offsets do not match".into(),
+            ));
         }
         for (i, p) in batch.positions.iter().enumerate() {
             let n = p.geometry().size as usize;
@@ -398,8 +403,12 @@ impl InferenceLoop {
             .f_to_kind(Kind::Float)?
             .f_to_device(Device::Cpu)?
             .f_contiguous()?;
-        let values = wdl_to_value(&out.wdl.f_narrow(0, 0, total as i64)?.f_to_kind(Kind::Float)?)
-            .f_to_device(Device::Cpu)?;
+        let values = wdl_to_value(
+            &out.wdl
+                .f_narrow(0, 0, total as i64)?
+                .f_to_kind(Kind::Float)?,
+        )
+        .f_to_device(Device::Cpu)?;
         let policy_len = self.model.net.policy_len();
         Ok((
             Vec::<f32>::try_from(policy.f_flatten(0, -1)?)?,
@@ -422,9 +431,7 @@ fn write_priors(batch: &mut EvalBatch, i: usize, logits: &[f32]) {
     let pos = batch.positions[i];
     let mut max = f32::NEG_INFINITY;
     for j in range.clone() {
-        let l = pos
-            .policy_index(batch.moves[j])
-            .map_or(0.0, |k| logits[k]);
+        let l = pos.policy_index(batch.moves[j]).map_or(0.0, |k| logits[k]);
         batch.priors[j] = l;
         max = max.max(l);
     }
@@ -500,7 +507,9 @@ mod tests {
                 .iter()
                 .map(|m| b.positions[i].policy_index(*m).unwrap() as i64)
                 .collect();
-            let l = row.index_select(0, &Tensor::from_slice(&idx)).softmax(0, Kind::Float);
+            let l = row
+                .index_select(0, &Tensor::from_slice(&idx))
+                .softmax(0, Kind::Float);
             priors.extend(Vec::<f32>::try_from(l).unwrap());
         }
         (priors, values)
@@ -583,7 +592,10 @@ mod tests {
         assert!(b2.priors[r].iter().all(|p| (p - 1.0 / k).abs() < 1e-6));
         assert!(b2.values.iter().all(|v| v.abs() < 1e-6));
         // A wrong shape is refused and the old weights stay.
-        let bad = vec![("value.fc2.bias".to_string(), Tensor::zeros([5], (Kind::Float, Device::Cpu)))];
+        let bad = vec![(
+            "value.fc2.bias".to_string(),
+            Tensor::zeros([5], (Kind::Float, Device::Cpu)),
+        )];
         assert!(eval.set_weights(bad).is_err());
         // A 6x6 position is refused with a clear message.
         let six = Position::start(Variant::Six, &Rules::classic());

@@ -118,7 +118,9 @@ pub fn export(model_path: &Path, out_dir: &Path) -> Result<ExportReport> {
     for count in [1, 5] {
         let x = example_input(model.info.board_size, count);
         let want = net.forward_export(&x);
-        let got = loaded.forward_ts(&[&x]).context("running the traced module")?;
+        let got = loaded
+            .forward_ts(&[&x])
+            .context("running the traced module")?;
         if got.size() != want.size() {
             let _ = std::fs::remove_file(&tmp);
             bail!(
@@ -127,7 +129,11 @@ pub fn export(model_path: &Path, out_dir: &Path) -> Result<ExportReport> {
                 want.size()
             );
         }
-        let d = (got - want).abs().max().to_kind(Kind::Double).double_value(&[]);
+        let d = (got - want)
+            .abs()
+            .max()
+            .to_kind(Kind::Double)
+            .double_value(&[]);
         max_abs_diff = max_abs_diff.max(d);
     }
     if max_abs_diff > 1e-4 {
@@ -180,7 +186,10 @@ mod tests {
             // The weights file holds every variable under its plain name.
             let f = tensor_file::read(&out.join(WEIGHTS_FILE)).unwrap();
             assert_eq!(f.tensors.len(), model.vs.variables().len());
-            assert!(f.tensors.iter().any(|(n, _)| n == "blocks.1.pool_fc.weight"));
+            assert!(f
+                .tensors
+                .iter()
+                .any(|(n, _)| n == "blocks.1.pool_fc.weight"));
             // The TorchScript file runs at batch 7 and agrees with the Rust net.
             let m = CModule::load(out.join(TORCHSCRIPT_FILE)).unwrap();
             let x = example_input(n as usize, 7);

@@ -18,8 +18,7 @@ impl MetricsLog {
     /// Opens `path` for appending (creating it and its directory).
     pub fn open(path: &Path) -> Result<MetricsLog> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("creating {}", dir.display()))?;
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
         let file = OpenOptions::new()
             .create(true)
@@ -120,7 +119,11 @@ mod tests {
         let text = std::fs::read_to_string(&path).unwrap();
         let steps: Vec<u64> = text
             .lines()
-            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["step"].as_u64().unwrap())
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["step"]
+                    .as_u64()
+                    .unwrap()
+            })
             .collect();
         assert_eq!(steps, vec![1, 2]);
     }

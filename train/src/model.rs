@@ -60,7 +60,11 @@ impl ModelInfo {
 
     fn check(&self, path: &Path) -> Result<()> {
         if self.format != MODEL_FORMAT {
-            bail!("{}: not a loazero model (format `{}`)", path.display(), self.format);
+            bail!(
+                "{}: not a loazero model (format `{}`)",
+                path.display(),
+                self.format
+            );
         }
         if self.format_version != MODEL_FORMAT_VERSION {
             bail!(
@@ -107,7 +111,9 @@ impl Model {
     pub fn load(path: &Path, device: Device) -> Result<Model> {
         let (info, tensors) = read_model_file(path)?;
         let mut model = Model::new(info, device);
-        model.set_weights(&tensors).with_context(|| path.display().to_string())?;
+        model
+            .set_weights(&tensors)
+            .with_context(|| path.display().to_string())?;
         Ok(model)
     }
 

@@ -294,7 +294,10 @@ mod tests {
             let e1 = net.forward(&x1, false).policy;
             let e2 = net.forward(&x2, false).policy.narrow(0, 0, 1);
             assert!(e1.allclose(&e2, 1e-5, 1e-5, false));
-            let t1 = net.forward(&x1.repeat([2, 1, 1, 1]), true).policy.narrow(0, 0, 1);
+            let t1 = net
+                .forward(&x1.repeat([2, 1, 1, 1]), true)
+                .policy
+                .narrow(0, 0, 1);
             let t2 = net.forward(&x2, true).policy.narrow(0, 0, 1);
             assert!(!t1.allclose(&t2, 1e-5, 1e-5, false));
         });

@@ -176,7 +176,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         let tags = |n: u32, base: u32| -> Vec<Sample> {
-            (0..n).map(|i| sample(Variant::Standard, base + i)).collect()
+            (0..n)
+                .map(|i| sample(Variant::Standard, base + i))
+                .collect()
         };
         write_shard(&d.join("a.shard"), &tags(4, 10)).unwrap();
         std::thread::sleep(std::time::Duration::from_millis(15));

@@ -77,9 +77,8 @@ pub fn read(path: &Path) -> Result<TensorFile> {
         .and_then(|m| m.get(METADATA_KEY))
         .cloned()
         .with_context(|| format!("{}: no loazero description in the file", path.display()))?;
-    let st = SafeTensors::deserialize(&bytes).map_err(|e| {
-        anyhow::anyhow!("{}: corrupt safetensors file: {e:?}", path.display())
-    })?;
+    let st = SafeTensors::deserialize(&bytes)
+        .map_err(|e| anyhow::anyhow!("{}: corrupt safetensors file: {e:?}", path.display()))?;
     let mut names: Vec<(usize, String)> = meta
         .tensors()
         .iter()
@@ -127,7 +126,10 @@ mod tests {
         let b = Tensor::from_slice(&[7.5f32]);
         write(
             &path,
-            &[("x.a".into(), a.shallow_clone()), ("y".into(), b.shallow_clone())],
+            &[
+                ("x.a".into(), a.shallow_clone()),
+                ("y".into(), b.shallow_clone()),
+            ],
             r#"{"k":1}"#,
         )
         .unwrap();

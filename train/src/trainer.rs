@@ -502,7 +502,11 @@ mod tests {
                 net: tiny_net(),
                 batch_size: 16,
                 optimizer,
-                lr: if optimizer == OptimizerKind::Sgd { 0.05 } else { 0.003 },
+                lr: if optimizer == OptimizerKind::Sgd {
+                    0.05
+                } else {
+                    0.003
+                },
                 warmup_steps: 2,
                 lr_schedule: crate::config::LrSchedule::Cosine,
                 lr_decay_steps: 20,
@@ -534,7 +538,10 @@ mod tests {
             // A changed net shape is refused.
             let mut other = config.clone();
             other.net.channels = 16;
-            let err = Trainer::resume(&ckpt, Some(other)).err().unwrap().to_string();
+            let err = Trainer::resume(&ckpt, Some(other))
+                .err()
+                .unwrap()
+                .to_string();
             assert!(err.contains("differs"), "{err}");
         }
     }
@@ -550,7 +557,7 @@ mod tests {
             warmup_steps: 1,
             log_every: 10,
             threads: 1,
-                ..TrainConfig::default()
+            ..TrainConfig::default()
         };
         let dir = tempfile::tempdir().unwrap();
         let mut log = MetricsLog::open(&dir.path().join("metrics.jsonl")).unwrap();
@@ -559,14 +566,20 @@ mod tests {
         let later = t.train(&window, 30, Some(&mut log), false).unwrap();
         assert!(later.stats.loss < first.stats.loss, "{first:?} {later:?}");
         let text = std::fs::read_to_string(dir.path().join("metrics.jsonl")).unwrap();
-        let lines: Vec<serde_json::Value> =
-            text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
         assert_eq!(lines.len(), 4);
         assert_eq!(lines[3]["step"], 40);
         assert!(lines[3]["policy_accuracy"].as_f64().is_some());
         assert!(lines[3]["samples_per_sec"].as_f64().unwrap() > 0.0);
         let empty = ReplayWindow::new(10, 8);
-        assert!(t.train_step(&empty).unwrap_err().to_string().contains("empty"));
+        assert!(t
+            .train_step(&empty)
+            .unwrap_err()
+            .to_string()
+            .contains("empty"));
         let six = ReplayWindow::new(10, 6);
         assert!(t.train_step(&six).is_err());
     }
@@ -583,7 +596,9 @@ mod tests {
             let me: Color = pos.to_move();
             let wins: Vec<bool> = moves
                 .iter()
-                .map(|&m| pos.after(m).connection_outcome_after(m, &rules) == Some(Outcome::Win(me)))
+                .map(|&m| {
+                    pos.after(m).connection_outcome_after(m, &rules) == Some(Outcome::Win(me))
+                })
                 .collect();
             let k = wins.iter().filter(|&&w| w).count();
             if (1..=2).contains(&k) && moves.len() > 4 {
@@ -591,7 +606,10 @@ mod tests {
                     position: pos,
                     rules,
                     moves: moves.clone(),
-                    policy: wins.iter().map(|&w| if w { 1.0 / k as f32 } else { 0.0 }).collect(),
+                    policy: wins
+                        .iter()
+                        .map(|&w| if w { 1.0 / k as f32 } else { 0.0 })
+                        .collect(),
                     search_value: 1.0,
                     outcome: 1.0,
                 });
@@ -641,7 +659,7 @@ mod tests {
             weight_decay: 0.0,
             augment_symmetries: false,
             threads: 1,
-                ..TrainConfig::default()
+            ..TrainConfig::default()
         };
         let mut t = Trainer::new(config, Variant::Standard).unwrap();
         let before = t.evaluate(&refs).policy_accuracy;

@@ -1,0 +1,112 @@
+//! End-to-end tests of the torch-facing commands: `info`, `export`, and the CUDA
+//! refusal of `--device cuda` where CUDA is unavailable. The binary runs with
+//! `LD_LIBRARY_PATH` removed: it must find libtorch through its rpath.
+
+use std::process::{Command, Output};
+
+fn loazero(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_loazero"))
+        .args(args)
+        .env_remove("LD_LIBRARY_PATH")
+        .env_remove("LIBTORCH")
+        .output()
+        .expect("loazero runs")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn info_runs_without_environment() {
+    let o = loazero(&["info"]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("torch            2."), "{t}");
+    assert!(t.contains("torch library    /"), "{t}");
+    assert!(t.contains("cuda "), "{t}");
+    // libtorch_cuda is linked in (not dropped by --as-needed).
+    if !tch::Cuda::is_available() {
+        assert!(t.contains("CUDA library loaded"), "{t}");
+    }
+}
+
+#[test]
+fn cuda_without_cuda_is_a_clear_error() {
+    if tch::Cuda::is_available() {
+        let o = loazero(&["info", "--device", "cuda"]);
+        assert!(o.status.success(), "{}", text(&o));
+        return;
+    }
+    for args in [
+        &["info", "--device", "cuda"][..],
+        &[
+            "bench", "net", "--device", "cuda", "--preset", "cpu", "--batch", "1",
+        ][..],
+    ] {
+        let o = loazero(args);
+        let t = text(&o);
+        assert!(!o.status.success(), "{args:?} succeeded: {t}");
+        assert!(t.contains("CUDA is not available"), "{t}");
+    }
+    let o = loazero(&["info", "--device", "tpu"]);
+    assert!(!o.status.success());
+    assert!(text(&o).contains("unknown device"));
+}
+
+#[test]
+fn export_writes_weights_torchscript_and_description() {
+    tch::set_num_threads(1);
+    let dir = tempfile::tempdir().unwrap();
+    let net = train::NetConfig {
+        blocks: 1,
+        channels: 8,
+        global_pool_every: 1,
+        policy_channels: 4,
+        value_channels: 4,
+        value_hidden: 8,
+    };
+    let model = train::Model::new(
+        train::ModelInfo::new(&net, loa::Variant::Six),
+        tch::Device::Cpu,
+    );
+    let path = dir.path().join("m.safetensors");
+    model.save(&path).unwrap();
+    let out = dir.path().join("out");
+    let o = loazero(&[
+        "export",
+        path.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("TorchScript check"), "{t}");
+    for f in ["model.safetensors", "model.pt", "model.json"] {
+        assert!(out.join(f).exists(), "{f} missing");
+    }
+    let desc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("model.json")).unwrap()).unwrap();
+    assert_eq!(desc["board"]["size"], 6);
+    assert_eq!(desc["output"]["shape"][1], 8 * 36 + 4);
+    assert_eq!(desc["net"]["channels"], 8);
+
+    // A corrupt model file is a clear error naming it, not a panic.
+    std::fs::write(&path, b"not a model").unwrap();
+    let o = loazero(&[
+        "export",
+        path.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let t = text(&o);
+    assert!(!o.status.success());
+    assert!(
+        t.contains("m.safetensors") && !t.contains("panicked"),
+        "{t}"
+    );
+}

@@ -1,0 +1,126 @@
+//! Exported models read from Python: `torch.jit.load` reproduces the Rust outputs, and
+//! (where onnx and onnxruntime are installed) the ONNX conversion script agrees.
+//! Uses the workspace venv's python (`make setup`); skipped, with a message, without it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use tch::Device;
+use train::config::NetConfig;
+use train::export::{example_input, export};
+use train::{Model, ModelInfo};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn venv_python() -> Option<PathBuf> {
+    let py = root().join(".venv/bin/python");
+    let ok = Command::new(&py)
+        .args(["-c", "import torch"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    ok.then_some(py)
+}
+
+fn exported(dir: &Path, variant: loa::Variant) -> Model {
+    tch::set_num_threads(1);
+    tch::manual_seed(4);
+    let net = NetConfig {
+        blocks: 2,
+        channels: 16,
+        global_pool_every: 2,
+        policy_channels: 8,
+        value_channels: 8,
+        value_hidden: 16,
+    };
+    let model = Model::new(ModelInfo::new(&net, variant), Device::Cpu);
+    let path = dir.join("model-in.safetensors");
+    model.save(&path).unwrap();
+    export(&path, &dir.join("export")).unwrap();
+    model
+}
+
+#[test]
+fn torchscript_reproduces_rust_outputs_in_python() {
+    let Some(py) = venv_python() else {
+        eprintln!(
+            "SKIPPED: no python with torch at {}",
+            root().join(".venv").display()
+        );
+        return;
+    };
+    for variant in [loa::Variant::Standard, loa::Variant::Six] {
+        let dir = tempfile::tempdir().unwrap();
+        let model = exported(dir.path(), variant);
+        let batch = 6;
+        let x = example_input(variant.geometry().size as usize, batch);
+        let want = tch::no_grad(|| model.net.forward_export(&x));
+        let xs = Vec::<u8>::try_from(x.flatten(0, -1)).unwrap();
+        let ys = Vec::<f32>::try_from(want.flatten(0, -1)).unwrap();
+        let ybytes: Vec<u8> = ys.iter().flat_map(|v| v.to_le_bytes()).collect();
+        std::fs::write(dir.path().join("x.bin"), &xs).unwrap();
+        std::fs::write(dir.path().join("y.bin"), &ybytes).unwrap();
+        let out = Command::new(&py)
+            .arg(root().join("scripts/check_torchscript.py"))
+            .arg(dir.path().join("export"))
+            .arg(dir.path().join("x.bin"))
+            .arg(dir.path().join("y.bin"))
+            .arg(batch.to_string())
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "{variant}: {text}");
+        assert!(text.contains("max abs diff"), "{text}");
+        // The script prints the difference it measured: check the number itself.
+        let diff: f64 = text
+            .split("max abs diff ")
+            .nth(1)
+            .and_then(|t| t.split_whitespace().next())
+            .and_then(|t| t.parse().ok())
+            .unwrap_or_else(|| panic!("no difference printed: {text}"));
+        assert!(diff < 1e-5, "{variant}: {diff}");
+        eprintln!("{variant}: python torch.jit.load vs rust: max abs diff {diff:.1e}");
+    }
+}
+
+#[test]
+fn onnx_conversion_agrees_with_onnxruntime() {
+    let Some(py) = venv_python() else {
+        eprintln!("SKIPPED: no python with torch");
+        return;
+    };
+    let has_ort = Command::new(&py)
+        .args(["-c", "import onnx, onnxruntime"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !has_ort {
+        eprintln!(
+            "SKIPPED: onnx/onnxruntime not installed (.venv/bin/pip install onnx onnxruntime)"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    exported(dir.path(), loa::Variant::Standard);
+    let out = Command::new(&py)
+        .arg(root().join("scripts/onnx_export.py"))
+        .arg(dir.path().join("export"))
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    assert!(dir.path().join("export/model.onnx").exists());
+    eprintln!("{}", text.trim());
+}
