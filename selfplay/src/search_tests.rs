@@ -292,6 +292,17 @@ pub(crate) fn wins_against_random(
     games: u32,
     seed: u64,
 ) -> u32 {
+    wins_against_random_with(MctsConfig::default(), evaluator, sims, games, seed)
+}
+
+/// [`wins_against_random`] with a given search configuration.
+pub(crate) fn wins_against_random_with(
+    config: MctsConfig,
+    evaluator: Arc<dyn Evaluator>,
+    sims: u32,
+    games: u32,
+    seed: u64,
+) -> u32 {
     use rand::seq::IndexedRandom;
     let rules = Rules::classic();
     let mut rng = StdRng::seed_from_u64(seed);
@@ -302,7 +313,7 @@ pub(crate) fn wins_against_random(
         } else {
             Color::White
         };
-        let mut player = MctsPlayer::new(MctsConfig::default(), sims, evaluator.clone());
+        let mut player = MctsPlayer::new(config.clone(), sims, evaluator.clone());
         let mut game = Game::new(Variant::Standard, rules);
         while !game.is_over() && game.moves().len() < 600 {
             let mv = if game.position().to_move() == mcts_color {
@@ -366,4 +377,54 @@ fn immediate_win_filter_agrees_with_brute_force() {
         }
     }
     assert!(wins > 100 && checked > 10_000, "{wins} wins in {checked}");
+}
+
+#[test]
+fn gumbel_root_mcts_beats_random_and_finds_wins() {
+    let config = MctsConfig {
+        gumbel: true,
+        ..MctsConfig::default()
+    };
+    let wins = wins_against_random_with(config.clone(), heuristic(), 64, 10, 3);
+    assert!(wins >= 9, "{wins}/10");
+    let rules = Rules::classic();
+    let p = pos("w5w1/8/5b2/8/2b5/2b5/8/7w b");
+    let mut player = MctsPlayer::new(config, 16, heuristic());
+    let mut game = Game::from_position(p, rules);
+    game.play(player.choose_move(&game).unwrap()).unwrap();
+    assert_eq!(game.outcome(), Some(Outcome::Win(Color::Black)));
+}
+
+#[test]
+fn gumbel_self_play_search_gives_an_improved_policy() {
+    let rules = Rules::classic();
+    let game = Game::new(Variant::Standard, rules);
+    let config = MctsConfig {
+        gumbel: true,
+        gumbel_top_k: 8,
+        ..MctsConfig::default()
+    };
+    let mut search = Search::new(config, rules, 4);
+    search.set_root(&game);
+    search.begin(200, true);
+    search
+        .run(&HeuristicEvaluator::new(), &mut EvalBatch::new())
+        .unwrap();
+    let moves = search.root_moves();
+    // Sequential halving: at most 8 moves visited, the chosen one among the most visited.
+    assert!(moves.iter().filter(|m| m.visits > 0).count() <= 8);
+    let best = search.best_move().unwrap();
+    let max_visits = moves.iter().map(|m| m.visits).max().unwrap();
+    let chosen = moves.iter().find(|m| m.mv == best).unwrap();
+    assert!(
+        chosen.visits * 2 >= max_visits,
+        "{chosen:?} vs {max_visits}"
+    );
+    let policy = search.policy_target();
+    assert_eq!(policy.len(), moves.len());
+    assert!((policy.iter().sum::<f32>() - 1.0).abs() < 1e-4);
+    assert!(
+        policy.iter().all(|&p| p > 0.0),
+        "completed Q keeps every move"
+    );
 }

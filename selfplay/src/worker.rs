@@ -574,6 +574,29 @@ mod tests {
     }
 
     #[test]
+    fn gumbel_self_play_runs() {
+        let mut config = small_config();
+        config.mcts.gumbel = true;
+        config.mcts.full_search_probability = 1.0;
+        let mut samples = 0;
+        run_selfplay(
+            &config,
+            Arc::new(HeuristicEvaluator::new()),
+            3,
+            |g| {
+                for s in &g.samples {
+                    assert!((s.policy.iter().sum::<f32>() - 1.0).abs() < 1e-3);
+                    samples += 1;
+                }
+                Ok(())
+            },
+            |_| {},
+        )
+        .unwrap();
+        assert!(samples > 0);
+    }
+
+    #[test]
     fn evaluator_errors_stop_the_run() {
         struct Broken;
         impl Evaluator for Broken {
