@@ -110,6 +110,12 @@ pub struct NetBenchArgs {
     /// torch intra-op threads (0 = torch's default).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
+    /// Client threads of the inference-service measurement (0 skips it).
+    #[arg(long, default_value_t = 2)]
+    pub clients: usize,
+    /// Positions per request in the inference-service measurement.
+    #[arg(long, default_value_t = 64)]
+    pub per_request: usize,
 }
 
 /// `loazero bench net`: forward positions/s per batch size and training samples/s for
@@ -128,7 +134,7 @@ pub fn bench_net(args: NetBenchArgs) -> Result<()> {
     if kind != tch::Kind::Float && !device.is_cuda() {
         anyhow::bail!("--precision {} needs a CUDA device", args.precision);
     }
-    if args.batch.iter().any(|&b| b == 0) || args.train_batch == 0 {
+    if args.batch.contains(&0) || args.train_batch == 0 {
         anyhow::bail!("batch sizes must be positive");
     }
     let n = args.variant.geometry().size;
@@ -147,6 +153,26 @@ pub fn bench_net(args: NetBenchArgs) -> Result<()> {
             println!(
                 "{label:<12} forward  batch {b:>5}: {:>10.0} positions/s  ({} passes in {:.2} s)",
                 t.per_sec, t.iterations, t.seconds
+            );
+        }
+        if args.clients > 0 && args.per_request > 0 {
+            let config = train::InferenceConfig {
+                device: args.device.clone(),
+                precision,
+                max_batch: (args.clients * args.per_request).min(1024),
+                ..Default::default()
+            };
+            let (t, mean_batch) = train::bench::evaluator(
+                &net,
+                args.variant,
+                &config,
+                args.clients,
+                args.per_request,
+                args.seconds,
+            )?;
+            println!(
+                "{label:<12} evaluator {} clients x {}: {:>8.0} positions/s  (mean batch {mean_batch:.0})",
+                args.clients, args.per_request, t.per_sec
             );
         }
         let t = train::bench::training(&net, args.variant, device, args.train_batch, args.seconds)?;

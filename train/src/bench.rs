@@ -140,3 +140,81 @@ pub fn training(
         seconds,
     })
 }
+
+/// The inference service under load: `clients` threads each evaluating requests of
+/// `per_request` positions (with their legal moves) through one [`NetEvaluator`] for
+/// at least `min_secs`. Returns the throughput and the mean positions per forward pass.
+pub fn evaluator(
+    net: &NetConfig,
+    variant: Variant,
+    config: &crate::config::InferenceConfig,
+    clients: usize,
+    per_request: usize,
+    min_secs: f64,
+) -> anyhow::Result<(Throughput, f64)> {
+    use selfplay::{EvalBatch, Evaluator};
+    let model = Model::new(ModelInfo::new(net, variant), Device::Cpu);
+    let eval =
+        crate::NetEvaluator::from_weights(model.info.clone(), model.weights(), config, "bench")?;
+    drop(model);
+    let rules = Rules::classic();
+    let samples = sample_positions(variant, per_request);
+    let mut template = EvalBatch::new();
+    for s in &samples {
+        template.push(s.position, &s.position.legal_moves(&rules));
+    }
+    let run = |seconds: f64| -> anyhow::Result<usize> {
+        let total = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|scope| -> anyhow::Result<()> {
+            let handles: Vec<_> = (0..clients)
+                .map(|_| {
+                    let (eval, template, total) = (&eval, &template, &total);
+                    scope.spawn(move || -> anyhow::Result<()> {
+                        let start = Instant::now();
+                        let mut batch = template.clone();
+                        while start.elapsed().as_secs_f64() < seconds {
+                            eval.evaluate(&mut batch)?;
+                            total.fetch_add(batch.len(), std::sync::atomic::Ordering::Relaxed);
+                        }
+                        Ok(())
+                    })
+                })
+                .collect();
+            for h in handles {
+                h.join().expect("client thread")?;
+            }
+            Ok(())
+        })?;
+        Ok(total.into_inner())
+    };
+    run(0.2)?;
+    let before = (
+        eval.stats()
+            .batches
+            .load(std::sync::atomic::Ordering::Relaxed),
+        eval.stats()
+            .positions
+            .load(std::sync::atomic::Ordering::Relaxed),
+    );
+    let start = Instant::now();
+    let positions = run(min_secs)?;
+    let seconds = start.elapsed().as_secs_f64();
+    let batches = eval
+        .stats()
+        .batches
+        .load(std::sync::atomic::Ordering::Relaxed)
+        - before.0;
+    let evaluated = eval
+        .stats()
+        .positions
+        .load(std::sync::atomic::Ordering::Relaxed)
+        - before.1;
+    Ok((
+        Throughput {
+            per_sec: positions as f64 / seconds,
+            iterations: batches as usize,
+            seconds,
+        },
+        evaluated as f64 / batches.max(1) as f64,
+    ))
+}

@@ -65,11 +65,12 @@ impl ResBlock {
     }
 
     fn forward(&self, x: &Tensor, train: bool) -> Tensor {
-        let mut y = self.bn1.forward_t(&x.apply(&self.conv1), train).relu();
-        if let Some(fc) = &self.pool_fc {
-            let bias = global_pool(&y).apply(fc);
-            y = y + bias.unsqueeze(-1).unsqueeze(-1);
-        }
+        let y = self.bn1.forward_t(&x.apply(&self.conv1), train).relu();
+        // Out of place: autograd needs the relu output unchanged.
+        let y = match &self.pool_fc {
+            Some(fc) => &y + global_pool(&y).apply(fc).unsqueeze(-1).unsqueeze(-1),
+            None => y,
+        };
         let y = self.bn2.forward_t(&y.apply(&self.conv2), train);
         (x + y).relu()
     }
