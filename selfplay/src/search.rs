@@ -222,13 +222,14 @@ impl Search {
         self.rng = StdRng::seed_from_u64(seed);
     }
 
-    /// Whether the search is over: the budget is spent (or the root is proven) and no
-    /// leaf is pending.
+    /// Whether the search is over: the budget is spent, the root is proven or has a
+    /// single legal move, and no leaf is pending.
     pub fn is_finished(&self) -> bool {
         let root = &self.tree.edges[self.tree.root as usize];
         self.pending.is_empty()
             && root.state == EXPANDED
             && (self.started >= self.budget
+                || root.num_children == 1
                 || (self.config.solver && root.proof != UNKNOWN)
                 || self.gumbel.as_ref().is_some_and(|g| g.is_finished()))
     }
@@ -495,8 +496,7 @@ impl Search {
                 continue;
             }
             if mv.is_capture()
-                && pos.after(mv).connection_outcome_after(mv, &self.rules)
-                    != Some(Outcome::Win(us))
+                && pos.after(mv).connection_outcome_after(mv, &self.rules) != Some(Outcome::Win(us))
             {
                 continue;
             }
@@ -579,6 +579,32 @@ impl Search {
     pub fn absorb(&mut self, batch: &EvalBatch) -> Result<(), EvalError> {
         let solver = self.config.solver;
         let mut result = Ok(());
+        let needed = self.batch_base + self.pending.len();
+        if batch.values.len() < needed
+            || batch.priors.len() != batch.moves.len()
+            || batch.len() < needed
+        {
+            // Leave the tree consistent: the pending leaves become unexpanded again.
+            for k in 0..self.pending.len() {
+                let (e, start, len) = self.pending[k];
+                self.tree.edges[e as usize].state = UNEXPANDED;
+                for &p in &self.pending_paths[start as usize..(start + len) as usize] {
+                    let edge = &mut self.tree.edges[p as usize];
+                    edge.in_flight = edge.in_flight.saturating_sub(1);
+                }
+            }
+            let root = self.tree.root;
+            self.started -= self.pending.iter().filter(|p| p.0 != root).count() as u32;
+            self.pending.clear();
+            self.pending_paths.clear();
+            return Err(EvalError(format!(
+                "evaluator returned {} values and {} priors for {} positions and {} moves",
+                batch.values.len(),
+                batch.priors.len(),
+                batch.len(),
+                batch.moves.len()
+            )));
+        }
         for k in 0..self.pending.len() {
             let (e, start, len) = self.pending[k];
             let i = self.batch_base + k;
@@ -659,10 +685,8 @@ impl Search {
             if range.len() > 1 {
                 let gamma =
                     Gamma::new(self.config.dirichlet_alpha, 1.0).expect("alpha validated > 0");
-                let mut noise: Vec<f32> = range
-                    .clone()
-                    .map(|_| gamma.sample(&mut self.rng))
-                    .collect();
+                let mut noise: Vec<f32> =
+                    range.clone().map(|_| gamma.sample(&mut self.rng)).collect();
                 let total: f32 = noise.iter().sum();
                 if total > 0.0 {
                     noise.iter_mut().for_each(|x| *x /= total);

@@ -428,3 +428,39 @@ fn gumbel_self_play_search_gives_an_improved_policy() {
         "completed Q keeps every move"
     );
 }
+
+#[test]
+fn a_misbehaving_evaluator_is_an_error_not_a_panic() {
+    struct Lazy;
+    impl Evaluator for Lazy {
+        fn evaluate(&self, batch: &mut EvalBatch) -> Result<(), EvalError> {
+            batch.values.clear();
+            Ok(())
+        }
+        fn name(&self) -> String {
+            "lazy".into()
+        }
+    }
+    struct NotANumber;
+    impl Evaluator for NotANumber {
+        fn evaluate(&self, batch: &mut EvalBatch) -> Result<(), EvalError> {
+            UniformEvaluator.evaluate(batch)?;
+            batch.values.fill(f32::NAN);
+            Ok(())
+        }
+        fn name(&self) -> String {
+            "nan".into()
+        }
+    }
+    let game = Game::new(Variant::Standard, Rules::classic());
+    for e in [&Lazy as &dyn Evaluator, &NotANumber] {
+        let mut search = Search::new(MctsConfig::default(), Rules::classic(), 1);
+        search.set_root(&game);
+        search.begin(50, false);
+        let err = search.run(e, &mut EvalBatch::new()).unwrap_err();
+        assert!(
+            err.to_string().contains("evaluat") || err.to_string().contains("NaN"),
+            "{err}"
+        );
+    }
+}

@@ -151,7 +151,7 @@ pub struct BenchArgs {
     #[arg(long, value_enum)]
     pub evaluator: Vec<EvaluatorKind>,
     /// Simulations per searched move.
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = 1000)]
     pub simulations: u32,
     /// Seconds per evaluator.
     #[arg(long, default_value_t = 5.0)]
