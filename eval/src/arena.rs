@@ -411,7 +411,7 @@ fn play_game(
     config: &MatchConfig,
 ) -> Result<(GameResult, String)> {
     let start = Instant::now();
-    let a_is_black = index % 2 == 0;
+    let a_is_black = index & 1 == 0;
     let mut game = Game::new(config.variant, config.rules);
     for &mv in opening {
         game.play(mv).map_err(|e| anyhow!("opening: {e}"))?;

@@ -26,6 +26,7 @@ struct BoardTables {
     centre2: i32,
 }
 
+#[allow(clippy::needless_range_loop)]
 fn board_tables(size: u8) -> BoardTables {
     let n = size as i32;
     let mut centrality = [0u8; 64];
@@ -153,8 +154,9 @@ pub struct SideFeatures {
     pub uniformity: f32,
 }
 
-/// Computes the features of `color` in `pos`.
-pub fn side_features(pos: &Position, color: Color) -> SideFeatures {
+/// Computes the features of `color` in `pos` (features whose weight in `w` is zero and
+/// that cost extra work are left at 0).
+pub fn side_features(pos: &Position, color: Color, w: &EvalWeights) -> SideFeatures {
     let g = pos.geometry();
     let t = tables(g);
     let own = pos.pieces(color);
@@ -235,7 +237,7 @@ pub fn side_features(pos: &Position, color: Color) -> SideFeatures {
     let nf = n as f32;
     SideFeatures {
         pieces: n,
-        concentration: -surplus,
+        concentration: 4.0 / (1.0 + surplus),
         centralisation: central as f32 / nf,
         com_position: -com_dx.max(com_dy),
         euler: -(q.euler4() as f32) / 4.0,
@@ -244,7 +246,11 @@ pub fn side_features(pos: &Position, color: Color) -> SideFeatures {
         blocked: -(blocked as f32),
         walls: -(walls as f32),
         connectedness: adjacent_pairs(own) as f32 / nf,
-        groups: -(g.count_groups(own) as f32),
+        groups: if w.groups != 0.0 {
+            -(g.count_groups(own) as f32)
+        } else {
+            0.0
+        },
         uniformity: -(area as f32) * 10.0 / g.num_cells as f32,
     }
 }
@@ -270,8 +276,8 @@ impl SideFeatures {
 /// Assumes the game is not over (the search scores finished games itself).
 pub fn evaluate(pos: &Position, w: &EvalWeights) -> i32 {
     let us = pos.to_move();
-    let ours = side_features(pos, us).weighted(w);
-    let theirs = side_features(pos, us.opponent()).weighted(w);
+    let ours = side_features(pos, us, w).weighted(w);
+    let theirs = side_features(pos, us.opponent(), w).weighted(w);
     let score = ours - theirs + w.side_to_move;
     (score.round() as i32).clamp(-EVAL_LIMIT, EVAL_LIMIT)
 }

@@ -3,7 +3,8 @@
 //! Spec grammar: `KIND[:key=value[,key=value]...]`:
 //! * `random[:seed=S]` — a uniformly random legal move.
 //! * `alphabeta:depth=D` / `alphabeta:ms=T` / `alphabeta:nodes=N` (limits combine; with
-//!   none, depth 4), plus `tt=MiB`, `lmr=on|off`, `aspiration=N`, `weights=FILE.json`
+//!   none, depth 4), plus `tt=MiB`, `lmr=on|off`, `leafwin=on|off`, `threat=on|off`,
+//!   `aspiration=N`, `weights=FILE.json`
 //!   (an [`EvalWeights`] object) and single weights as `w.NAME=VALUE`
 //!   (e.g. `w.mobility=0`).
 //! * `mcts:evaluator=heuristic|uniform,sims=N` — the selfplay crate's MCTS.
@@ -153,6 +154,7 @@ impl PlayerSpec {
                         "aspiration" => config.aspiration = number(spec, k, v)?,
                         "lmr" => config.late_move_reductions = on_off(spec, k, v)?,
                         "leafwin" => config.leaf_win_check = on_off(spec, k, v)?,
+                        "threat" => config.threat_extension = on_off(spec, k, v)?,
                         "weights" => {
                             let text = std::fs::read_to_string(v).with_context(|| {
                                 format!("player spec '{spec}': cannot read weights file {v}")
@@ -168,7 +170,7 @@ impl PlayerSpec {
                         _ => {
                             return Err(unknown(
                                 k,
-                                "depth, ms, nodes, tt, lmr, leafwin, aspiration, weights, w.NAME",
+                                "depth, ms, nodes, tt, lmr, leafwin, threat, aspiration, weights, w.NAME",
                             ))
                         }
                     }

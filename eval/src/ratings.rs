@@ -289,6 +289,7 @@ pub fn fit(games: &[RatedGame], prior_draws: f64) -> Result<RatingTable> {
     })
 }
 
+#[allow(clippy::needless_range_loop)]
 /// Solves `m x = b` by Gaussian elimination with partial pivoting.
 fn solve(mut m: Vec<Vec<f64>>, mut b: Vec<f64>) -> Result<Vec<f64>> {
     let n = b.len();

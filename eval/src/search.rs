@@ -129,6 +129,8 @@ pub struct AlphaBeta {
     stop: bool,
     deadline: Option<Instant>,
     node_limit: Option<u64>,
+    /// Threat extensions happen only at plies below this (set per iteration).
+    extension_ply_limit: usize,
 }
 
 impl AlphaBeta {
@@ -146,6 +148,7 @@ impl AlphaBeta {
             stop: false,
             deadline: None,
             node_limit: None,
+            extension_ply_limit: 0,
         }
     }
 
@@ -314,6 +317,7 @@ impl AlphaBeta {
 
     /// One iteration at the root. Returns the best move (None if stopped before any move
     /// finished) and its score; reorders `moves` best first for the next iteration.
+    #[allow(clippy::needless_range_loop)]
     fn search_root(
         &mut self,
         root: &Position,
@@ -322,6 +326,7 @@ impl AlphaBeta {
         alpha0: i32,
         beta: i32,
     ) -> (Option<Move>, i32) {
+        self.extension_ply_limit = (2 * depth + 2) as usize;
         let mut alpha = alpha0;
         let mut best: Option<Move> = None;
         let mut best_score = -INFINITY;
@@ -516,8 +521,24 @@ impl AlphaBeta {
                 }
             }
         }
-        if depth <= 0 || ply >= MAX_PLY {
-            return self.leaf(pos, ply);
+        let mut depth = depth;
+        if ply >= MAX_PLY {
+            return evaluate(pos, &self.config.weights);
+        }
+        if depth <= 0 {
+            if self.config.leaf_win_check && self.winning_move(pos).is_some() {
+                return WIN - ply as i32 - 1;
+            }
+            // Threat extension: the opponent threatens to connect next move, so the static
+            // value means little; look one ply further (bounded along the path).
+            if self.config.threat_extension
+                && ply < self.extension_ply_limit
+                && has_connecting_move(pos, us.opponent())
+            {
+                depth = 1;
+            } else {
+                return evaluate(pos, &self.config.weights);
+            }
         }
 
         // Mate-distance pruning.
@@ -688,6 +709,29 @@ impl AlphaBeta {
         }
         pv
     }
+}
+
+/// Whether `color` (to move or not) has a normal move that connects all its pieces (ignoring
+/// what the move does to the other side).
+fn has_connecting_move(pos: &Position, color: loa::Color) -> bool {
+    let g = pos.geometry();
+    let own = pos.pieces(color);
+    let enemy = pos.pieces(color.opponent());
+    if own.count_ones() > 1 && g.count_groups(own) > 5 {
+        return false;
+    }
+    let mut found = false;
+    loa::movegen::for_each_move(g, own, own | enemy, enemy, own, |from, _, to, _| {
+        if found {
+            return;
+        }
+        let rest = own & !(1u64 << from);
+        if rest != 0 && g.neighbours[to as usize] & rest == 0 {
+            return;
+        }
+        found = g.is_connected(rest | (1u64 << to));
+    });
+    found
 }
 
 /// Small ordering bonus for moves towards the centre (ties among quiet moves).
