@@ -5,7 +5,7 @@
 //! * [`search`]: one batched MCTS ([`Search`]); [`player`]: [`MctsPlayer`] for matches.
 //! * [`data`]: training samples and shard files.
 //! * [`worker`]: parallel self-play ([`run_selfplay`]); [`output`]: shards, game records,
-//!   progress display; [`bench`]: search speed.
+//!   progress display; [`bench`](mod@bench): search speed.
 //! * [`config`]: [`MctsConfig`], [`SelfplayConfig`].
 
 pub mod bench;
