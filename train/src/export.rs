@@ -1,11 +1,11 @@
-//! Export of a model for other tools: `model.safetensors` (the weights, names as in the
-//! network, plus the description as metadata), `model.pt` (a traced TorchScript module
+//! Export of a model for other tools: `model.safetensors` (the weights as a loazero model
+//! file: tensors `net.<layer>`, the model description as safetensors metadata), `model.pt` (a traced TorchScript module
 //! whose single output works at any batch size) and `model.json` (encoding, geometry,
 //! tower size and output layout). The traced module is checked against the Rust forward
 //! pass at two batch sizes before the files are kept.
 
 use crate::encoding::{encode, plane_scales, ENCODING_VERSION, NUM_PLANES, PLANE_NAMES};
-use crate::model::Model;
+use crate::model::{Model, NET_PREFIX};
 use crate::net::POLICY_PLANES;
 use crate::tensor_file;
 use anyhow::{bail, Context, Result};
@@ -60,6 +60,9 @@ pub fn describe(model: &Model) -> serde_json::Value {
             "value": {"start": p + 3, "len": 1, "meaning": "P(win) - P(loss) for the side to move"},
         },
         "files": {"weights": WEIGHTS_FILE, "torchscript": TORCHSCRIPT_FILE},
+        "weights": {"tensor_prefix": NET_PREFIX, "dtype": "float32",
+            "metadata_key": tensor_file::METADATA_KEY,
+            "note": "a loazero model file: tensors named net.<layer>, description as safetensors metadata"},
     })
 }
 
@@ -94,8 +97,9 @@ pub fn export(model_path: &Path, out_dir: &Path) -> Result<ExportReport> {
     let description = describe(&model);
     let text = serde_json::to_string_pretty(&description)?;
 
+    // The weights file is a loazero model file: usable as `--model` and by Python.
     let weights = out_dir.join(WEIGHTS_FILE);
-    tensor_file::write(&weights, &model.weights(), &text)?;
+    model.save(&weights)?;
 
     let _guard = tch::no_grad_guard();
     let example = example_input(model.info.board_size, 3);
@@ -183,13 +187,13 @@ mod tests {
             let n = variant.geometry().size as u64;
             assert_eq!(desc["board"]["size"], n);
             assert_eq!(desc["output"]["shape"][1], 8 * n * n + 4);
-            // The weights file holds every variable under its plain name.
+            // The weights file is a model file holding every variable.
             let f = tensor_file::read(&out.join(WEIGHTS_FILE)).unwrap();
             assert_eq!(f.tensors.len(), model.vs.variables().len());
-            assert!(f
-                .tensors
-                .iter()
-                .any(|(n, _)| n == "blocks.1.pool_fc.weight"));
+            let name = "net.blocks.1.pool_fc.weight";
+            assert!(f.tensors.iter().any(|(n, _)| n == name));
+            let again = Model::load(&out.join(WEIGHTS_FILE), Device::Cpu).unwrap();
+            assert_eq!(again.info, model.info);
             // The TorchScript file runs at batch 7 and agrees with the Rust net.
             let m = CModule::load(out.join(TORCHSCRIPT_FILE)).unwrap();
             let x = example_input(n as usize, 7);
