@@ -464,3 +464,43 @@ fn a_misbehaving_evaluator_is_an_error_not_a_panic() {
         );
     }
 }
+
+#[test]
+fn temperature_sampling_follows_visits_and_noise_changes_root_priors() {
+    let rules = Rules::classic();
+    let game = Game::new(Variant::Standard, rules);
+    let mut search = Search::new(MctsConfig::default(), rules, 8);
+    search.set_root(&game);
+    search.begin(600, false);
+    search
+        .run(&HeuristicEvaluator::new(), &mut EvalBatch::new())
+        .unwrap();
+    let moves = search.root_moves();
+    let total: u32 = moves.iter().map(|m| m.visits).sum();
+    let top = moves.iter().max_by_key(|m| m.visits).unwrap();
+    let draws = 4000;
+    let hits = (0..draws)
+        .filter(|_| search.sample_move(1.0) == Some(top.mv))
+        .count();
+    let expected = top.visits as f64 / total as f64;
+    let got = hits as f64 / draws as f64;
+    assert!((got - expected).abs() < 0.04, "{got} vs {expected}");
+    assert_eq!(search.sample_move(0.0), search.best_move());
+
+    let priors = |noise: bool, seed: u64| {
+        let mut s = Search::new(MctsConfig::default(), rules, seed);
+        s.set_root(&game);
+        s.begin(1, noise);
+        s.run(&HeuristicEvaluator::new(), &mut EvalBatch::new())
+            .unwrap();
+        let mut p: Vec<(Move, f32)> = s.root_moves().iter().map(|m| (m.mv, m.prior)).collect();
+        p.sort_by_key(|x| x.0.to_bits());
+        p
+    };
+    let clean = priors(false, 1);
+    assert_eq!(clean, priors(false, 2));
+    let noisy = priors(true, 1);
+    assert!((noisy.iter().map(|x| x.1).sum::<f32>() - 1.0).abs() < 1e-4);
+    assert_ne!(clean, noisy);
+    assert_ne!(noisy, priors(true, 2));
+}
