@@ -641,28 +641,16 @@ impl AlphaBeta {
     }
 
     /// A move of the side to move that wins at once by connecting, if there is one.
-    /// Cheap filters first: one move merges at most five groups, and the landing cell must
-    /// touch another own piece.
     fn winning_move(&self, pos: &Position) -> Option<Move> {
         let us = pos.to_move();
-        let own = pos.pieces(us);
-        let g = pos.geometry();
-        if own.count_ones() > 1 && g.count_groups(own) > 5 {
-            return None;
-        }
         let rules = self.rules;
         let mut found = None;
-        pos.for_each_move(|from, _, to, capture| {
-            if found.is_some() {
-                return;
-            }
-            let rest = own & !(1u64 << from);
-            if rest != 0 && g.neighbours[to as usize] & rest == 0 {
-                return;
-            }
-            let mv = Move::new(from, to, capture);
+        for_each_connecting_move(pos, us, |mv| {
             if pos.after(mv).connection_outcome_after(mv, &rules) == Some(Outcome::Win(us)) {
                 found = Some(mv);
+                true
+            } else {
+                false
             }
         });
         found
@@ -711,25 +699,70 @@ impl AlphaBeta {
     }
 }
 
-/// Whether `color` (to move or not) has a normal move that connects all its pieces (ignoring
-/// what the move does to the other side).
-fn has_connecting_move(pos: &Position, color: loa::Color) -> bool {
+/// The connected groups of `bits`, or `None` if there are more than five (then no single
+/// move can connect them: a move merges at most the four groups around its target plus,
+/// by vanishing, a singleton group it leaves).
+fn groups_upto5(g: &loa::Geometry, mut bits: u64) -> Option<([u64; 5], usize)> {
+    let mut groups = [0u64; 5];
+    let mut n = 0;
+    while bits != 0 {
+        if n == 5 {
+            return None;
+        }
+        let mut group = bits & bits.wrapping_neg();
+        loop {
+            let grown = g.dilate(group) & bits;
+            if grown == group {
+                break;
+            }
+            group = grown;
+        }
+        groups[n] = group;
+        n += 1;
+        bits &= !group;
+    }
+    Some((groups, n))
+}
+
+/// Calls `f` with every normal move of `color` (to move or not) after which all of
+/// `color`'s pieces form one group, until `f` returns true. Cheap bit tests reject most
+/// moves before the connection test: every group other than the mover's must touch the
+/// target cell, and so must what is left of the mover's own group.
+fn for_each_connecting_move(pos: &Position, color: loa::Color, mut f: impl FnMut(Move) -> bool) {
     let g = pos.geometry();
     let own = pos.pieces(color);
     let enemy = pos.pieces(color.opponent());
-    if own.count_ones() > 1 && g.count_groups(own) > 5 {
-        return false;
-    }
+    let Some((groups, n)) = groups_upto5(g, own) else {
+        return;
+    };
+    let groups = &groups[..n];
+    let mut done = false;
+    loa::movegen::for_each_move(g, own, own | enemy, enemy, own, |from, _, to, capture| {
+        if done {
+            return;
+        }
+        let from_bit = 1u64 << from;
+        let around = g.neighbours[to as usize];
+        for &grp in groups {
+            let rest = grp & !from_bit;
+            if rest != 0 && rest & around == 0 {
+                return;
+            }
+        }
+        let after = (own & !from_bit) | (1u64 << to);
+        if g.is_connected(after) {
+            done = f(Move::new(from, to, capture));
+        }
+    });
+}
+
+/// Whether `color` (to move or not) has a normal move that connects all its pieces (ignoring
+/// what the move does to the other side).
+fn has_connecting_move(pos: &Position, color: loa::Color) -> bool {
     let mut found = false;
-    loa::movegen::for_each_move(g, own, own | enemy, enemy, own, |from, _, to, _| {
-        if found {
-            return;
-        }
-        let rest = own & !(1u64 << from);
-        if rest != 0 && g.neighbours[to as usize] & rest == 0 {
-            return;
-        }
-        found = g.is_connected(rest | (1u64 << to));
+    for_each_connecting_move(pos, color, |_| {
+        found = true;
+        true
     });
     found
 }
