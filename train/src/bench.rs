@@ -142,7 +142,7 @@ pub fn training(
 }
 
 /// The inference service under load: `clients` threads each evaluating requests of
-/// `per_request` positions (with their legal moves) through one [`NetEvaluator`] for
+/// `per_request` positions (with their legal moves) through one [`crate::NetEvaluator`] for
 /// at least `min_secs`. Returns the throughput and the mean positions per forward pass.
 pub fn evaluator(
     net: &NetConfig,

@@ -12,7 +12,35 @@
 //! * [`config`]: [`TrainConfig`], every tunable of this crate.
 //!
 //! Threading: tensors and modules are `Send`, not `Sync`; a [`Model`] or [`Trainer`] is
-//! owned by one thread. [`NetEvaluator`] is `Sync` (it talks to its own thread).
+//! owned by one thread. [`NetEvaluator`] is `Sync` (it talks to its own thread). torch's
+//! intra-op thread count is process-wide ([`device::set_threads`]); on a small CPU
+//! machine shared with search threads, 1 is often fastest (OpenMP threads spin).
+//!
+//! # Use
+//!
+//! ```text
+//! // Search: a network behind selfplay::Evaluator (CPU or CUDA; CUDA missing = error).
+//! let eval: Arc<dyn Evaluator> = Arc::new(NetEvaluator::load(&model_path, &config.inference)?);
+//! // Set inference.max_batch to (worker threads × positions per request) so full
+//! // batches run without waiting for the 1 ms deadline.
+//!
+//! // Training on the shards of a directory.
+//! let mut trainer = Trainer::new(config.clone(), Variant::Standard)?;   // fresh net
+//! //  or Trainer::resume(&checkpoint, Some(config.clone()))?            // exact resume
+//! //  or Trainer::from_model(&model, config.clone())?                    // new optimizer
+//! let mut window = ReplayWindow::new(config.window_positions, 8);
+//! let report = window.refresh(&shards_dir)?;      // report.skipped: bad shards, named
+//! let mut log = MetricsLog::open(&run_dir.join("metrics.jsonl"))?;
+//! trainer.train(&window, steps, Some(&mut log), true)?;
+//! trainer.save_checkpoint(&run_dir.join("checkpoints/latest.safetensors"))?;
+//! trainer.save_model(&run_dir.join("models/gen-0001.safetensors"))?;
+//! eval.set_weights(trainer.weights())?;           // or eval.load_weights(&model_path)
+//! ```
+//!
+//! Files (all safetensors, `f32`, written atomically; JSON description in the metadata
+//! key `loazero`): a model file holds `net.<layer>` tensors and a [`ModelInfo`]; a
+//! checkpoint adds `opt.<slot>.<layer>` tensors and the trainer state (step, sampling
+//! RNG, config) and is itself a valid model file.
 
 pub mod batch;
 pub mod bench;

@@ -22,7 +22,11 @@ fn game_samples(games: usize) -> Vec<Sample> {
                 position: pos,
                 rules,
                 moves: moves.clone(),
-                policy: if k % 4 == 0 { vec![] } else { vec![1.0 / n as f32; n] },
+                policy: if k % 4 == 0 {
+                    vec![]
+                } else {
+                    vec![1.0 / n as f32; n]
+                },
                 search_value: 0.1,
                 outcome: 0.0,
             });
@@ -106,7 +110,10 @@ fn shards_to_trained_model_to_evaluator() {
     // Resume from the checkpoint with a new learning rate.
     let resumed = Trainer::resume(
         &dir.path().join("checkpoint.safetensors"),
-        Some(TrainConfig { lr: 0.001, ..config }),
+        Some(TrainConfig {
+            lr: 0.001,
+            ..config
+        }),
     )
     .unwrap();
     assert_eq!(resumed.step(), 10);
