@@ -45,7 +45,7 @@ pub fn write(path: &Path, tensors: &[(String, Tensor)], description: &str) -> Re
     Ok(())
 }
 
-/// The contents of a file written by [`write`].
+/// The contents of a file written by [`write()`].
 pub struct TensorFile {
     /// The JSON description.
     pub description: String,
@@ -61,7 +61,7 @@ impl TensorFile {
     }
 }
 
-/// Reads a file written by [`write`]. A missing, truncated or foreign file is an error
+/// Reads a file written by [`write()`]. A missing, truncated or foreign file is an error
 /// naming it.
 pub fn read(path: &Path) -> Result<TensorFile> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
