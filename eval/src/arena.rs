@@ -565,6 +565,26 @@ mod tests {
     }
 
     #[test]
+    fn openings_files_are_checked() {
+        let dir = std::env::temp_dir().join(format!("loazero-openings-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let rules = Rules::classic();
+        let good = dir.join("good.txt");
+        std::fs::write(&good, "# two openings\n1. b1-b3 a2-c2\n\n1. c1-c3\n").unwrap();
+        match Openings::parse(good.to_str().unwrap(), Variant::Standard, rules).unwrap() {
+            Openings::List(l) => assert_eq!(l.len(), 2),
+            o => panic!("{o:?}"),
+        }
+        let bad = dir.join("bad.txt");
+        std::fs::write(&bad, "1. b1-b3\n1. b1-b8\n").unwrap();
+        let e = Openings::parse(bad.to_str().unwrap(), Variant::Standard, rules).unwrap_err();
+        assert!(format!("{e}").contains("line 2"), "{e}");
+        assert!(Openings::parse("random:x", Variant::Standard, rules).is_err());
+        assert!(Openings::parse("/no/such/file", Variant::Standard, rules).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn a_small_match_writes_records_and_results() {
         let dir = std::env::temp_dir().join(format!("loazero-arena-test-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
