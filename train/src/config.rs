@@ -125,6 +125,10 @@ pub struct InferenceConfig {
     pub deadline_us: u64,
     /// Inference precision on CUDA. Default `float`. (fp16/bf16 unmeasured so far.)
     pub precision: Precision,
+    /// torch intra-op threads, set when the evaluator starts; 0 keeps the current
+    /// setting. Process-wide (it also changes training's). On a CPU shared with search
+    /// threads, 1 is often fastest (OpenMP threads spin while waiting). Default 0.
+    pub threads: usize,
 }
 
 impl Default for InferenceConfig {
@@ -134,6 +138,7 @@ impl Default for InferenceConfig {
             max_batch: 256,
             deadline_us: 1000,
             precision: Precision::Float,
+            threads: 0,
         }
     }
 }

@@ -82,6 +82,7 @@ impl NetEvaluator {
         label: &str,
     ) -> anyhow::Result<NetEvaluator> {
         let device = resolve_device(&config.device)?;
+        crate::device::set_threads(config.threads);
         if config.max_batch == 0 {
             anyhow::bail!("inference.max_batch must be positive");
         }
