@@ -120,3 +120,38 @@ fn shards_to_trained_model_to_evaluator() {
     let lines = std::fs::read_to_string(dir.path().join("metrics.jsonl")).unwrap();
     assert_eq!(lines.lines().count(), 3);
 }
+
+/// The network drives the selfplay crate's MCTS: a few moves of a game, legal each time.
+#[test]
+fn mcts_plays_with_the_network() {
+    tch::set_num_threads(1);
+    tch::manual_seed(5);
+    let net = NetConfig {
+        blocks: 1,
+        channels: 8,
+        global_pool_every: 1,
+        policy_channels: 4,
+        value_channels: 4,
+        value_hidden: 8,
+    };
+    let model = train::Model::new(
+        train::ModelInfo::new(&net, Variant::Standard),
+        tch::Device::Cpu,
+    );
+    let eval: std::sync::Arc<dyn Evaluator> = std::sync::Arc::new(
+        NetEvaluator::from_weights(
+            model.info.clone(),
+            model.weights(),
+            &InferenceConfig::default(),
+            "tiny",
+        )
+        .unwrap(),
+    );
+    let mut player = selfplay::MctsPlayer::new(selfplay::MctsConfig::default(), 32, eval);
+    let mut game = loa::Game::new(Variant::Standard, Rules::classic());
+    for _ in 0..4 {
+        let mv = player.choose_move(&game).unwrap();
+        assert!(game.legal_moves().as_slice().contains(&mv));
+        game.play(mv).unwrap();
+    }
+}
