@@ -89,19 +89,65 @@ fn selfplay_writes_shards_and_replayable_records() {
 }
 
 #[test]
-fn model_option_is_a_clear_error_for_now() {
+fn model_selfplay_and_model_player_match() {
     let dir = temp_dir("model");
+    let net = train::NetConfig {
+        blocks: 1,
+        channels: 8,
+        global_pool_every: 1,
+        policy_channels: 4,
+        value_channels: 4,
+        value_hidden: 8,
+    };
+    let model = train::Model::new(
+        train::ModelInfo::new(&net, loa::Variant::Six),
+        tch::Device::Cpu,
+    );
+    let path = dir.join("tiny.model");
+    model.save(&path).unwrap();
+    let config = dir.join("six.toml");
+    std::fs::write(&config, "variant = \"6x6\"\nsimulations = 8\n").unwrap();
+    let out = dir.join("sp");
+    let o = run(&[
+        "selfplay",
+        "--config",
+        config.to_str().unwrap(),
+        "--model",
+        path.to_str().unwrap(),
+        "--games",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(std::fs::read_dir(out.join("shards")).unwrap().count() >= 1);
+
+    let o = run(&[
+        "match",
+        "--a",
+        &format!("model:path={},sims=8", path.display()),
+        "--b",
+        "random",
+        "--games",
+        "2",
+        "--variant",
+        "6x6",
+        "--out",
+        dir.join("m").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+
     let o = run(&[
         "selfplay",
         "--model",
-        "net.pt",
+        "/nonexistent/net.model",
         "--games",
         "1",
         "--out",
-        dir.to_str().unwrap(),
+        dir.join("x").to_str().unwrap(),
     ]);
     assert!(!o.status.success());
-    assert!(text(&o).contains("not available yet"), "{}", text(&o));
+    assert!(text(&o).contains("/nonexistent/net.model"), "{}", text(&o));
 }
 
 #[test]

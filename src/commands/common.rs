@@ -35,3 +35,19 @@ fn parse_variant(s: &str) -> Result<Variant, String> {
 fn parse_rules(s: &str) -> Result<Rules, String> {
     Rules::parse(s)
 }
+
+/// Loads a network model file as an evaluator on `device` (`cpu`, `cuda`, `cuda:N`); the
+/// one place the binary turns a model path into a `selfplay::Evaluator`. The evaluator owns
+/// its inference thread; it is `Sync` and meant to be shared by every search thread.
+pub fn net_evaluator(
+    path: &std::path::Path,
+    device: &str,
+) -> Result<std::sync::Arc<dyn selfplay::Evaluator>> {
+    let config = train::InferenceConfig {
+        device: device.to_string(),
+        ..train::InferenceConfig::default()
+    };
+    let evaluator = train::NetEvaluator::load(path, &config)
+        .map_err(|e| anyhow!("cannot load model {}: {e:#}", path.display()))?;
+    Ok(std::sync::Arc::new(evaluator))
+}

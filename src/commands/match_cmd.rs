@@ -168,9 +168,10 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
-/// The factory every eval subcommand (`match`, `bestmove`, `engine`) builds players with.
-/// `model:` players need a network loader from the train crate; until it is wired here
-/// (`PlayerFactory::with_model_loader`), they give a clear error.
+/// The factory every eval subcommand (`match`, `bestmove`, `engine`) builds players with;
+/// `model:` players load their network through [`super::common::net_evaluator`].
 pub fn player_factory() -> PlayerFactory {
-    PlayerFactory::new()
+    PlayerFactory::new().with_model_loader(std::sync::Arc::new(|path, device| {
+        super::common::net_evaluator(path, device)
+    }))
 }

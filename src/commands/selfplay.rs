@@ -1,6 +1,6 @@
 //! `loazero selfplay`: plays games with MCTS and writes training shards and game records.
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, Context, Result};
 use selfplay::{Evaluator, GameWriter, ProgressDisplay, SelfplayConfig};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -63,11 +63,7 @@ pub fn build_evaluator(choice: &EvaluatorChoice) -> Result<Arc<dyn Evaluator>> {
         EvaluatorChoice::Builtin(EvaluatorKind::Heuristic) => {
             Ok(Arc::new(selfplay::HeuristicEvaluator::new()))
         }
-        EvaluatorChoice::Model(path) => bail!(
-            "--model {}: network evaluation is not available yet (it arrives with the train \
-             crate); use --evaluator uniform or --evaluator heuristic",
-            path.display()
-        ),
+        EvaluatorChoice::Model(path) => super::common::net_evaluator(path, "cpu"),
     }
 }
 
