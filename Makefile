@@ -37,6 +37,9 @@ test: setup
 ## bench: the speed benchmarks
 bench: build
 	$(BIN) bench movegen
+	$(BIN) bench mcts
+	$(BIN) bench alphabeta
+	$(BIN) bench net
 
 lint:
 	$(CARGO) fmt --all -- --check
