@@ -161,6 +161,13 @@ pub struct BenchArgs {
     /// TOML config whose `[selfplay.mcts]` (or `[mcts]`) settings are used.
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// Also measure self-play with this network model: self-play evaluations/s next to
+    /// the raw forward throughput of the same net at the same mean batch size, as a ratio.
+    #[arg(long)]
+    pub model: Option<PathBuf>,
+    /// Self-play games for the `--model` measurement (2 threads, default self-play config).
+    #[arg(long, default_value_t = 16)]
+    pub games: u64,
 }
 
 /// `loazero bench mcts`: simulations/s per thread, playing games from the standard start
@@ -202,5 +209,50 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             r.seconds
         );
     }
+    if let Some(path) = &args.model {
+        bench_network_selfplay(path, &args)?;
+    }
+    Ok(())
+}
+
+/// Self-play evaluations/s with the network against the raw batched forward throughput of
+/// the same net on the same device at the self-play mean batch size.
+fn bench_network_selfplay(path: &Path, args: &BenchArgs) -> Result<()> {
+    let evaluator = train::NetEvaluator::load(path, &train::InferenceConfig::default())
+        .map_err(|e| anyhow!("cannot load model {}: {e:#}", path.display()))?;
+    let info = evaluator.info().clone();
+    let variant: loa::Variant = info.variant.parse().map_err(|e: String| anyhow!(e))?;
+    let evaluator = Arc::new(evaluator);
+    let mut config = SelfplayConfig {
+        variant: variant.name().into(),
+        threads: args.threads.max(2),
+        write_game_records: false,
+        ..SelfplayConfig::default()
+    };
+    config.simulations = args.simulations.min(config.simulations);
+    let dyn_eval: Arc<dyn Evaluator> = evaluator.clone();
+    let progress = selfplay::run_selfplay(&config, dyn_eval, args.games, |_| Ok(()), |_| {})
+        .map_err(|e| anyhow!("self-play failed: {e}"))?;
+    let selfplay_rate = progress.evaluations as f64 / progress.seconds.max(1e-9);
+    let mean_batch = evaluator.stats().mean_batch().max(1.0);
+    let raw = train::bench::forward(
+        &info.net,
+        variant,
+        tch::Device::Cpu,
+        tch::Kind::Float,
+        mean_batch.round() as usize,
+        args.seconds.min(3.0),
+    );
+    println!(
+        "mcts network   {selfplay_rate:>10.0} evaluations/s in self-play ({} games, {} sims, \
+         {} threads, mean forward batch {mean_batch:.0}); raw forward {:.0} positions/s at \
+         batch {:.0}: ratio {:.0}%",
+        args.games,
+        config.simulations,
+        config.threads,
+        raw.per_sec,
+        mean_batch.round(),
+        100.0 * selfplay_rate / raw.per_sec.max(1e-9)
+    );
     Ok(())
 }
