@@ -38,7 +38,15 @@ fn perft_prints_leaf_count_last() {
     let o = loazero(&["perft", "--depth", "2", "--divide", "--position", START]);
     assert_eq!(last_line(&o), "1244");
     assert_eq!(stdout(&o).lines().count(), 37);
-    let o = loazero(&["perft", "--depth", "2", "--variant", "scrambled-eggs", "--rules", "icga"]);
+    let o = loazero(&[
+        "perft",
+        "--depth",
+        "2",
+        "--variant",
+        "scrambled-eggs",
+        "--rules",
+        "icga",
+    ]);
     assert_eq!(last_line(&o), "992");
 }
 
@@ -56,7 +64,12 @@ fn moves_for_one_position_and_a_stream() {
         .spawn()
         .unwrap();
     let input = format!("{START}\n{}\nnot a position\n", START.replace(" b", " w"));
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
     let o = child.wait_with_output().unwrap();
     let lines: Vec<String> = stdout(&o).lines().map(str::to_string).collect();
     assert_eq!(lines.len(), 3);
@@ -111,7 +124,11 @@ fn malformed_input_is_a_clear_error_never_a_panic() {
         &["perft", "--depth", "2", "--variant", "hexagonal"],
         &["perft", "--depth", "2", "--rules", "fide"],
         &["perft", "--depth", "x"],
-        &["moves", "--position", "1bbbqbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b"],
+        &[
+            "moves",
+            "--position",
+            "1bbbqbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b",
+        ],
         &["show", "--position", ""],
         &["replay", "/nonexistent/game.txt"],
         &["show", "--position", "8/8/8/8/8/8/8/8 b"],
@@ -125,6 +142,10 @@ fn malformed_input_is_a_clear_error_never_a_panic() {
     }
     let o = loazero(&["perft", "--depth", "2", "--variant", "hexagonal"]);
     assert!(stderr(&o).contains("hexagonal"));
-    let o = loazero(&["moves", "--position", "1bbbqbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b"]);
+    let o = loazero(&[
+        "moves",
+        "--position",
+        "1bbbqbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b",
+    ]);
     assert!(stderr(&o).contains("'q'"));
 }
