@@ -35,8 +35,8 @@ pub fn for_each_move(
         let lines = &g.line[from];
         let rays = &g.ray[from];
         let targets = &g.target[from];
-        for axis in 0..axes {
-            let n = (occupied & lines[axis]).count_ones() as usize;
+        for (axis, &line) in lines.iter().enumerate().take(axes) {
+            let n = (occupied & line).count_ones() as usize;
             for dir in [axis, axis + axes] {
                 let to = targets[dir][n];
                 if to == OFF_BOARD {
@@ -76,8 +76,8 @@ pub fn generate(
         let lines = &g.line[from];
         let rays = &g.ray[from];
         let targets = &g.target[from];
-        for axis in 0..axes {
-            let n = (occupied & lines[axis]).count_ones() as usize;
+        for (axis, &line) in lines.iter().enumerate().take(axes) {
+            let n = (occupied & line).count_ones() as usize;
             for dir in [axis, axis + axes] {
                 let to = targets[dir][n] as usize;
                 let to_bit = ((to < 64) as u64) << (to & 63);
@@ -103,8 +103,8 @@ pub fn count_moves(g: &Geometry, movers: u64, occupied: u64, enemy: u64, forbidd
         let lines = &g.line[from];
         let rays = &g.ray[from];
         let targets = &g.target[from];
-        for axis in 0..axes {
-            let n = (occupied & lines[axis]).count_ones() as usize;
+        for (axis, &line) in lines.iter().enumerate().take(axes) {
+            let n = (occupied & line).count_ones() as usize;
             for dir in [axis, axis + axes] {
                 let to = targets[dir][n] as usize;
                 // Zero when `to` is OFF_BOARD (64).

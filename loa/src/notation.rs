@@ -345,7 +345,7 @@ mod tests {
                 state ^= state << 13;
                 state ^= state >> 7;
                 state ^= state << 17;
-                let c = if state % 17 == 0 {
+                let c = if state.is_multiple_of(17) {
                     char::from_u32((state >> 20) as u32 % 0x3000).unwrap_or('?')
                 } else {
                     alphabet[(state >> 8) as usize % alphabet.len()] as char
