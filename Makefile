@@ -26,9 +26,13 @@ setup: .libtorch
 build: setup
 	$(CARGO) build --release --bin loazero
 
-## run: train on the embedded default config (see configs/default.toml)
+## run: until `loazero run` (the self-play -> train -> gate loop) lands, the main job
+## plays heuristic-MCTS self-play games into runs/selfplay and a rating match of the
+## alpha-beta baseline against MCTS into runs/match.
 run: build
-	$(BIN) run $(ARGS)
+	$(BIN) selfplay --evaluator heuristic --games 64 --out runs/selfplay $(ARGS)
+	$(BIN) match --a alphabeta:depth=4 --b mcts:evaluator=heuristic,sims=1000 --games 40 --out runs/match
+	$(BIN) ratings runs/match
 
 ## test: every test of the workspace (release profile, shares the build with `run`)
 test: setup
