@@ -2,6 +2,7 @@
 //! that parses arguments and calls the crates.
 
 mod commands;
+mod run;
 
 use clap::Parser;
 

@@ -9,8 +9,10 @@ pub mod info;
 pub mod match_cmd;
 pub mod moves;
 pub mod perft;
+pub mod plot;
 pub mod ratings;
 pub mod replay;
+pub mod run;
 pub mod selfplay;
 pub mod show;
 
@@ -44,6 +46,10 @@ pub enum Command {
     Info(info::Args),
     /// Export a model: safetensors weights, TorchScript module, model.json.
     Export(export::Args),
+    /// The training loop: self-play → train → gate → rate, resumable (see README).
+    Run(run::Args),
+    /// Write PNG learning curves of a run directory (Elo, losses, throughput).
+    Plot(plot::Args),
 }
 
 /// Runs one subcommand.
@@ -61,5 +67,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Selfplay(a) => selfplay::run(a),
         Command::Info(a) => info::run(a),
         Command::Export(a) => export::run(a),
+        Command::Run(a) => run::run(a),
+        Command::Plot(a) => plot::run(a),
     }
 }

@@ -18,12 +18,16 @@ pub struct Args {
     /// Network model file to evaluate positions with.
     #[arg(long)]
     pub model: Option<PathBuf>,
-    /// Number of games to play.
-    #[arg(long)]
-    pub games: u64,
+    /// Number of games to play (with --dir: default until killed).
+    #[arg(long, required_unless_present = "dir")]
+    pub games: Option<u64>,
     /// Output directory: shards go to OUT/shards, game records to OUT/games.
-    #[arg(long)]
-    pub out: PathBuf,
+    #[arg(long, required_unless_present = "dir", conflicts_with = "dir")]
+    pub out: Option<PathBuf>,
+    /// Join the run in this directory (`loazero run --dir`): play with its newest
+    /// promoted model and its self-play config, writing shards its trainer reads.
+    #[arg(long, conflicts_with_all = ["config", "evaluator", "model", "simulations", "seed"])]
+    pub dir: Option<PathBuf>,
     /// Override the config's worker threads (0 = one per core).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -76,6 +80,12 @@ pub fn load_config(path: &Path) -> Result<SelfplayConfig> {
 
 /// Plays the games; prints a summary line (games, samples, shards, throughput).
 pub fn run(args: Args) -> Result<()> {
+    if let Some(dir) = &args.dir {
+        return crate::run::join::join(dir, args.games, args.threads);
+    }
+    let (Some(games), Some(out)) = (args.games, args.out.as_ref()) else {
+        anyhow::bail!("--games and --out are required without --dir");
+    };
     let mut config = match &args.config {
         Some(path) => load_config(path)?,
         None => SelfplayConfig::default(),
@@ -98,7 +108,7 @@ pub fn run(args: Args) -> Result<()> {
         (None, None) => EvaluatorChoice::Builtin(EvaluatorKind::Heuristic),
     };
     let evaluator = build_evaluator(&choice)?;
-    play(&config, evaluator, args.games, &args.out)
+    play(&config, evaluator, games, out)
 }
 
 /// Plays `games` games into `out` (shards in `out/shards`, records in `out/games`).

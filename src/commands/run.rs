@@ -1,0 +1,92 @@
+//! `loazero run`: the self-play → train → gate → rate loop over a run directory.
+
+use crate::run::config::RunConfig;
+use crate::run::display::LoopDisplay;
+use crate::run::driver::Driver;
+use crate::run::layout::{truncate_torn_line, RunDir};
+use anyhow::{bail, Context, Result};
+use std::path::PathBuf;
+
+/// Arguments of `loazero run`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Config file, merged over the embedded default (configs/default.toml). Only for a
+    /// new run: a run directory keeps its own config.toml (change keys with --set).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Run directory; restarting with the same directory resumes the run.
+    #[arg(long, default_value = "runs/default")]
+    pub dir: PathBuf,
+    /// Override a config key, e.g. `--set selfplay.simulations=100` (repeatable). On a
+    /// resumed run the change is saved in its config.toml.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
+    /// Total training minutes of the run, counted across restarts (run.minutes; 0 = no
+    /// limit).
+    #[arg(long)]
+    pub minutes: Option<f64>,
+    /// Stop after this generation (run.generations; 0 = no limit).
+    #[arg(long)]
+    pub generations: Option<u32>,
+    /// Print the config the run would use and exit.
+    #[arg(long)]
+    pub print_config: bool,
+}
+
+/// Starts or resumes the run.
+pub fn run(args: Args) -> Result<()> {
+    let dir = RunDir::new(&args.dir);
+    let saved = dir.config();
+    let mut sets = args.sets.clone();
+    if let Some(m) = args.minutes {
+        sets.push(format!("run.minutes={m:?}"));
+    }
+    if let Some(g) = args.generations {
+        sets.push(format!("run.generations={g}"));
+    }
+    let resuming = saved.exists();
+    let config = if resuming {
+        if let Some(c) = &args.config {
+            let given = RunConfig::load(Some(c), &[])?;
+            let mine = RunConfig::load(Some(&saved), &[])?;
+            if given != mine {
+                bail!(
+                    "{} already has its config ({}), which differs from {}: resume without \
+                     --config (change single keys with --set), or choose another --dir",
+                    args.dir.display(),
+                    saved.display(),
+                    c.display()
+                );
+            }
+        }
+        RunConfig::load(Some(&saved), &sets)?
+    } else {
+        RunConfig::load(args.config.as_deref(), &sets)?
+    };
+    if args.print_config {
+        print!("{}", config.to_toml());
+        return Ok(());
+    }
+    dir.create()?;
+    let _lock = dir.lock()?;
+    let display = LoopDisplay::new();
+    if resuming {
+        let removed = dir.clean_after_crash()?;
+        if removed > 0 {
+            display.line(&format!(
+                "removed {removed} unfinished files left by a crash"
+            ));
+        }
+        if truncate_torn_line(&dir.metrics())? {
+            display.line("cut a torn last line off metrics.jsonl");
+        }
+    }
+    let text = format!(
+        "# The config of this run (every key; see configs/default.toml for their meaning).\n{}",
+        config.to_toml()
+    );
+    crate::run::layout::write_atomically(&saved, text.as_bytes())
+        .with_context(|| "cannot save the run config")?;
+    train::device::set_threads(config.train.threads);
+    Driver::open(dir, config, display)?.run()
+}

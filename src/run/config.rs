@@ -1,0 +1,422 @@
+//! [`RunConfig`]: the configuration of `loazero run`, one table per crate plus the loop's
+//! own `[run]` and `[rating]` tables.
+//!
+//! A config file lists only what it changes: it is merged over the embedded default
+//! (`configs/default.toml`, which documents every key), then `--set key=value`
+//! overrides are applied. Unknown keys are errors naming the key (and the line, for
+//! files). The merged config is what a run uses and saves in its directory.
+
+use anyhow::{anyhow, bail, Context, Result};
+use eval::GateConfig;
+use selfplay::SelfplayConfig;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use train::TrainConfig;
+
+/// The embedded default config (`configs/default.toml`).
+pub const DEFAULT_TOML: &str = include_str!("../../configs/default.toml");
+
+/// The loop's own settings (`[run]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoopConfig {
+    /// Total training time of the run in minutes, across restarts (0 = no limit). No
+    /// generation is started that would not end in time; the last best model is rated
+    /// at the end.
+    pub minutes: f64,
+    /// Stop after this generation (0 = no limit). Counted across restarts.
+    pub generations: u32,
+    /// Self-play games per generation, played by the loop itself (external self-play
+    /// processes add to the window on top of these).
+    pub games_per_generation: u64,
+    /// Training steps per generation.
+    pub train_steps_per_generation: u64,
+    /// Trainer checkpoint interval in steps (and at the end of every training phase).
+    pub checkpoint_every: u64,
+    /// Gate candidates against the best model (false: every candidate is promoted).
+    pub gate: bool,
+    /// Simulations per move of both models in gate games.
+    pub gate_simulations: u32,
+    /// Plies of the random balanced openings of gate games.
+    pub gate_opening_plies: u32,
+    /// Parallel games in gate and rating matches (0 = one per core).
+    pub match_threads: usize,
+    /// Seed of the run (gate and rating openings; self-play seeds derive from it and the
+    /// generation).
+    pub seed: u64,
+}
+
+/// Rating against fixed anchors (`[rating]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RatingConfig {
+    /// Rate the best model every this many generations (0 = only generation 0 and the
+    /// end of the run).
+    pub every: u32,
+    /// The anchors: player specs that never change (`random`, `alphabeta:depth=D`, …).
+    /// The first one is fixed at Elo 0 when it is `random`.
+    pub anchors: Vec<String>,
+    /// Games of a rated model against each anchor.
+    pub games: usize,
+    /// Games between each pair of neighbouring anchors (played once per run).
+    pub anchor_games: usize,
+    /// Simulations per move of rated models.
+    pub simulations: u32,
+    /// Plies of the random balanced openings.
+    pub opening_plies: u32,
+}
+
+/// Everything `loazero run` is configured with.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunConfig {
+    /// The loop.
+    pub run: LoopConfig,
+    /// Self-play (the selfplay crate's config).
+    pub selfplay: SelfplayConfig,
+    /// Network, training and inference (the train crate's config).
+    pub train: TrainConfig,
+    /// The gate's decision rule (the eval crate's config).
+    pub gate: GateConfig,
+    /// Rating against anchors.
+    pub rating: RatingConfig,
+}
+
+impl Default for RunConfig {
+    /// The embedded default (`configs/default.toml`).
+    fn default() -> Self {
+        RunConfig::from_toml_str(DEFAULT_TOML, "configs/default.toml", &[])
+            .expect("the embedded default config is valid")
+    }
+}
+
+/// Recursively merges `over` into `base` (tables merge, other values replace).
+fn merge(base: &mut toml::Table, over: toml::Table) {
+    for (k, v) in over {
+        match (base.get_mut(&k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o),
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
+}
+
+/// Parses the value of a `--set`: a TOML value (`100`, `0.5`, `true`, `"x"`,
+/// `["random"]`), or else the text as a string.
+fn parse_set_value(text: &str) -> toml::Value {
+    match toml::from_str::<toml::Table>(&format!("v = {text}")) {
+        Ok(mut t) => t.remove("v").unwrap_or(toml::Value::String(text.into())),
+        Err(_) => toml::Value::String(text.into()),
+    }
+}
+
+/// One `--set key=value` as a table holding only that key.
+fn set_table(set: &str) -> Result<toml::Table> {
+    let (key, value) = set
+        .split_once('=')
+        .ok_or_else(|| anyhow!("--set {set}: expected key=value, e.g. selfplay.simulations=100"))?;
+    let parts: Vec<&str> = key.trim().split('.').map(str::trim).collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        bail!("--set {set}: bad key `{}`", key.trim());
+    }
+    let mut table = toml::Table::new();
+    table.insert(
+        parts[parts.len() - 1].to_string(),
+        parse_set_value(value.trim()),
+    );
+    for p in parts[..parts.len() - 1].iter().rev() {
+        let mut outer = toml::Table::new();
+        outer.insert(p.to_string(), toml::Value::Table(table));
+        table = outer;
+    }
+    Ok(table)
+}
+
+/// Checks that `table` uses only known keys with values of the right type, by reading it
+/// over the embedded default.
+fn check_partial(table: &toml::Table) -> std::result::Result<(), String> {
+    let mut base: toml::Table = toml::from_str(DEFAULT_TOML).map_err(|e| e.to_string())?;
+    merge(&mut base, table.clone());
+    toml::Value::Table(base)
+        .try_into::<RunConfig>()
+        .map(|_| ())
+        .map_err(|e| e.message().to_string())
+}
+
+impl RunConfig {
+    /// Reads a config file merged over the embedded default, then applies `sets`
+    /// (`key=value`). Errors name the file (and line) or the `--set`.
+    pub fn load(path: Option<&Path>, sets: &[String]) -> Result<RunConfig> {
+        match path {
+            None => RunConfig::from_toml_str(DEFAULT_TOML, "configs/default.toml", sets),
+            Some(p) => {
+                let text = std::fs::read_to_string(p)
+                    .with_context(|| format!("cannot read config {}", p.display()))?;
+                RunConfig::from_toml_str(&text, &p.display().to_string(), sets)
+            }
+        }
+    }
+
+    /// [`RunConfig::load`] from text; `origin` names it in errors.
+    pub fn from_toml_str(text: &str, origin: &str, sets: &[String]) -> Result<RunConfig> {
+        let file: toml::Table = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
+        // Unknown keys and wrong types, reported against the file's own text (with the
+        // line) rather than the merged table.
+        if let Err(e) = check_partial(&file) {
+            let located = toml::from_str::<PartialCheck>(text).err();
+            match located {
+                Some(l) => bail!("{origin}: {l}"),
+                None => bail!("{origin}: {e}"),
+            }
+        }
+        let mut merged: toml::Table =
+            toml::from_str(DEFAULT_TOML).map_err(|e| anyhow!("embedded default: {e}"))?;
+        merge(&mut merged, file);
+        for set in sets {
+            let t = set_table(set)?;
+            check_partial(&t).map_err(|e| anyhow!("--set {set}: {e}"))?;
+            merge(&mut merged, t);
+        }
+        let config: RunConfig = toml::Value::Table(merged)
+            .try_into()
+            .map_err(|e: toml::de::Error| anyhow!("{origin}: {}", e.message()))?;
+        config.validate().map_err(|e| anyhow!("{origin}: {e}"))?;
+        Ok(config)
+    }
+
+    /// The config as TOML (every key), as saved in a run directory.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("a config always serialises")
+    }
+
+    /// Checks every value; the message names the key.
+    pub fn validate(&self) -> std::result::Result<(), String> {
+        self.selfplay.validate()?;
+        self.train.validate().map_err(|e| format!("train: {e}"))?;
+        let r = &self.run;
+        if !(r.minutes.is_finite() && r.minutes >= 0.0) {
+            return Err(format!("run.minutes = {}: must be ≥ 0", r.minutes));
+        }
+        if r.games_per_generation == 0 {
+            return Err("run.games_per_generation must be ≥ 1".into());
+        }
+        if r.train_steps_per_generation == 0 {
+            return Err("run.train_steps_per_generation must be ≥ 1".into());
+        }
+        if r.checkpoint_every == 0 {
+            return Err("run.checkpoint_every must be ≥ 1".into());
+        }
+        if r.gate_simulations == 0 {
+            return Err("run.gate_simulations must be ≥ 1".into());
+        }
+        let g = &self.gate;
+        if g.max_games == 0 {
+            return Err("gate.max_games must be ≥ 1".into());
+        }
+        if !(0.0..=1.0).contains(&g.threshold) {
+            return Err(format!(
+                "gate.threshold = {}: must lie in [0, 1]",
+                g.threshold
+            ));
+        }
+        if !(g.alpha > 0.0 && g.alpha < 1.0 && g.beta > 0.0 && g.beta < 1.0) {
+            return Err("gate.alpha and gate.beta must lie in (0, 1)".into());
+        }
+        let q = &self.rating;
+        if q.anchors.is_empty() {
+            return Err("rating.anchors: at least one anchor is needed".into());
+        }
+        for a in &q.anchors {
+            let spec = eval::PlayerSpec::parse(a).map_err(|e| format!("rating.anchors: {e}"))?;
+            if matches!(spec, eval::PlayerSpec::Model { .. }) {
+                return Err(format!(
+                    "rating.anchors: `{a}`: anchors must not change, so no model players"
+                ));
+            }
+        }
+        if q.games == 0 {
+            return Err("rating.games must be ≥ 1".into());
+        }
+        if q.simulations == 0 {
+            return Err("rating.simulations must be ≥ 1".into());
+        }
+        Ok(())
+    }
+
+    /// The variant of the run.
+    pub fn variant(&self) -> loa::Variant {
+        self.selfplay.variant().expect("validated")
+    }
+
+    /// The rules of the run.
+    pub fn rules(&self) -> loa::Rules {
+        self.selfplay.rules().expect("validated")
+    }
+}
+
+/// Mirrors [`RunConfig`] with every table optional, to locate unknown keys in a file's
+/// own text (toml reports the line).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct PartialCheck {
+    run: Option<PartialLoop>,
+    selfplay: Option<SelfplayConfig>,
+    train: Option<TrainConfig>,
+    gate: Option<GateConfig>,
+    rating: Option<PartialRating>,
+}
+
+/// [`LoopConfig`] with every key optional.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct PartialLoop {
+    minutes: Option<f64>,
+    generations: Option<u32>,
+    games_per_generation: Option<u64>,
+    train_steps_per_generation: Option<u64>,
+    checkpoint_every: Option<u64>,
+    gate: Option<bool>,
+    gate_simulations: Option<u32>,
+    gate_opening_plies: Option<u32>,
+    match_threads: Option<usize>,
+    seed: Option<u64>,
+}
+
+/// [`RatingConfig`] with every key optional.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct PartialRating {
+    every: Option<u32>,
+    anchors: Option<Vec<String>>,
+    games: Option<usize>,
+    anchor_games: Option<usize>,
+    simulations: Option<u32>,
+    opening_plies: Option<u32>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every key path of a TOML table (`a.b.c`).
+    fn keys(t: &toml::Table, prefix: &str, out: &mut Vec<String>) {
+        for (k, v) in t {
+            let path = if prefix.is_empty() {
+                k.clone()
+            } else {
+                format!("{prefix}.{k}")
+            };
+            match v {
+                toml::Value::Table(inner) => keys(inner, &path, out),
+                _ => out.push(path),
+            }
+        }
+    }
+
+    #[test]
+    fn the_embedded_default_documents_every_key() {
+        let config = RunConfig::default();
+        let full: toml::Table = toml::from_str(&config.to_toml()).unwrap();
+        let written: toml::Table = toml::from_str(DEFAULT_TOML).unwrap();
+        let (mut all, mut present) = (vec![], vec![]);
+        keys(&full, "", &mut all);
+        keys(&written, "", &mut present);
+        for k in &all {
+            assert!(present.contains(k), "configs/default.toml lacks `{k}`");
+        }
+        // Each key line is preceded by a comment.
+        let lines: Vec<&str> = DEFAULT_TOML.lines().collect();
+        for (i, l) in lines.iter().enumerate() {
+            let t = l.trim();
+            if t.is_empty() || t.starts_with('#') || t.starts_with('[') {
+                continue;
+            }
+            assert!(
+                i > 0 && lines[i - 1].trim().starts_with('#'),
+                "configs/default.toml line {}: `{t}` has no comment above it",
+                i + 1
+            );
+        }
+    }
+
+    #[test]
+    fn files_merge_over_the_default_and_unknown_keys_fail_with_their_line() {
+        let c = RunConfig::from_toml_str("[selfplay]\nsimulations = 7\n", "x.toml", &[]).unwrap();
+        assert_eq!(c.selfplay.simulations, 7);
+        assert_eq!(c.train, RunConfig::default().train);
+        let e = RunConfig::from_toml_str("[selfplay]\n\nsimulatoins = 7\n", "x.toml", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("x.toml") && e.contains("simulatoins") && e.contains("line 3"),
+            "{e}"
+        );
+        let e = RunConfig::from_toml_str("[trian]\nlr = 1\n", "x.toml", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("trian"), "{e}");
+        let e = RunConfig::from_toml_str("[run]\ngames_per_generation = \"many\"\n", "x", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 2"), "{e}");
+        let e = RunConfig::from_toml_str("[run]\ngames_per_generation = 0\n", "x", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("games_per_generation"), "{e}");
+    }
+
+    #[test]
+    fn sets_override_any_key_and_name_bad_ones() {
+        let sets = vec![
+            "selfplay.mcts.cpuct=2.5".to_string(),
+            "train.net.blocks=2".to_string(),
+            "rating.anchors=[\"random\"]".to_string(),
+            "selfplay.variant=6x6".to_string(),
+            "run.gate=false".to_string(),
+        ];
+        let c = RunConfig::from_toml_str("", "x", &sets).unwrap();
+        assert_eq!(c.selfplay.mcts.cpuct, 2.5);
+        assert_eq!(c.train.net.blocks, 2);
+        assert_eq!(c.rating.anchors, vec!["random".to_string()]);
+        assert_eq!(c.variant(), loa::Variant::Six);
+        assert!(!c.run.gate);
+        for (bad, needle) in [
+            ("selfplay.mcts.cpcut=1", "cpcut"),
+            ("nokey", "key=value"),
+            ("run..x=1", "bad key"),
+            ("train.lr=\"fast\"", "train.lr"),
+            ("rating.anchors=[\"model:path=x\"]", "anchors"),
+            ("selfplay.variant=chess", "variant"),
+        ] {
+            let e = RunConfig::from_toml_str("", "x", &[bad.to_string()])
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(needle), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_saved_form_reads_back_identically() {
+        let c = RunConfig::from_toml_str("", "x", &["train.lr=0.1".into()]).unwrap();
+        let back = RunConfig::from_toml_str(&c.to_toml(), "saved", &[]).unwrap();
+        assert_eq!(back, c);
+    }
+
+    #[test]
+    fn every_shipped_config_loads() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
+        let mut n = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                RunConfig::load(Some(&path), &[]).unwrap_or_else(|e| panic!("{e:#}"));
+                n += 1;
+            }
+        }
+        assert!(n >= 5, "{n} configs");
+    }
+}

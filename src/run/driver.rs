@@ -1,0 +1,586 @@
+//! [`Driver`]: the self-play → train → gate → rate loop over a [`RunDir`].
+//!
+//! Each generation `g ≥ 1` goes through the [`Phase`]s in order; `state.json` is saved
+//! after each phase, and every phase can be cut at any moment and redone from the files:
+//! * self-play: the best model plays until the loop's shards of `g` hold
+//!   `run.games_per_generation` games (a restart plays only the missing ones);
+//! * train: the trainer (restored from `checkpoints/latest`) runs to `state.train_target`
+//!   steps, checkpointing every `run.checkpoint_every`, then writes `candidates/gen-g`;
+//! * gate: the candidate plays the best model; the verdict is saved as `decision.json`
+//!   before the promotion (a copy to `models/gen-g`) and the state, so a restart repeats
+//!   only the idempotent part;
+//! * rate: when due, the best model plays every anchor ([`super::rating`]).
+//!
+//! Generation 0 is the initial network, rated before the first self-play.
+
+use super::config::RunConfig;
+use super::display::{clock, Bar, LoopDisplay};
+use super::layout::{copy_atomically, model_name, write_atomically, RunDir};
+use super::rating::{self, model_spec, rating_rows, RatingRow};
+use super::shards::{loop_games_done, loop_prefix, RunGameWriter};
+use super::state::{LoopState, Phase};
+use anyhow::{anyhow, bail, Context, Result};
+use eval::arena::{GameResult, MatchConfig, Openings};
+use eval::elo::Tally;
+use eval::{Decision, GateReport, PlayerFactory};
+use serde::Serialize;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use train::metrics::{unix_time, MetricsLog};
+use train::{InferenceConfig, NetEvaluator, ReplayWindow, Trainer};
+
+/// A shard is written at least this often during self-play, so that a crash loses
+/// little finished work.
+const SHARD_FLUSH: Duration = Duration::from_secs(30);
+
+/// What one generation did, for its metrics record and summary line. Fields are `None`
+/// when that phase ran in an earlier process (before a restart).
+#[derive(Debug, Default, Serialize)]
+struct GenerationRecord {
+    kind: &'static str,
+    time: f64,
+    elapsed_s: f64,
+    generation: u32,
+    selfplay_games: Option<u64>,
+    selfplay_positions: Option<u64>,
+    selfplay_seconds: Option<f64>,
+    positions_per_sec: Option<f64>,
+    evals_per_sec: Option<f64>,
+    train_steps: Option<u64>,
+    train_seconds: Option<f64>,
+    train_samples_per_sec: Option<f64>,
+    loss: Option<f64>,
+    policy_loss: Option<f64>,
+    value_loss: Option<f64>,
+    window: Option<usize>,
+    gate_games: Option<u32>,
+    gate_score: Option<f64>,
+    gate_elo: Option<f64>,
+    promoted: bool,
+    best: String,
+}
+
+/// A rating round, as written to `metrics.jsonl`.
+#[derive(Serialize)]
+struct RatingRecord {
+    kind: &'static str,
+    time: f64,
+    elapsed_s: f64,
+    generation: u32,
+    ratings: Vec<RatingRow>,
+}
+
+/// Runs the loop of one run directory. Owned by the main thread.
+pub struct Driver {
+    run: RunDir,
+    config: RunConfig,
+    state: LoopState,
+    trainer: Option<Trainer>,
+    window: ReplayWindow,
+    metrics: MetricsLog,
+    display: LoopDisplay,
+    started: Instant,
+    base_elapsed: f64,
+    record: GenerationRecord,
+}
+
+impl Driver {
+    /// Opens (or initialises: generation 0's model and checkpoint) the run in `run`
+    /// with `config`, after the caller took the lock and cleaned up.
+    pub fn open(run: RunDir, config: RunConfig, display: LoopDisplay) -> Result<Driver> {
+        let metrics = MetricsLog::open(&run.metrics())?;
+        let board = config.variant().geometry().size as usize;
+        let window = ReplayWindow::new(config.train.window_positions, board);
+        let (state, trainer) = if run.state().exists() {
+            (LoopState::load(&run.state())?, None)
+        } else {
+            let trainer = Trainer::new(config.train.clone(), config.variant())?;
+            trainer.save_model(&run.model(0))?;
+            trainer.save_checkpoint(&run.checkpoint())?;
+            let state = LoopState::new();
+            state.save(&run.state())?;
+            display.line(&format!(
+                "initialised {}: {} (gen-0000)",
+                run.root().display(),
+                trainer.describe()
+            ));
+            (state, Some(trainer))
+        };
+        if !run.model(state.best).exists() {
+            bail!(
+                "{}: the best model {} is missing",
+                run.state().display(),
+                run.model(state.best).display()
+            );
+        }
+        Ok(Driver {
+            base_elapsed: state.elapsed_s,
+            run,
+            config,
+            state,
+            trainer,
+            window,
+            metrics,
+            display,
+            started: Instant::now(),
+            record: GenerationRecord::default(),
+        })
+    }
+
+    /// Active seconds of the run so far.
+    fn elapsed(&self) -> f64 {
+        self.base_elapsed + self.started.elapsed().as_secs_f64()
+    }
+
+    fn save_state(&mut self) -> Result<()> {
+        self.state.elapsed_s = self.elapsed();
+        self.state.save(&self.run.state())
+    }
+
+    fn budget_s(&self) -> f64 {
+        self.config.run.minutes * 60.0
+    }
+
+    /// Whether another generation may start (generation and time limits).
+    fn may_start_generation(&self) -> bool {
+        let r = &self.config.run;
+        if r.generations > 0 && self.state.generation > r.generations {
+            return false;
+        }
+        if r.minutes > 0.0 {
+            let need = self.state.last_generation_s + self.state.last_rating_s;
+            if self.elapsed() + need > self.budget_s() {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn rating_due(&self, generation: u32) -> bool {
+        let every = self.config.rating.every;
+        generation == 0 || (every > 0 && generation.is_multiple_of(every))
+    }
+
+    /// Runs until a limit is reached, then rates the final best model if needed.
+    pub fn run(mut self) -> Result<()> {
+        let r = &self.config.run;
+        self.display.line(&format!(
+            "run {}: generation {} ({:?}), best {}, {} of {}; {} self-play games and {} \
+             training steps per generation",
+            self.run.root().display(),
+            self.state.generation,
+            self.state.phase,
+            model_name(self.state.best),
+            clock(self.elapsed()),
+            if r.minutes > 0.0 {
+                clock(r.minutes * 60.0)
+            } else {
+                "no time limit".into()
+            },
+            r.games_per_generation,
+            r.train_steps_per_generation,
+        ));
+        loop {
+            self.display.generation(
+                self.state.generation,
+                self.config.run.generations,
+                self.elapsed(),
+                self.budget_s(),
+            );
+            match self.state.phase {
+                Phase::Rate => {
+                    let best = self.state.best;
+                    if self.rating_due(self.state.generation) && !self.state.rated.contains(&best) {
+                        self.rate(best)?;
+                    }
+                    self.state.generation += 1;
+                    self.state.phase = Phase::Selfplay;
+                    self.state.generation_started_s = self.elapsed();
+                    self.record = GenerationRecord::default();
+                    self.save_state()?;
+                }
+                Phase::Selfplay => {
+                    if !self.may_start_generation() {
+                        break;
+                    }
+                    self.selfplay()?;
+                    let step = self.trainer()?.step();
+                    self.state.train_target = step + self.config.run.train_steps_per_generation;
+                    self.state.phase = Phase::Train;
+                    self.save_state()?;
+                }
+                Phase::Train => {
+                    self.train()?;
+                    self.state.phase = Phase::Gate;
+                    self.save_state()?;
+                }
+                Phase::Gate => {
+                    self.gate()?;
+                    self.state.last_generation_s = self.elapsed() - self.state.generation_started_s;
+                    self.state.phase = Phase::Rate;
+                    self.save_state()?;
+                }
+            }
+        }
+        let best = self.state.best;
+        if !self.state.rated.contains(&best) {
+            self.rate(best)?;
+            self.save_state()?;
+        }
+        self.display.finish();
+        let table = rating::fit_run(&self.run)?;
+        println!("ratings after {} ({} games):", clock(self.elapsed()), {
+            table.ratings.iter().map(|r| r.games as u64).sum::<u64>() / 2
+        });
+        println!("{table}");
+        println!(
+            "best model: {} ({} promoted, {} rejected); ratings: {}",
+            self.run.model(best).display(),
+            self.state.promoted,
+            self.state.rejected,
+            self.run.ratings_csv().display()
+        );
+        Ok(())
+    }
+
+    /// The trainer, restored from the checkpoint on first use after a restart.
+    fn trainer(&mut self) -> Result<&mut Trainer> {
+        if self.trainer.is_none() {
+            let path = self.run.checkpoint();
+            let t = Trainer::resume(&path, Some(self.config.train.clone()))
+                .with_context(|| format!("cannot resume the trainer from {}", path.display()))?;
+            self.trainer = Some(t);
+        }
+        Ok(self.trainer.as_mut().expect("just set"))
+    }
+
+    fn inference_config(&self) -> InferenceConfig {
+        self.config.train.inference.clone()
+    }
+
+    /// Factory of players whose `model:` specs load with the run's inference settings.
+    fn factory(&self) -> PlayerFactory {
+        let inference = self.inference_config();
+        PlayerFactory::new().with_model_loader(Arc::new(move |path, device| {
+            let config = InferenceConfig {
+                device: device.to_string(),
+                ..inference.clone()
+            };
+            let ev = NetEvaluator::load(path, &config)
+                .map_err(|e| anyhow!("cannot load model {}: {e:#}", path.display()))?;
+            Ok(Arc::new(ev) as Arc<dyn selfplay::Evaluator>)
+        }))
+    }
+
+    fn selfplay(&mut self) -> Result<()> {
+        let g = self.state.generation;
+        let total = self.config.run.games_per_generation;
+        let done = loop_games_done(&self.run.shards(), g)?;
+        if done >= total {
+            return Ok(());
+        }
+        let model = self.run.model(self.state.best);
+        let evaluator = NetEvaluator::load(&model, &self.inference_config())
+            .map_err(|e| anyhow!("cannot load the best model {}: {e:#}", model.display()))?;
+        let mut sp = self.config.selfplay.clone();
+        let base = sp.seed.unwrap_or(self.config.run.seed);
+        sp.seed = Some(rating::match_seed(&self.config, base ^ 3, g, done as usize));
+        let mut writer = RunGameWriter::new(
+            &self.run.shards(),
+            sp.write_game_records.then(|| self.run.games()).as_deref(),
+            &loop_prefix(g),
+            sp.shard_samples,
+            SHARD_FLUSH,
+        );
+        let label = format!("generation {g}, {}", model_name(self.state.best));
+        self.display.start(Bar::Selfplay, total, &label);
+        self.display.update(Bar::Selfplay, done, &label);
+        let display = &self.display;
+        let result = selfplay::run_selfplay(
+            &sp,
+            Arc::new(evaluator),
+            total - done,
+            |game| writer.add(game).map_err(|e| format!("{e:#}")),
+            |p| {
+                display.update(
+                    Bar::Selfplay,
+                    done + p.games,
+                    &format!(
+                        "{:.0} positions/s  {:.0} evals/s",
+                        p.positions_per_second(),
+                        p.evaluations_per_second()
+                    ),
+                )
+            },
+        );
+        let flushed = writer.flush();
+        let progress = result.map_err(|e| anyhow!("self-play of generation {g}: {e}"))?;
+        flushed?;
+        self.record.selfplay_games = Some(progress.games);
+        self.record.selfplay_positions = Some(progress.positions);
+        self.record.selfplay_seconds = Some(progress.seconds);
+        self.record.positions_per_sec = Some(progress.positions_per_second());
+        self.record.evals_per_sec = Some(progress.evaluations_per_second());
+        Ok(())
+    }
+
+    fn train(&mut self) -> Result<()> {
+        let g = self.state.generation;
+        let target = self.state.train_target;
+        let report = self
+            .window
+            .refresh(&self.run.shards())
+            .map_err(|e| anyhow!("cannot read the shards: {e}"))?;
+        for bad in &report.skipped {
+            self.display
+                .line(&format!("warning: skipping unreadable shard: {bad}"));
+        }
+        if self.window.is_empty() {
+            bail!(
+                "no training positions in {} (every shard unreadable?)",
+                self.run.shards().display()
+            );
+        }
+        let every = self.config.run.checkpoint_every;
+        let log_every = self.config.train.log_every;
+        let checkpoint = self.run.checkpoint();
+        let window_len = self.window.len();
+        let steps_per_gen = self.config.run.train_steps_per_generation;
+        let first = self.trainer()?.step();
+        let begin = target.saturating_sub(steps_per_gen);
+        self.display.start(
+            Bar::Train,
+            steps_per_gen,
+            &format!("generation {g}, window {window_len}"),
+        );
+        let started = Instant::now();
+        let (mut loss, mut policy, mut value, mut samples) = (0.0, 0.0, 0.0, 0u64);
+        let mut steps = 0u64;
+        loop {
+            let trainer = self.trainer.as_mut().expect("loaded above");
+            let step = trainer.step();
+            if step >= target {
+                break;
+            }
+            let to_checkpoint = every - step % every;
+            let chunk = log_every.min(target - step).min(to_checkpoint);
+            let summary = trainer.train(&self.window, chunk, Some(&mut self.metrics), false)?;
+            let s = &summary.stats;
+            let n = summary.steps as f64;
+            loss += s.loss * n;
+            policy += s.policy_loss * n;
+            value += s.value_loss * n;
+            samples += s.samples as u64;
+            steps += summary.steps;
+            let step = trainer.step();
+            if step.is_multiple_of(every) || step >= target {
+                trainer.save_checkpoint(&checkpoint)?;
+            }
+            self.display.update(
+                Bar::Train,
+                step.saturating_sub(begin),
+                &format!(
+                    "loss {:.3} (policy {:.3}, value {:.3})",
+                    s.loss, s.policy_loss, s.value_loss
+                ),
+            );
+        }
+        let trainer = self.trainer.as_mut().expect("loaded above");
+        if trainer.step() == first {
+            // Nothing trained in this process: make sure the checkpoint is at the target.
+            trainer.save_checkpoint(&checkpoint)?;
+        }
+        trainer.save_model(&self.run.candidate(g))?;
+        let secs = started.elapsed().as_secs_f64();
+        if steps > 0 {
+            let n = steps as f64;
+            self.record.train_steps = Some(steps);
+            self.record.train_seconds = Some(secs);
+            self.record.train_samples_per_sec = Some(samples as f64 / secs.max(1e-9));
+            self.record.loss = Some(loss / n);
+            self.record.policy_loss = Some(policy / n);
+            self.record.value_loss = Some(value / n);
+        }
+        self.record.window = Some(window_len);
+        Ok(())
+    }
+
+    fn gate(&mut self) -> Result<()> {
+        let g = self.state.generation;
+        let candidate = self.run.candidate(g);
+        let report = if self.config.run.gate {
+            Some(self.gate_match(g)?)
+        } else {
+            None
+        };
+        let promote = report
+            .as_ref()
+            .is_none_or(|r| r.decision == Decision::Promote);
+        if promote {
+            copy_atomically(&candidate, &self.run.model(g))?;
+            self.state.best = g;
+            self.state.promoted += 1;
+        } else {
+            self.state.rejected += 1;
+        }
+        let rec = &mut self.record;
+        rec.kind = "generation";
+        rec.time = unix_time();
+        rec.elapsed_s = self.base_elapsed + self.started.elapsed().as_secs_f64();
+        rec.generation = g;
+        rec.promoted = promote;
+        rec.best = model_name(self.state.best);
+        if let Some(r) = &report {
+            rec.gate_games = Some(r.tally.games());
+            rec.gate_score = Some(r.score);
+            rec.gate_elo = Some(r.elo.elo).filter(|e| e.is_finite());
+        }
+        self.metrics.write(&self.record)?;
+        let line = self.summary_line(report.as_ref());
+        self.display.line(&line);
+        Ok(())
+    }
+
+    fn gate_match(&mut self, g: u32) -> Result<GateReport> {
+        let dir = self.run.gate_match(g);
+        let decision = dir.join("decision.json");
+        if decision.exists() {
+            let text = std::fs::read_to_string(&decision)
+                .with_context(|| format!("cannot read {}", decision.display()))?;
+            return serde_json::from_str(&text)
+                .map_err(|e| anyhow!("{}: not a gate decision: {e}", decision.display()));
+        }
+        rating::remove_dir(&dir)?;
+        let device = &self.config.train.inference.device;
+        let sims = self.config.run.gate_simulations;
+        let candidate = model_spec(&self.run.candidate(g), sims, device);
+        let best = model_spec(&self.run.model(self.state.best), sims, device);
+        let arena = MatchConfig {
+            games: self.config.gate.max_games,
+            variant: self.config.variant(),
+            rules: self.config.rules(),
+            openings: Openings::Random {
+                plies: self.config.run.gate_opening_plies,
+                max_eval: 150,
+            },
+            threads: rating::match_threads(&self.config),
+            max_plies: self.config.selfplay.max_game_plies,
+            seed: rating::match_seed(&self.config, 4, g, 0),
+            out_dir: Some(dir.clone()),
+        };
+        let label = format!("gate {} vs {}", model_name(g), model_name(self.state.best));
+        self.display
+            .start(Bar::Match, self.config.gate.max_games as u64, &label);
+        let display = &self.display;
+        let report = eval::gate(
+            &self.factory(),
+            &candidate,
+            &best,
+            &self.config.gate,
+            &arena,
+            &|_, t: &Tally| {
+                display.update(
+                    Bar::Match,
+                    t.games() as u64,
+                    &format!("{label}: {}-{}-{}", t.wins, t.draws, t.losses),
+                )
+            },
+        )?;
+        write_atomically(&decision, serde_json::to_string_pretty(&report)?.as_bytes())?;
+        Ok(report)
+    }
+
+    fn rate(&mut self, generation: u32) -> Result<()> {
+        let started = self.elapsed();
+        let current = Mutex::new(String::new());
+        let display = &self.display;
+        let games = self
+            .config
+            .rating
+            .games
+            .max(self.config.rating.anchor_games) as u64;
+        let factory = self.factory();
+        let table = rating::rate(
+            &self.run,
+            &self.config,
+            &factory,
+            generation,
+            &|label: &str, _: &GameResult, t: &Tally| {
+                let mut cur = current.lock().expect("label lock");
+                if *cur != label {
+                    *cur = label.to_string();
+                    display.start(Bar::Match, games, label);
+                }
+                display.update(
+                    Bar::Match,
+                    t.games() as u64,
+                    &format!("{label}: {}-{}-{}", t.wins, t.draws, t.losses),
+                );
+            },
+        )?;
+        drop(factory);
+        self.state.rated.push(generation);
+        self.state.last_rating_s = self.elapsed() - started;
+        self.metrics.write(&RatingRecord {
+            kind: "rating",
+            time: unix_time(),
+            elapsed_s: self.elapsed(),
+            generation,
+            ratings: rating_rows(&table),
+        })?;
+        let name = model_name(generation);
+        let anchors: Vec<String> = table
+            .ratings
+            .iter()
+            .filter(|r| self.config.rating.anchors.contains(&r.name))
+            .map(|r| format!("{} {:+.0}", r.name, r.elo))
+            .collect();
+        if let Some(r) = table.ratings.iter().find(|r| r.name == name) {
+            self.display.line(&format!(
+                "rated {name}: Elo {:+.0} ± {:.0} (anchors: {}); ratings.csv updated",
+                r.elo,
+                1.96 * r.stderr,
+                anchors.join(", ")
+            ));
+        }
+        Ok(())
+    }
+
+    fn summary_line(&self, gate: Option<&GateReport>) -> String {
+        let r = &self.record;
+        let mut parts = vec![format!("gen {}", r.generation)];
+        match (r.selfplay_games, r.positions_per_sec, r.evals_per_sec) {
+            (Some(g), Some(p), Some(e)) => parts.push(format!(
+                "self-play {g} games {:.0} pos/s {:.0} evals/s",
+                p, e
+            )),
+            _ => parts.push("self-play (resumed)".into()),
+        }
+        match (r.loss, r.policy_loss, r.value_loss, r.train_samples_per_sec) {
+            (Some(l), Some(p), Some(v), Some(s)) => parts.push(format!(
+                "train loss {l:.3} (p {p:.3} v {v:.3}) {s:.0} samples/s"
+            )),
+            _ => parts.push("train (resumed)".into()),
+        }
+        match gate {
+            Some(g) => parts.push(format!(
+                "gate {}-{}-{} {:.0}% Elo {:+.0} -> {}",
+                g.tally.wins,
+                g.tally.draws,
+                g.tally.losses,
+                100.0 * g.score,
+                g.elo.elo.clamp(-999.0, 999.0),
+                if r.promoted { "promoted" } else { "rejected" }
+            )),
+            None => parts.push("promoted (no gate)".into()),
+        }
+        parts.push(format!("best {}", r.best));
+        if let Ok(table) = rating::fit_run(&self.run) {
+            if let Some(b) = table.ratings.iter().find(|x| x.name == r.best) {
+                parts.push(format!("Elo {:+.0}±{:.0}", b.elo, 1.96 * b.stderr));
+            }
+        }
+        parts.push(clock(r.elapsed_s));
+        parts.join(" | ")
+    }
+}

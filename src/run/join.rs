@@ -1,0 +1,112 @@
+//! Extra self-play processes for a running loop (`loazero selfplay --dir RUN_DIR`): they
+//! play with the run's newest promoted model under the run's self-play config and write
+//! `ext-…` shards into its `shards/`, which the loop's replay window reads like its own.
+//! Between rounds of games they re-read `state.json` and switch to a newly promoted model.
+//! Any number may run, on this machine or others sharing the directory; none of them
+//! takes the run's lock or changes anything but `shards/` and `games/`.
+
+use super::config::RunConfig;
+use super::layout::{model_name, RunDir};
+use super::shards::RunGameWriter;
+use super::state::LoopState;
+use anyhow::{anyhow, bail, Result};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+use train::NetEvaluator;
+
+/// A short host name for shard names (letters and digits of `$HOSTNAME` or
+/// `/etc/hostname`, else `host`).
+fn host() -> String {
+    let raw = std::env::var("HOSTNAME")
+        .ok()
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
+        .unwrap_or_default();
+    let h: String = raw
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .take(16)
+        .collect();
+    if h.is_empty() {
+        "host".into()
+    } else {
+        h
+    }
+}
+
+fn prefix(best: u32) -> String {
+    format!("ext-g{best:04}-{}", host())
+}
+
+/// Plays `games` games (`None`: until killed) for the run in `dir`; `threads` overrides
+/// the run's `selfplay.threads`. Prints a line per round.
+pub fn join(dir: &Path, games: Option<u64>, threads: Option<usize>) -> Result<()> {
+    let run = RunDir::new(dir);
+    if !run.config().exists() || !run.state().exists() {
+        bail!(
+            "{} is not a run directory (no config.toml and state.json; start it with \
+             `loazero run --dir {}`)",
+            dir.display(),
+            dir.display()
+        );
+    }
+    let config = RunConfig::load(Some(&run.config()), &[])?;
+    train::device::set_threads(config.train.threads);
+    let mut sp = config.selfplay.clone();
+    if let Some(t) = threads {
+        sp.threads = t;
+    }
+    sp.seed = None;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let round = (sp.games_per_worker * if sp.threads == 0 { cores } else { sp.threads }) as u64;
+    let mut best = LoopState::load(&run.state())?.best;
+    let load = |g: u32| {
+        let path = run.model(g);
+        NetEvaluator::load(&path, &config.train.inference)
+            .map_err(|e| anyhow!("cannot load model {}: {e:#}", path.display()))
+    };
+    let mut evaluator = Arc::new(load(best)?);
+    let mut writer = RunGameWriter::new(
+        &run.shards(),
+        sp.write_game_records.then(|| run.games()).as_deref(),
+        &prefix(best),
+        sp.shard_samples,
+        Duration::from_secs(30),
+    );
+    let mut played = 0u64;
+    loop {
+        let n = match games {
+            Some(total) if played >= total => break,
+            Some(total) => round.min(total - played),
+            None => round,
+        };
+        let ev: Arc<dyn selfplay::Evaluator> = evaluator.clone();
+        let result = selfplay::run_selfplay(
+            &sp,
+            ev,
+            n,
+            |g| writer.add(g).map_err(|e| format!("{e:#}")),
+            |_| {},
+        );
+        let flushed = writer.flush();
+        let p = result.map_err(|e| anyhow!("self-play: {e}"))?;
+        flushed?;
+        played += p.games;
+        println!(
+            "selfplay --dir {}: {played} games with {} ({:.0} positions/s, {:.0} evals/s)",
+            dir.display(),
+            model_name(best),
+            p.positions_per_second(),
+            p.evaluations_per_second()
+        );
+        let newest = LoopState::load(&run.state())?.best;
+        if newest != best {
+            evaluator = Arc::new(load(newest)?);
+            best = newest;
+            writer.set_prefix(&prefix(best))?;
+            println!("switched to {}", model_name(best));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,19 @@
+//! The training loop behind `loazero run` (and `loazero selfplay --dir`): it wires the
+//! `selfplay`, `train` and `eval` crates over a run directory.
+//!
+//! * [`config`]: [`RunConfig`](config::RunConfig), merged over the embedded default.
+//! * [`layout`]: the run directory ([`RunDir`](layout::RunDir)), its lock and crash clean-up.
+//! * [`state`]: the saved position of the loop ([`LoopState`](state::LoopState)).
+//! * [`shards`]: self-play games written as crash-safe shards with their records.
+//! * [`rating`]: resumable matches against fixed anchors, Bradley–Terry ratings.
+//! * [`driver`]: the loop itself; [`join`]: extra self-play processes.
+//! * [`display`]: progress bars and summary lines.
+
+pub mod config;
+pub mod display;
+pub mod driver;
+pub mod join;
+pub mod layout;
+pub mod rating;
+pub mod shards;
+pub mod state;

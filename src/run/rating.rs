@@ -1,0 +1,303 @@
+//! Rating models against fixed anchors: resumable matches (a match counts once its
+//! `done.json` exists; an unfinished one is replayed from scratch) and a Bradley–Terry
+//! fit over every finished rating and anchor match of the run.
+
+use super::config::RunConfig;
+use super::layout::{generation_of, model_name, write_atomically, RunDir};
+use anyhow::{anyhow, Context, Result};
+use eval::arena::{play_match, read_results, Control, GameResult, MatchConfig, Openings};
+use eval::elo::Tally;
+use eval::ratings::{fit, RatedGame, RatingTable};
+use eval::{PlayerFactory, PlayerSpec};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// The marker of a finished match.
+const DONE: &str = "done.json";
+
+/// What `done.json` records.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct MatchDone {
+    /// Player A's spec.
+    pub a: String,
+    /// Player B's spec.
+    pub b: String,
+    /// A's wins, draws, losses.
+    pub tally: Tally,
+}
+
+/// The player spec of a model file at `sims` simulations on `device`.
+pub fn model_spec(path: &Path, sims: u32, device: &str) -> PlayerSpec {
+    PlayerSpec::Model {
+        path: path.to_path_buf(),
+        sims,
+        device: device.to_string(),
+    }
+}
+
+/// The name a player has in the run's tables: a model player is called by its file
+/// (`gen-0003`), anything else by its spec.
+pub fn display_name(spec_text: &str) -> String {
+    match PlayerSpec::parse(spec_text) {
+        Ok(PlayerSpec::Model { path, .. }) => path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| spec_text.to_string()),
+        _ => spec_text.to_string(),
+    }
+}
+
+/// Plays a match into `dir` unless it already finished there (then its recorded tally is
+/// returned). An unfinished match is removed and replayed. `on_game` sees each game.
+#[allow(clippy::too_many_arguments)]
+pub fn resumable_match(
+    factory: &PlayerFactory,
+    a: &PlayerSpec,
+    b: &PlayerSpec,
+    games: usize,
+    config: &RunConfig,
+    opening_plies: u32,
+    seed: u64,
+    dir: &Path,
+    on_game: &(dyn Fn(&GameResult, &Tally) + Sync),
+) -> Result<Tally> {
+    if let Some(done) = read_done(dir)? {
+        return Ok(done.tally);
+    }
+    remove_dir(dir)?;
+    let match_config = MatchConfig {
+        games,
+        variant: config.variant(),
+        rules: config.rules(),
+        openings: Openings::Random {
+            plies: opening_plies,
+            max_eval: 150,
+        },
+        threads: match_threads(config),
+        max_plies: config.selfplay.max_game_plies,
+        seed,
+        out_dir: Some(dir.to_path_buf()),
+    };
+    let report = play_match(factory, a, b, &match_config, &|g, t| {
+        on_game(g, t);
+        Control::Continue
+    })?;
+    let done = MatchDone {
+        a: a.name(),
+        b: b.name(),
+        tally: report.tally,
+    };
+    write_atomically(
+        &dir.join(DONE),
+        serde_json::to_string_pretty(&done)?.as_bytes(),
+    )?;
+    Ok(report.tally)
+}
+
+/// The recorded result of a finished match in `dir`, if any.
+pub fn read_done(dir: &Path) -> Result<Option<MatchDone>> {
+    let path = dir.join(DONE);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| anyhow!("{}: not a match record: {e}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+    }
+}
+
+/// Removes a directory tree if it exists.
+pub fn remove_dir(dir: &Path) -> Result<()> {
+    match std::fs::remove_dir_all(dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e).with_context(|| format!("cannot remove {}", dir.display())),
+    }
+}
+
+/// Parallel games of the run's matches.
+pub fn match_threads(config: &RunConfig) -> usize {
+    match config.run.match_threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    }
+}
+
+/// A seed for match `k` of generation `g`, different for every match of the run.
+pub fn match_seed(config: &RunConfig, kind: u64, generation: u32, k: usize) -> u64 {
+    let mut x = config.run.seed ^ kind.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9) ^ (generation as u64) << 20 ^ k as u64;
+    x ^ (x >> 29)
+}
+
+/// Rates the model of `generation` against every anchor (and plays the anchor matches
+/// once per run), then fits every finished match of the run. Returns the table with
+/// models named `gen-NNNN`; writes `ratings.csv`.
+pub fn rate(
+    run: &RunDir,
+    config: &RunConfig,
+    factory: &PlayerFactory,
+    generation: u32,
+    on_game: &(dyn Fn(&str, &GameResult, &Tally) + Sync),
+) -> Result<RatingTable> {
+    let q = &config.rating;
+    let anchors: Vec<PlayerSpec> = q
+        .anchors
+        .iter()
+        .map(|a| PlayerSpec::parse(a))
+        .collect::<Result<_>>()?;
+    if q.anchor_games > 0 {
+        for k in 0..anchors.len().saturating_sub(1) {
+            let label = format!("{} vs {}", anchors[k], anchors[k + 1]);
+            resumable_match(
+                factory,
+                &anchors[k],
+                &anchors[k + 1],
+                q.anchor_games,
+                config,
+                q.opening_plies,
+                match_seed(config, 1, 0, k),
+                &run.anchor_match(k),
+                &|g, t| on_game(&label, g, t),
+            )?;
+        }
+    }
+    let model = model_spec(
+        &run.model(generation),
+        q.simulations,
+        &config.train.inference.device,
+    );
+    for (k, anchor) in anchors.iter().enumerate() {
+        let label = format!("{} vs {anchor}", model_name(generation));
+        resumable_match(
+            factory,
+            &model,
+            anchor,
+            q.games,
+            config,
+            q.opening_plies,
+            match_seed(config, 2, generation, k),
+            &run.rating_match(generation, k),
+            &|g, t| on_game(&label, g, t),
+        )?;
+    }
+    let table = fit_run(run)?;
+    write_atomically(&run.ratings_csv(), table.to_csv().as_bytes())?;
+    Ok(table)
+}
+
+/// The finished rating and anchor matches of a run.
+pub fn finished_rating_matches(run: &RunDir) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for name in super::layout::list_names(&run.matches())? {
+        if !(name.starts_with("rate-") || name.starts_with("anchors-")) {
+            continue;
+        }
+        let dir = run.matches().join(&name);
+        if read_done(&dir)?.is_some() {
+            out.push(dir);
+        }
+    }
+    Ok(out)
+}
+
+/// Bradley–Terry ratings over every finished rating and anchor match.
+pub fn fit_run(run: &RunDir) -> Result<RatingTable> {
+    let mut games = Vec::new();
+    for dir in finished_rating_matches(run)? {
+        games.extend(read_results(&dir)?.iter().map(rated_game));
+    }
+    fit(&games, 0.5)
+}
+
+fn rated_game(r: &GameResult) -> RatedGame {
+    let (first, second) = r.first_and_second();
+    RatedGame {
+        first: display_name(first),
+        second: display_name(second),
+        score_first: r.score_first(),
+    }
+}
+
+/// One row of a rating record in `metrics.jsonl`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RatingRow {
+    /// `gen-NNNN` or the anchor's spec.
+    pub name: String,
+    /// The generation of a model, `None` for anchors.
+    pub generation: Option<u32>,
+    /// Elo (random = 0).
+    pub elo: f64,
+    /// Standard error.
+    pub stderr: f64,
+    /// Games played.
+    pub games: u32,
+    /// Score fraction.
+    pub score: f64,
+}
+
+/// The rows of a table for the metrics log.
+pub fn rating_rows(table: &RatingTable) -> Vec<RatingRow> {
+    table
+        .ratings
+        .iter()
+        .map(|r| RatingRow {
+            name: r.name.clone(),
+            generation: generation_of(&r.name),
+            elo: r.elo,
+            stderr: r.stderr,
+            games: r.games,
+            score: r.score,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn model_players_are_named_by_their_file() {
+        let spec = model_spec(Path::new("/x/run/models/gen-0007.safetensors"), 64, "cpu");
+        assert_eq!(display_name(&spec.name()), "gen-0007");
+        assert_eq!(display_name("alphabeta:depth=2"), "alphabeta:depth=2");
+        assert_eq!(display_name("random"), "random");
+    }
+
+    #[test]
+    fn finished_matches_are_kept_and_unfinished_ones_replayed() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::new(dir.path());
+        run.create().unwrap();
+        let config = RunConfig::from_toml_str(
+            "[selfplay]\nvariant = \"6x6\"\n[run]\nmatch_threads = 1\n",
+            "t",
+            &[],
+        )
+        .unwrap();
+        let factory = PlayerFactory::new();
+        let a = PlayerSpec::parse("alphabeta:depth=1").unwrap();
+        let b = PlayerSpec::parse("random").unwrap();
+        let m = run.anchor_match(0);
+        // A torn, unfinished match: replayed from scratch.
+        std::fs::create_dir_all(&m).unwrap();
+        std::fs::write(m.join("results.jsonl"), "{\"game\": 0, \"a\"").unwrap();
+        let count = std::sync::atomic::AtomicUsize::new(0);
+        let t = resumable_match(&factory, &a, &b, 4, &config, 2, 5, &m, &|_, _| {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        })
+        .unwrap();
+        assert_eq!(t.games(), 4);
+        assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 4);
+        assert_eq!(read_results(&m).unwrap().len(), 4);
+        // Finished: not played again.
+        let t2 = resumable_match(&factory, &a, &b, 4, &config, 2, 5, &m, &|_, _| {
+            panic!("a finished match must not be replayed")
+        })
+        .unwrap();
+        assert_eq!(t2, t);
+        let table = fit_run(&run).unwrap();
+        assert_eq!(table.anchor, "random");
+        assert_eq!(table.ratings.len(), 2);
+    }
+}
