@@ -26,13 +26,12 @@ setup: .libtorch
 build: setup
 	$(CARGO) build --release --bin loazero
 
-## run: until `loazero run` (the self-play -> train -> gate loop) lands, the main job
-## plays heuristic-MCTS self-play games into runs/selfplay and a rating match of the
-## alpha-beta baseline against MCTS into runs/match.
+## run: the main job: `loazero run` on the embedded default config (30 minutes of
+## self-play -> train -> gate -> rate into runs/default; resumes if run again), then the
+## learning curves in runs/default/plots. Extra flags: make run ARGS="--minutes 60".
 run: build
-	$(BIN) selfplay --evaluator heuristic --games 64 --out runs/selfplay $(ARGS)
-	$(BIN) match --a alphabeta:depth=4 --b mcts:evaluator=heuristic,sims=1000 --games 40 --out runs/match
-	$(BIN) ratings runs/match
+	$(BIN) run --dir runs/default $(ARGS)
+	$(BIN) plot runs/default
 
 ## test: every test of the workspace (release profile, shares the build with `run`)
 test: setup

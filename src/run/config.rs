@@ -332,7 +332,8 @@ mod tests {
         let lines: Vec<&str> = DEFAULT_TOML.lines().collect();
         for (i, l) in lines.iter().enumerate() {
             let t = l.trim();
-            if t.is_empty() || t.starts_with('#') || t.starts_with('[') {
+            // Key lines only (not array continuation lines, comments or tables).
+            if !t.starts_with(|c: char| c.is_ascii_alphabetic()) {
                 continue;
             }
             assert!(

@@ -23,12 +23,18 @@ pub enum Bar {
     Match,
 }
 
+/// What the top bar shows: generation, generation limit, elapsed and budget seconds at
+/// the moment of the last [`LoopDisplay::generation`] call.
+type TopBar = (u32, u32, f64, f64, Instant);
+
 /// The loop's display.
 pub struct LoopDisplay {
     multi: Option<MultiProgress>,
     generation: ProgressBar,
     bars: [ProgressBar; 3],
     plain_last: Mutex<[Option<Instant>; 3]>,
+    /// The last `generation` call and when it happened, to keep the run clock moving.
+    top: Mutex<Option<TopBar>>,
 }
 
 fn style(template: &str) -> ProgressStyle {
@@ -71,12 +77,19 @@ impl LoopDisplay {
             generation,
             bars,
             plain_last: Mutex::new([None; 3]),
+            top: Mutex::new(None),
         }
     }
 
     /// The top bar: generation `g` and the time used of the budget (`budget_s` 0 = none),
     /// filled by time when there is a budget, by generation when `generations` is set.
     pub fn generation(&self, g: u32, generations: u32, elapsed_s: f64, budget_s: f64) {
+        *self.top.lock().expect("display lock") =
+            Some((g, generations, elapsed_s, budget_s, Instant::now()));
+        self.draw_top(g, generations, elapsed_s, budget_s);
+    }
+
+    fn draw_top(&self, g: u32, generations: u32, elapsed_s: f64, budget_s: f64) {
         let time = if budget_s > 0.0 {
             format!("{} of {}", clock(elapsed_s), clock(budget_s))
         } else {
@@ -117,6 +130,10 @@ impl LoopDisplay {
         let bar = &self.bars[which as usize];
         bar.set_position(pos);
         bar.set_message(msg.to_string());
+        let top = *self.top.lock().expect("display lock");
+        if let (Some(_), Some((g, n, e, b, at))) = (&self.multi, top) {
+            self.draw_top(g, n, e + at.elapsed().as_secs_f64(), b);
+        }
         if self.multi.is_none() {
             let mut last = self.plain_last.lock().expect("display lock");
             let due = last[which as usize].is_none_or(|t| t.elapsed() >= PLAIN_INTERVAL);

@@ -13,7 +13,7 @@
 //!
 //! Generation 0 is the initial network, rated before the first self-play.
 
-use super::config::RunConfig;
+use super::config::{LoopConfig, RunConfig};
 use super::display::{clock, Bar, LoopDisplay};
 use super::layout::{copy_atomically, model_name, write_atomically, RunDir};
 use super::rating::{self, model_spec, rating_rows, RatingRow};
@@ -68,6 +68,22 @@ struct RatingRecord {
     elapsed_s: f64,
     generation: u32,
     ratings: Vec<RatingRow>,
+}
+
+/// Whether generation `state.generation` may start at `elapsed` seconds: within
+/// `run.generations`, and, with a time budget, if the last generation and the last rating
+/// round (the final one is still to come) would fit into what is left.
+fn may_start(run: &LoopConfig, state: &LoopState, elapsed: f64) -> bool {
+    if run.generations > 0 && state.generation > run.generations {
+        return false;
+    }
+    if run.minutes > 0.0 {
+        let need = state.last_generation_s + state.last_rating_s;
+        if elapsed + need > run.minutes * 60.0 {
+            return false;
+        }
+    }
+    true
 }
 
 /// Runs the loop of one run directory. Owned by the main thread.
@@ -143,17 +159,7 @@ impl Driver {
 
     /// Whether another generation may start (generation and time limits).
     fn may_start_generation(&self) -> bool {
-        let r = &self.config.run;
-        if r.generations > 0 && self.state.generation > r.generations {
-            return false;
-        }
-        if r.minutes > 0.0 {
-            let need = self.state.last_generation_s + self.state.last_rating_s;
-            if self.elapsed() + need > self.budget_s() {
-                return false;
-            }
-        }
-        true
+        may_start(&self.config.run, &self.state, self.elapsed())
     }
 
     fn rating_due(&self, generation: u32) -> bool {
@@ -582,5 +588,30 @@ impl Driver {
         }
         parts.push(clock(r.elapsed_s));
         parts.join(" | ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generations_start_only_within_the_limits() {
+        let mut run = RunConfig::default().run;
+        run.minutes = 10.0;
+        run.generations = 0;
+        let mut state = LoopState::new();
+        state.generation = 3;
+        state.last_generation_s = 100.0;
+        state.last_rating_s = 50.0;
+        assert!(may_start(&run, &state, 449.0));
+        assert!(may_start(&run, &state, 450.0));
+        assert!(!may_start(&run, &state, 451.0));
+        run.minutes = 0.0;
+        assert!(may_start(&run, &state, 1e9));
+        run.generations = 3;
+        assert!(may_start(&run, &state, 0.0));
+        state.generation = 4;
+        assert!(!may_start(&run, &state, 0.0));
     }
 }

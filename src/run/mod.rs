@@ -7,13 +7,14 @@
 //! * [`shards`]: self-play games written as crash-safe shards with their records.
 //! * [`rating`]: resumable matches against fixed anchors, Bradley–Terry ratings.
 //! * [`driver`]: the loop itself; [`join`]: extra self-play processes.
-//! * [`display`]: progress bars and summary lines.
+//! * [`display`]: progress bars and summary lines; [`plot`]: PNG learning curves.
 
 pub mod config;
 pub mod display;
 pub mod driver;
 pub mod join;
 pub mod layout;
+pub mod plot;
 pub mod rating;
 pub mod shards;
 pub mod state;

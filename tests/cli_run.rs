@@ -1,0 +1,520 @@
+//! End-to-end tests of `loazero run` (and `selfplay --dir`, `plot` on a run): a tiny
+//! configuration on 6×6, resumption after kill -9 at random moments, corrupted files,
+//! config errors.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_loazero");
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("loazero-cli-run-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// A run small enough for a test: 6×6, a 1×8 net, 6 games and 6 steps a generation, no
+/// gate (so that every count is deterministic), two anchors.
+fn tiny_sets() -> Vec<String> {
+    [
+        "selfplay.variant=6x6",
+        "selfplay.simulations=16",
+        "selfplay.mcts.cheap_simulations=4",
+        "selfplay.mcts.leaves_per_batch=4",
+        "selfplay.games_per_worker=3",
+        "selfplay.threads=1",
+        "selfplay.shard_samples=60",
+        "run.minutes=0",
+        "run.games_per_generation=6",
+        "run.train_steps_per_generation=6",
+        "run.checkpoint_every=2",
+        "run.gate=false",
+        "run.match_threads=1",
+        "train.log_every=2",
+        "train.batch_size=16",
+        "train.threads=1",
+        "train.net.blocks=1",
+        "train.net.channels=8",
+        "train.net.global_pool_every=1",
+        "train.net.policy_channels=4",
+        "train.net.value_channels=4",
+        "train.net.value_hidden=8",
+        "rating.anchors=[\"random\", \"alphabeta:depth=1\"]",
+        "rating.games=2",
+        "rating.anchor_games=2",
+        "rating.simulations=8",
+        "rating.every=2",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+fn run_args(dir: &Path, generations: u32, with_sets: bool) -> Vec<String> {
+    let mut args = vec![
+        "run".to_string(),
+        "--dir".into(),
+        dir.display().to_string(),
+        "--generations".into(),
+        generations.to_string(),
+    ];
+    if with_sets {
+        for s in tiny_sets() {
+            args.push("--set".into());
+            args.push(s);
+        }
+    }
+    args
+}
+
+fn loazero(args: &[String]) -> Output {
+    Command::new(BIN).args(args).output().expect("run loazero")
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// The game count of a shard name `<prefix>-n<K>-<millis>-<pid>-<seq>.shard`.
+fn games_in_shard_name(name: &str) -> u64 {
+    let k = name.trim_end_matches(".shard").rsplit('-').nth(3).unwrap();
+    k.strip_prefix('n').unwrap().parse().unwrap()
+}
+
+/// What must be equal between an interrupted and an uninterrupted run.
+#[derive(Debug, PartialEq)]
+struct Counts {
+    models: Vec<String>,
+    candidates: Vec<String>,
+    loop_games: u64,
+    records: usize,
+    generation_records: Vec<u64>,
+    rated: Vec<u64>,
+    generation: u64,
+    train_step_in_metrics: u64,
+    temp_files: usize,
+}
+
+fn counts(dir: &Path) -> Counts {
+    let loop_games = names(&dir.join("shards"))
+        .iter()
+        .filter(|n| n.starts_with("loop-") && n.ends_with(".shard"))
+        .map(|n| games_in_shard_name(n))
+        .sum();
+    let metrics = std::fs::read_to_string(dir.join("metrics.jsonl")).unwrap();
+    let mut gens = std::collections::BTreeSet::new();
+    let mut step = 0;
+    for line in metrics.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).expect("whole metrics lines");
+        match v["kind"].as_str() {
+            Some("generation") => {
+                gens.insert(v["generation"].as_u64().unwrap());
+            }
+            Some("train") => step = step.max(v["step"].as_u64().unwrap()),
+            _ => {}
+        }
+    }
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("state.json")).unwrap()).unwrap();
+    let temp_files = ["shards", "games", "models", "candidates", "checkpoints"]
+        .iter()
+        .flat_map(|d| names(&dir.join(d)))
+        .filter(|n| n.contains(".tmp"))
+        .count();
+    Counts {
+        models: names(&dir.join("models")),
+        candidates: names(&dir.join("candidates")),
+        loop_games,
+        records: names(&dir.join("games")).len(),
+        generation_records: gens.into_iter().collect(),
+        rated: state["rated"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap())
+            .collect(),
+        generation: state["generation"].as_u64().unwrap(),
+        train_step_in_metrics: step,
+        temp_files,
+    }
+}
+
+/// Committed artefacts and their bytes: shards, promoted models, candidates, records
+/// of written shards, finished matches.
+fn artefacts(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let shards = names(&dir.join("shards"));
+    for sub in ["shards", "models", "candidates", "games"] {
+        for n in names(&dir.join(sub)) {
+            if n.starts_with('.') {
+                continue;
+            }
+            if sub == "games" {
+                let stem = n.rsplit_once('-').unwrap().0;
+                if !shards.contains(&format!("{stem}.shard")) {
+                    continue; // records of a shard never written: not committed
+                }
+            }
+            let p = dir.join(sub).join(&n);
+            out.insert(format!("{sub}/{n}"), std::fs::read(p).unwrap());
+        }
+    }
+    for m in names(&dir.join("matches")) {
+        let done = dir.join("matches").join(&m).join("done.json");
+        if let Ok(b) = std::fs::read(&done) {
+            out.insert(format!("matches/{m}/done.json"), b);
+            let r = dir.join("matches").join(&m).join("results.jsonl");
+            out.insert(
+                format!("matches/{m}/results.jsonl"),
+                std::fs::read(r).unwrap(),
+            );
+        }
+    }
+    out
+}
+
+/// The highest step of the training records in `metrics.jsonl` (0 if none).
+fn max_train_step(dir: &Path) -> u64 {
+    std::fs::read_to_string(dir.join("metrics.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["kind"] == "train")
+        .filter_map(|v| v["step"].as_u64())
+        .max()
+        .unwrap_or(0)
+}
+
+/// A small deterministic pseudo-random sequence for kill times.
+fn next(seed: &mut u64) -> u64 {
+    *seed ^= *seed << 13;
+    *seed ^= *seed >> 7;
+    *seed ^= *seed << 17;
+    *seed
+}
+
+#[test]
+fn kill_9_at_random_moments_loses_nothing_and_ends_like_an_uninterrupted_run() {
+    let base = temp_dir("kill");
+    let straight = base.join("straight");
+    let t0 = Instant::now();
+    let out = loazero(&run_args(&straight, 3, true));
+    let whole = t0.elapsed();
+    assert!(out.status.success(), "{}", text(&out));
+    let reference = counts(&straight);
+    assert_eq!(
+        reference.models,
+        ["gen-0000", "gen-0001", "gen-0002", "gen-0003"].map(|m| format!("{m}.safetensors"))
+    );
+    assert_eq!(reference.loop_games, 18);
+    assert_eq!(reference.records, 18);
+    assert_eq!(reference.generation_records, [1, 2, 3]);
+    assert_eq!(reference.rated, [0, 2, 3]);
+    assert_eq!(reference.train_step_in_metrics, 18);
+    assert!(text(&out).contains("gen-0003"), "{}", text(&out));
+
+    let killed = base.join("killed");
+    let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+    let mut kills = 0;
+    let mut finished = false;
+    let mut committed: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    let mut phases_cut = Vec::new();
+    let started = Instant::now();
+    // Each start is killed once its saved state shows it inside the target phase of a
+    // generation ≥ 1 (plus a random few milliseconds), so the cuts land mid-generation.
+    // `selfplay+` waits for a shard of the generation (some games committed, others not),
+    // `train+` for a training record of the generation (some steps done, others not).
+    let targets = [
+        "selfplay+",
+        "train+",
+        "selfplay",
+        "train",
+        "rate",
+        "selfplay+",
+        "train+",
+    ];
+    for target in targets {
+        // Every start passes the same overrides: a kill before config.toml was saved
+        // must not fall back to the (big) default.
+        let mut child = Command::new(BIN)
+            .args(run_args(&killed, 3, true))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let t = Instant::now();
+        loop {
+            if child.try_wait().unwrap().is_some() {
+                finished = true;
+                break;
+            }
+            let state = std::fs::read_to_string(killed.join("state.json"))
+                .ok()
+                .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok());
+            let inside = state.as_ref().is_some_and(|v| {
+                let g = v["generation"].as_u64().unwrap_or(0);
+                let phase = target.trim_end_matches('+');
+                let deep = !target.ends_with('+')
+                    || match phase {
+                        "selfplay" => names(&killed.join("shards"))
+                            .iter()
+                            .any(|n| n.starts_with(&format!("loop-g{g:04}-"))),
+                        _ => max_train_step(&killed) > (g - 1) * 6,
+                    };
+                v["phase"] == phase && g >= 1 && deep
+            });
+            if inside || t.elapsed() > Duration::from_secs(30) {
+                std::thread::sleep(Duration::from_millis(next(&mut seed) % 60));
+                child.kill().unwrap(); // SIGKILL
+                child.wait().unwrap();
+                kills += 1;
+                phases_cut.push(format!(
+                    "{}/{}",
+                    state
+                        .as_ref()
+                        .map_or("-".into(), |v| v["phase"].to_string()),
+                    state
+                        .as_ref()
+                        .map_or(0, |v| v["generation"].as_u64().unwrap_or(0))
+                ));
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if finished {
+            break;
+        }
+        for (name, bytes) in artefacts(&killed) {
+            if let Some(old) = committed.get(&name) {
+                assert_eq!(old, &bytes, "{name} was rewritten with other content");
+            }
+            committed.insert(name, bytes);
+        }
+    }
+    eprintln!("cut in {phases_cut:?}");
+    eprintln!(
+        "{kills} kills in {:?} (a whole run: {whole:?}), finished before a kill: {finished}; \
+         {} artefacts committed",
+        started.elapsed(),
+        committed.len()
+    );
+    assert!(
+        kills >= 5,
+        "too few kills ({kills}): the run ends too fast to be cut"
+    );
+    let out = loazero(&run_args(&killed, 3, true));
+    assert!(out.status.success(), "{}", text(&out));
+    let resumed = counts(&killed);
+    assert_eq!(
+        resumed,
+        reference,
+        "after {kills} kills ({:?})",
+        started.elapsed()
+    );
+    assert_eq!(resumed.temp_files, 0);
+    // Every artefact committed before any of the kills is still there, unchanged.
+    let now = artefacts(&killed);
+    for (name, bytes) in &committed {
+        assert_eq!(now.get(name), Some(bytes), "{name} changed or vanished");
+    }
+    let _ = std::fs::remove_dir_all(&base);
+}
+
+#[test]
+fn corrupt_shards_are_skipped_and_corrupt_models_stop_the_run_cleanly() {
+    let dir = temp_dir("corrupt");
+    let out = loazero(&run_args(&dir, 1, true));
+    assert!(out.status.success(), "{}", text(&out));
+    // A damaged shard: named, skipped, the run goes on.
+    let shard = names(&dir.join("shards"))
+        .into_iter()
+        .find(|n| n.ends_with(".shard"))
+        .unwrap();
+    let path = dir.join("shards").join(&shard);
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+    let out = loazero(&run_args(&dir, 2, false));
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(t.contains(&shard) && t.contains("skipping"), "{t}");
+    assert!(dir.join("models/gen-0002.safetensors").exists());
+
+    // A damaged best model: a clear error naming it, no panic.
+    let model = dir.join("models/gen-0002.safetensors");
+    std::fs::write(&model, b"not a model").unwrap();
+    let out = loazero(&run_args(&dir, 3, false));
+    let t = text(&out);
+    assert!(!out.status.success(), "{t}");
+    assert!(t.contains("gen-0002.safetensors"), "{t}");
+    assert!(!t.contains("panicked"), "{t}");
+
+    // A damaged checkpoint, likewise.
+    std::fs::copy(dir.join("candidates/gen-0002.safetensors"), &model).unwrap();
+    std::fs::write(dir.join("checkpoints/latest.safetensors"), b"garbage").unwrap();
+    let out = loazero(&run_args(&dir, 3, false));
+    let t = text(&out);
+    assert!(!out.status.success(), "{t}");
+    assert!(t.contains("latest.safetensors"), "{t}");
+    assert!(!t.contains("panicked"), "{t}");
+
+    // A damaged state file.
+    std::fs::write(dir.join("state.json"), b"{\"format\":").unwrap();
+    let out = loazero(&run_args(&dir, 3, false));
+    let t = text(&out);
+    assert!(!out.status.success() && t.contains("state.json"), "{t}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn joined_selfplay_writes_shards_the_loop_trains_on_and_plot_draws_the_run() {
+    let dir = temp_dir("join");
+    let out = loazero(&run_args(&dir, 1, true));
+    assert!(out.status.success(), "{}", text(&out));
+    let out = Command::new(BIN)
+        .args(["selfplay", "--dir"])
+        .arg(&dir)
+        .args(["--games", "3", "--threads", "1"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let ext: Vec<String> = names(&dir.join("shards"))
+        .into_iter()
+        .filter(|n| n.starts_with("ext-g0001-"))
+        .collect();
+    assert!(!ext.is_empty(), "{:?}", names(&dir.join("shards")));
+    let ext_games: u64 = ext.iter().map(|n| games_in_shard_name(n)).sum();
+    assert_eq!(ext_games, 3);
+    // The loop's own game count is unaffected; its window includes the joined games.
+    let out = loazero(&run_args(&dir, 2, false));
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(counts(&dir).loop_games, 12);
+    let metrics = std::fs::read_to_string(dir.join("metrics.jsonl")).unwrap();
+    let window = metrics
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["kind"] == "generation" && v["generation"] == 2)
+        .map(|v| v["window"].as_u64().unwrap())
+        .next_back()
+        .unwrap();
+    let samples: usize = names(&dir.join("shards"))
+        .iter()
+        .map(|n| {
+            selfplay::read_shard(&dir.join("shards").join(n))
+                .unwrap()
+                .len()
+        })
+        .sum();
+    assert_eq!(
+        window as usize, samples,
+        "the window holds every shard, joined ones too"
+    );
+
+    let out = Command::new(BIN).arg("plot").arg(&dir).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    for f in ["elo.png", "losses.png", "throughput.png"] {
+        let b = std::fs::read(dir.join("plots").join(f)).unwrap();
+        assert_eq!(&b[..8], b"\x89PNG\r\n\x1a\n");
+    }
+    // Not a run directory.
+    let out = Command::new(BIN)
+        .args(["selfplay", "--dir"])
+        .arg(dir.join("nothing"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success() && text(&out).contains("not a run directory"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn config_errors_name_the_key_and_the_used_config_is_saved() {
+    let dir = temp_dir("config");
+    let out = Command::new(BIN)
+        .args([
+            "run",
+            "--print-config",
+            "--set",
+            "selfplay.simulations=7",
+            "--dir",
+        ])
+        .arg(dir.join("r"))
+        .output()
+        .unwrap();
+    let t = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        t.contains("simulations = 7") && t.contains("[train.net]"),
+        "{t}"
+    );
+    assert!(!dir.join("r").exists(), "--print-config creates nothing");
+
+    let out = Command::new(BIN)
+        .args(["run", "--set", "selfplay.mcts.cpcut=1", "--dir"])
+        .arg(dir.join("r"))
+        .output()
+        .unwrap();
+    assert!(
+        !out.status.success() && text(&out).contains("cpcut"),
+        "{}",
+        text(&out)
+    );
+
+    let bad = dir.join("bad.toml");
+    std::fs::write(
+        &bad,
+        "[run]\ngames_per_generation = 4\n\n[rating]\nevry = 2\n",
+    )
+    .unwrap();
+    let out = Command::new(BIN)
+        .args(["run", "--config"])
+        .arg(&bad)
+        .arg("--dir")
+        .arg(dir.join("r"))
+        .output()
+        .unwrap();
+    let t = text(&out);
+    assert!(!out.status.success(), "{t}");
+    assert!(
+        t.contains("bad.toml") && t.contains("evry") && t.contains("line 5"),
+        "{t}"
+    );
+
+    // The saved config holds every key and the overrides.
+    let r = dir.join("saved");
+    let out = loazero(&run_args(&r, 1, true));
+    assert!(out.status.success(), "{}", text(&out));
+    let saved = std::fs::read_to_string(r.join("config.toml")).unwrap();
+    assert!(
+        saved.contains("games_per_generation = 6") && saved.contains("cpuct"),
+        "{saved}"
+    );
+    // A different --config for an existing run is refused.
+    let other = dir.join("other.toml");
+    std::fs::write(&other, "[selfplay]\nsimulations = 3\n").unwrap();
+    let out = Command::new(BIN)
+        .args(["run", "--config"])
+        .arg(&other)
+        .arg("--dir")
+        .arg(&r)
+        .output()
+        .unwrap();
+    assert!(!out.status.success() && text(&out).contains("already has its config"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
