@@ -338,7 +338,7 @@ fn register_font() -> Result<()> {
 }
 
 /// Renders one image with `draw` on a white background and moves it to `dir/name`
-/// atomically (through a hidden temporary file in `dir`). Returns the final path.
+/// atomically (a hidden temporary file in `dir`, fsync, rename). Returns the final path.
 fn write_png(
     dir: &Path,
     name: &str,
@@ -355,6 +355,10 @@ fn write_png(
         root.fill(&WHITE)?;
         draw(&root)?;
         root.present()?;
+        drop(root);
+        std::fs::File::open(&tmp)
+            .and_then(|f| f.sync_all())
+            .with_context(|| format!("cannot sync {}", tmp.display()))?;
         Ok(())
     })();
     if let Err(e) = rendered {
