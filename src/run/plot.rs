@@ -3,9 +3,11 @@
 //! Reads `RUN_DIR/metrics.jsonl` (JSON lines written by `loazero run`) and writes three
 //! images into `RUN_DIR/plots/` (or `--out`):
 //!
-//! - `elo.png`: Elo of every trained model against its generation, from the last
-//!   `"rating"` record (each rating round refits all games, so the last one is the best
-//!   estimate), with ±1.96·stderr error bars; fixed anchors are dashed horizontal lines.
+//! - `elo.png`: Elo of every trained model over the run's training time (minutes at the
+//!   end of the generation that made it, from the `"generation"` records; by generation
+//!   when those are missing), from the last `"rating"` record (each rating round refits
+//!   all games, so the last one is the best estimate), with ±1.96·stderr error bars;
+//!   fixed anchors are dashed horizontal lines.
 //! - `losses.png`: total, policy and value loss against the training step (`"train"`).
 //! - `throughput.png`: self-play positions/s and evaluations/s (top) and training
 //!   samples/s (bottom) per generation (`"generation"`).
@@ -71,7 +73,7 @@ pub fn write_plots(dir: &Path, out: Option<&Path>, size: (u32, u32)) -> Result<V
         .with_context(|| format!("cannot create output directory {}", out.display()))?;
     Ok(vec![
         write_png(&out, "elo.png", size, |root| {
-            draw_elo(root, metrics.ratings.as_deref())
+            draw_elo(root, metrics.ratings.as_deref(), &metrics.generations)
         })?,
         write_png(&out, "losses.png", size, |root| {
             draw_losses(root, &metrics.train)
@@ -111,6 +113,8 @@ pub struct GenerationPoint {
     pub evals_per_sec: Option<f64>,
     /// Training samples per second.
     pub train_samples_per_sec: Option<f64>,
+    /// Active run seconds when the generation ended.
+    pub elapsed_s: Option<f64>,
 }
 
 /// One rated player of a `"rating"` record.
@@ -151,6 +155,7 @@ struct TrainRecord {
 #[derive(Deserialize)]
 struct GenerationRecord {
     generation: u64,
+    elapsed_s: Option<f64>,
     positions_per_sec: Option<f64>,
     evals_per_sec: Option<f64>,
     train_samples_per_sec: Option<f64>,
@@ -225,6 +230,7 @@ pub fn parse_metrics(text: &str, file: &str) -> Metrics {
                         positions_per_sec: finite(r.positions_per_sec),
                         evals_per_sec: finite(r.evals_per_sec),
                         train_samples_per_sec: finite(r.train_samples_per_sec),
+                        elapsed_s: finite(r.elapsed_s),
                     };
                     generations.insert(r.generation, point);
                 }
@@ -412,7 +418,13 @@ fn color(i: usize) -> RGBColor {
 
 /// `elo.png`: trained models (points, ±1.96·stderr bars, joined by a line) against
 /// their generation; anchors as dashed horizontal lines labelled with their name.
-fn draw_elo(root: &Root, ratings: Option<&[RatedModel]>) -> Result<()> {
+/// The x axis is the run's training time in minutes when every rated model's generation
+/// has an end time in `generations` (generation 0 is minute 0), else the generation.
+fn draw_elo(
+    root: &Root,
+    ratings: Option<&[RatedModel]>,
+    generations: &[GenerationPoint],
+) -> Result<()> {
     const TITLE: &str = "Elo vs generation (anchor: random = 0)";
     let Some(ratings) = ratings.filter(|r| !r.is_empty()) else {
         return draw_note(root, TITLE, "no ratings yet");
@@ -423,9 +435,24 @@ fn draw_elo(root: &Root, ratings: Option<&[RatedModel]>) -> Result<()> {
         .collect();
     models.sort_by_key(|&(g, _)| g);
     let anchors: Vec<&RatedModel> = ratings.iter().filter(|m| m.generation.is_none()).collect();
+    let minutes: BTreeMap<u64, f64> = generations
+        .iter()
+        .filter_map(|g| Some((g.generation, g.elapsed_s? / 60.0)))
+        .chain(std::iter::once((0, 0.0)))
+        .collect();
+    let by_time = !models.is_empty() && models.iter().all(|(g, _)| minutes.contains_key(g));
+    let x_of = |g: u64| if by_time { minutes[&g] } else { g as f64 };
+    let (title, x_desc) = if by_time {
+        (
+            "Elo over training time (anchor: random = 0)",
+            "training time (minutes; points labelled by generation)",
+        )
+    } else {
+        (TITLE, "generation")
+    };
 
     let s = scale(root);
-    let x_range = padded_int_range(models.iter().map(|&(g, _)| g));
+    let x_range = padded_range(models.iter().map(|&(g, _)| x_of(g)), 0.0..1.0);
     let y_range = padded_range(
         ratings
             .iter()
@@ -433,14 +460,14 @@ fn draw_elo(root: &Root, ratings: Option<&[RatedModel]>) -> Result<()> {
         0.0..1.0,
     );
     let mut chart = ChartBuilder::on(root)
-        .caption(TITLE, ("sans-serif", px(28.0, s)))
+        .caption(title, ("sans-serif", px(28.0, s)))
         .margin(px(15.0, s))
         .x_label_area_size(px(55.0, s))
         .y_label_area_size(px(75.0, s))
         .build_cartesian_2d(x_range.clone(), y_range)?;
     chart
         .configure_mesh()
-        .x_desc("generation")
+        .x_desc(x_desc)
         .y_desc("Elo")
         .y_label_formatter(&|y| format!("{y:.0}"))
         .label_style(("sans-serif", px(16.0, s)))
@@ -470,7 +497,7 @@ fn draw_elo(root: &Root, ratings: Option<&[RatedModel]>) -> Result<()> {
     chart.draw_series(models.iter().map(|&(g, m)| {
         let half = 1.96 * m.stderr;
         ErrorBar::new_vertical(
-            g as i64,
+            x_of(g),
             m.elo - half,
             m.elo,
             m.elo + half,
@@ -482,13 +509,22 @@ fn draw_elo(root: &Root, ratings: Option<&[RatedModel]>) -> Result<()> {
         chart
             .draw_series(
                 LineSeries::new(
-                    models.iter().map(|&(g, m)| (g as i64, m.elo)),
+                    models.iter().map(|&(g, m)| (x_of(g), m.elo)),
                     c.stroke_width(px(2.0, s)),
                 )
                 .point_size(px(4.0, s)),
             )?
             .label("trained models (±1.96·stderr)")
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+        if by_time {
+            let style = TextStyle::from(("sans-serif", px(13.0, s)).into_font())
+                .color(&c)
+                .pos(Pos::new(HPos::Left, VPos::Top));
+            let dx = 0.012 * (x_range.end - x_range.start);
+            chart.draw_series(models.iter().map(|&(g, m)| {
+                Text::new(format!("gen {g}"), (x_of(g) + dx, m.elo), style.clone())
+            }))?;
+        }
         chart
             .configure_series_labels()
             .position(SeriesLabelPosition::LowerRight)
