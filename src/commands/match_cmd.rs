@@ -32,7 +32,7 @@ pub struct Args {
     #[command(flatten)]
     pub game: GameArgs,
     /// Output directory for games/NNNNN.txt and results.jsonl (default
-    /// matches/<unix time>).
+    /// `matches/<unix time>`).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Games still running after this many plies are scored a draw.
