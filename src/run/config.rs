@@ -90,6 +90,27 @@ impl Default for RunConfig {
     }
 }
 
+/// What a derived seed is for (each use gets its own stream).
+#[derive(Clone, Copy, Debug)]
+pub enum SeedUse {
+    /// Openings of an anchor-against-anchor match.
+    AnchorMatch = 1,
+    /// Openings of a rating match.
+    RatingMatch = 2,
+    /// Self-play of a generation (resumed self-play passes the games already played).
+    Selfplay = 3,
+    /// Openings of a gate match.
+    GateMatch = 4,
+}
+
+/// A seed for use `what`, generation `generation`, item `k`, derived from `base`
+/// (splitmix-style mixing): every match and self-play round of a run gets its own.
+pub fn derive_seed(base: u64, what: SeedUse, generation: u32, k: u64) -> u64 {
+    let mut x = base ^ (what as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9) ^ ((generation as u64) << 20) ^ k;
+    x ^ (x >> 29)
+}
+
 /// Recursively merges `over` into `base` (tables merge, other values replace).
 fn merge(base: &mut toml::Table, over: toml::Table) {
     for (k, v) in over {

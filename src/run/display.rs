@@ -170,12 +170,6 @@ impl LoopDisplay {
     }
 }
 
-impl Default for LoopDisplay {
-    fn default() -> Self {
-        LoopDisplay::new()
-    }
-}
-
 fn label(which: Bar) -> &'static str {
     match which {
         Bar::Selfplay => "self-play",

@@ -13,7 +13,7 @@
 //!
 //! Generation 0 is the initial network, rated before the first self-play.
 
-use super::config::{LoopConfig, RunConfig};
+use super::config::{derive_seed, LoopConfig, RunConfig, SeedUse};
 use super::display::{clock, Bar, LoopDisplay};
 use super::layout::{copy_atomically, model_name, write_atomically, RunDir};
 use super::rating::{self, model_spec, rating_rows, RatingRow};
@@ -290,7 +290,7 @@ impl Driver {
             .map_err(|e| anyhow!("cannot load the best model {}: {e:#}", model.display()))?;
         let mut sp = self.config.selfplay.clone();
         let base = sp.seed.unwrap_or(self.config.run.seed);
-        sp.seed = Some(rating::match_seed(&self.config, base ^ 3, g, done as usize));
+        sp.seed = Some(derive_seed(base, SeedUse::Selfplay, g, done));
         let mut writer = RunGameWriter::new(
             &self.run.shards(),
             sp.write_game_records.then(|| self.run.games()).as_deref(),
@@ -352,7 +352,7 @@ impl Driver {
         let checkpoint = self.run.checkpoint();
         let window_len = self.window.len();
         let steps_per_gen = self.config.run.train_steps_per_generation;
-        let first = self.trainer()?.step();
+        self.trainer()?;
         let begin = target.saturating_sub(steps_per_gen);
         self.display.start(
             Bar::Train,
@@ -391,11 +391,9 @@ impl Driver {
                 ),
             );
         }
+        // The checkpoint is at `target` here: written above, or the one the trainer was
+        // restored from.
         let trainer = self.trainer.as_mut().expect("loaded above");
-        if trainer.step() == first {
-            // Nothing trained in this process: make sure the checkpoint is at the target.
-            trainer.save_checkpoint(&checkpoint)?;
-        }
         trainer.save_model(&self.run.candidate(g))?;
         let secs = started.elapsed().as_secs_f64();
         if steps > 0 {
@@ -429,10 +427,11 @@ impl Driver {
         } else {
             self.state.rejected += 1;
         }
+        let elapsed = self.elapsed();
         let rec = &mut self.record;
         rec.kind = "generation";
         rec.time = unix_time();
-        rec.elapsed_s = self.base_elapsed + self.started.elapsed().as_secs_f64();
+        rec.elapsed_s = elapsed;
         rec.generation = g;
         rec.promoted = promote;
         rec.best = model_name(self.state.best);
@@ -471,7 +470,7 @@ impl Driver {
             },
             threads: rating::match_threads(&self.config),
             max_plies: self.config.selfplay.max_game_plies,
-            seed: rating::match_seed(&self.config, 4, g, 0),
+            seed: derive_seed(self.config.run.seed, SeedUse::GateMatch, g, 0),
             out_dir: Some(dir.clone()),
         };
         let label = format!("gate {} vs {}", model_name(g), model_name(self.state.best));

@@ -2,7 +2,7 @@
 //! `done.json` exists; an unfinished one is replayed from scratch) and a Bradley–Terry
 //! fit over every finished rating and anchor match of the run.
 
-use super::config::RunConfig;
+use super::config::{derive_seed, RunConfig, SeedUse};
 use super::layout::{generation_of, model_name, write_atomically, RunDir};
 use anyhow::{anyhow, Context, Result};
 use eval::arena::{play_match, read_results, Control, GameResult, MatchConfig, Openings};
@@ -123,13 +123,6 @@ pub fn match_threads(config: &RunConfig) -> usize {
     }
 }
 
-/// A seed for match `k` of generation `g`, different for every match of the run.
-pub fn match_seed(config: &RunConfig, kind: u64, generation: u32, k: usize) -> u64 {
-    let mut x = config.run.seed ^ kind.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9) ^ (generation as u64) << 20 ^ k as u64;
-    x ^ (x >> 29)
-}
-
 /// Rates the model of `generation` against every anchor (and plays the anchor matches
 /// once per run), then fits every finished match of the run. Returns the table with
 /// models named `gen-NNNN`; writes `ratings.csv`.
@@ -156,7 +149,7 @@ pub fn rate(
                 q.anchor_games,
                 config,
                 q.opening_plies,
-                match_seed(config, 1, 0, k),
+                derive_seed(config.run.seed, SeedUse::AnchorMatch, 0, k as u64),
                 &run.anchor_match(k),
                 &|g, t| on_game(&label, g, t),
             )?;
@@ -176,7 +169,7 @@ pub fn rate(
             q.games,
             config,
             q.opening_plies,
-            match_seed(config, 2, generation, k),
+            derive_seed(config.run.seed, SeedUse::RatingMatch, generation, k as u64),
             &run.rating_match(generation, k),
             &|g, t| on_game(&label, g, t),
         )?;
