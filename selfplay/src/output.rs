@@ -1,65 +1,113 @@
 //! Where self-play games go: shards of samples (`<dir>/shards/`) and one text record
 //! per game (`<dir>/games/`), all written atomically; and the progress display.
+//!
+//! Games are written in units that survive a crash whole: each flush writes the records
+//! of its games (`games/<stem>-NNN.txt`), then their samples as one shard
+//! (`shards/<stem>.shard`). The shard is the commit point: a reader may drop records
+//! whose shard does not exist. The stem `<prefix>-n<K>-<millis>-<pid>-<seq>` carries the
+//! number of games `K` ([`games_in_shard_name`]).
 
-use crate::data::{
-    shard_file_name, unique_file_name, write_atomically, write_shard, DataError, Sample,
-};
+use crate::data::{write_atomically, write_shard, DataError};
 use crate::worker::{FinishedGame, Progress};
 use loa::{GameRecord, Outcome};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
-/// Collects finished games into shard files of about `shard_samples` samples and writes
-/// each game's record. Not thread-safe: used by the thread that receives games.
+/// A short tag of this host for file names: letters and digits of `$HOSTNAME` or
+/// `/etc/hostname` (at most 16), empty if neither gives any.
+pub fn host_tag() -> String {
+    let raw = std::env::var("HOSTNAME")
+        .ok()
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
+        .unwrap_or_default();
+    raw.chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .take(16)
+        .collect()
+}
+
+/// The number of games of a shard (or record) file named by a [`GameWriter`]:
+/// `<prefix>-n<K>-<millis>-<pid>-<seq>.shard` → `K`.
+pub fn games_in_shard_name(name: &str) -> Option<u64> {
+    let stem = name.strip_suffix(".shard")?;
+    let k = stem.rsplit('-').nth(3)?;
+    k.strip_prefix('n')?.parse().ok()
+}
+
+/// Collects finished games and writes them as shards of about `shard_samples` samples,
+/// each with its games' records (see the module docs). Not thread-safe: used by the
+/// thread that receives games.
 pub struct GameWriter {
     shard_dir: PathBuf,
     game_dir: Option<PathBuf>,
     prefix: String,
     shard_samples: usize,
-    buffer: Vec<Sample>,
-    shard_seq: u64,
-    game_seq: u64,
+    flush_every: Option<Duration>,
+    buffer: Vec<FinishedGame>,
+    buffered_samples: usize,
+    last_flush: Instant,
+    seq: u64,
     /// Shards written so far.
     pub shards_written: Vec<PathBuf>,
+    /// Games written so far.
+    pub games_written: u64,
     /// Samples written so far.
     pub samples_written: u64,
 }
 
 impl GameWriter {
-    /// A writer into `dir/shards` (and `dir/games` when `records`), creating them.
+    /// A writer into `dir/shards` (and `dir/games` when `records`), creating them; file
+    /// names start with `sp-<host>`; shards are written by size only.
     pub fn new(dir: &Path, shard_samples: usize, records: bool) -> Result<GameWriter, DataError> {
         let shard_dir = dir.join("shards");
-        let game_dir = dir.join("games");
-        for d in [&shard_dir, &game_dir] {
-            if d == &game_dir && !records {
-                continue;
-            }
+        let game_dir = records.then(|| dir.join("games"));
+        for d in std::iter::once(&shard_dir).chain(game_dir.as_ref()) {
             std::fs::create_dir_all(d).map_err(|source| DataError::Io {
                 path: d.clone(),
                 source,
             })?;
         }
-        let host = std::env::var("HOSTNAME").unwrap_or_default();
-        let host: String = host
-            .chars()
-            .filter(|c| c.is_ascii_alphanumeric())
-            .take(16)
-            .collect();
-        Ok(GameWriter {
-            shard_dir,
-            game_dir: records.then_some(game_dir),
-            prefix: if host.is_empty() {
-                "sp".into()
-            } else {
-                format!("sp-{host}")
-            },
+        let host = host_tag();
+        let prefix = if host.is_empty() {
+            "sp".into()
+        } else {
+            format!("sp-{host}")
+        };
+        Ok(GameWriter::with_names(
+            &shard_dir,
+            game_dir.as_deref(),
+            &prefix,
+            shard_samples,
+            None,
+        ))
+    }
+
+    /// A writer into existing directories, naming its files `<prefix>-n<games>-…`. A shard
+    /// is written once `shard_samples` samples are buffered or, with `flush_every`, once
+    /// that long has passed since the last one (so that a crash loses little).
+    pub fn with_names(
+        shard_dir: &Path,
+        game_dir: Option<&Path>,
+        prefix: &str,
+        shard_samples: usize,
+        flush_every: Option<Duration>,
+    ) -> GameWriter {
+        GameWriter {
+            shard_dir: shard_dir.to_path_buf(),
+            game_dir: game_dir.map(Path::to_path_buf),
+            prefix: prefix.to_string(),
             shard_samples: shard_samples.max(1),
+            flush_every,
             buffer: Vec::new(),
-            shard_seq: 0,
-            game_seq: 0,
+            buffered_samples: 0,
+            last_flush: Instant::now(),
+            seq: 0,
             shards_written: Vec::new(),
+            games_written: 0,
             samples_written: 0,
-        })
+        }
     }
 
     /// The directory shards go to.
@@ -67,33 +115,61 @@ impl GameWriter {
         &self.shard_dir
     }
 
-    /// Adds a game: its record now, its samples to the next shard (written once full).
+    /// Writes what is buffered, then names later files with `prefix`.
+    pub fn set_prefix(&mut self, prefix: &str) -> Result<(), DataError> {
+        self.flush()?;
+        self.prefix = prefix.to_string();
+        Ok(())
+    }
+
+    /// Adds a finished game; writes a shard when one is due.
     pub fn add(&mut self, game: FinishedGame) -> Result<(), DataError> {
-        if let Some(dir) = &self.game_dir {
-            let name = unique_file_name(&self.prefix, self.game_seq, "txt");
-            self.game_seq += 1;
-            write_atomically(&dir.join(name), game_record_text(&game).as_bytes())?;
-        }
-        self.buffer.extend(game.samples);
-        if self.buffer.len() >= self.shard_samples {
+        self.buffered_samples += game.samples.len();
+        self.buffer.push(game);
+        let late = self
+            .flush_every
+            .is_some_and(|d| self.last_flush.elapsed() >= d);
+        if self.buffered_samples >= self.shard_samples || late {
             self.flush()?;
         }
         Ok(())
     }
 
-    /// Writes the buffered samples as a shard (nothing if empty).
+    /// Writes the buffered games: their records, then their shard. Nothing if none.
     pub fn flush(&mut self) -> Result<(), DataError> {
+        self.last_flush = Instant::now();
         if self.buffer.is_empty() {
             return Ok(());
         }
-        let path = self
-            .shard_dir
-            .join(shard_file_name(&self.prefix, self.shard_seq));
-        self.shard_seq += 1;
-        write_shard(&path, &self.buffer)?;
-        self.samples_written += self.buffer.len() as u64;
-        self.buffer.clear();
+        let millis = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis());
+        let stem = format!(
+            "{}-n{:03}-{millis:013}-{}-{:05}",
+            self.prefix,
+            self.buffer.len(),
+            std::process::id(),
+            self.seq
+        );
+        self.seq += 1;
+        if let Some(dir) = &self.game_dir {
+            for (k, game) in self.buffer.iter().enumerate() {
+                let path = dir.join(format!("{stem}-{k:03}.txt"));
+                write_atomically(&path, game_record_text(game).as_bytes())?;
+            }
+        }
+        let samples: Vec<_> = self
+            .buffer
+            .iter_mut()
+            .flat_map(|g| std::mem::take(&mut g.samples))
+            .collect();
+        let path = self.shard_dir.join(format!("{stem}.shard"));
+        write_shard(&path, &samples)?;
+        self.games_written += self.buffer.len() as u64;
+        self.samples_written += samples.len() as u64;
         self.shards_written.push(path);
+        self.buffer.clear();
+        self.buffered_samples = 0;
         Ok(())
     }
 }

@@ -17,7 +17,7 @@ use super::config::{derive_seed, LoopConfig, RunConfig, SeedUse};
 use super::display::{clock, Bar, LoopDisplay};
 use super::layout::{copy_atomically, model_name, write_atomically, RunDir};
 use super::rating::{self, model_spec, rating_rows, RatingRow};
-use super::shards::{loop_games_done, loop_prefix, RunGameWriter};
+use super::shards::{loop_games_done, loop_prefix};
 use super::state::{LoopState, Phase};
 use anyhow::{anyhow, bail, Context, Result};
 use eval::arena::{GameResult, MatchConfig, Openings};
@@ -291,12 +291,12 @@ impl Driver {
         let mut sp = self.config.selfplay.clone();
         let base = sp.seed.unwrap_or(self.config.run.seed);
         sp.seed = Some(derive_seed(base, SeedUse::Selfplay, g, done));
-        let mut writer = RunGameWriter::new(
+        let mut writer = selfplay::GameWriter::with_names(
             &self.run.shards(),
             sp.write_game_records.then(|| self.run.games()).as_deref(),
             &loop_prefix(g),
             sp.shard_samples,
-            SHARD_FLUSH,
+            Some(SHARD_FLUSH),
         );
         let label = format!("generation {g}, {}", model_name(self.state.best));
         self.display.start(Bar::Selfplay, total, &label);
@@ -306,7 +306,7 @@ impl Driver {
             &sp,
             Arc::new(evaluator),
             total - done,
-            |game| writer.add(game).map_err(|e| format!("{e:#}")),
+            |game| writer.add(game).map_err(|e| e.to_string()),
             |p| {
                 display.update(
                     Bar::Selfplay,
@@ -321,7 +321,7 @@ impl Driver {
         );
         let flushed = writer.flush();
         let progress = result.map_err(|e| anyhow!("self-play of generation {g}: {e}"))?;
-        flushed?;
+        flushed.map_err(|e| anyhow!("cannot write self-play games: {e}"))?;
         self.record.selfplay_games = Some(progress.games);
         self.record.selfplay_positions = Some(progress.positions);
         self.record.selfplay_seconds = Some(progress.seconds);

@@ -7,7 +7,6 @@
 
 use super::config::RunConfig;
 use super::layout::{model_name, RunDir};
-use super::shards::RunGameWriter;
 use super::state::LoopState;
 use anyhow::{anyhow, bail, Result};
 use std::path::Path;
@@ -15,28 +14,11 @@ use std::sync::Arc;
 use std::time::Duration;
 use train::NetEvaluator;
 
-/// A short host name for shard names (letters and digits of `$HOSTNAME` or
-/// `/etc/hostname`, else `host`).
-fn host() -> String {
-    let raw = std::env::var("HOSTNAME")
-        .ok()
-        .filter(|h| !h.is_empty())
-        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
-        .unwrap_or_default();
-    let h: String = raw
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric())
-        .take(16)
-        .collect();
-    if h.is_empty() {
-        "host".into()
-    } else {
-        h
-    }
-}
-
+/// The name prefix of joined shards made with the model of generation `best`.
 fn prefix(best: u32) -> String {
-    format!("ext-g{best:04}-{}", host())
+    let host = selfplay::output::host_tag();
+    let host = if host.is_empty() { "host".into() } else { host };
+    format!("ext-g{best:04}-{host}")
 }
 
 /// Plays `games` games (`None`: until killed) for the run in `dir`; `threads` overrides
@@ -67,12 +49,12 @@ pub fn join(dir: &Path, games: Option<u64>, threads: Option<usize>) -> Result<()
             .map_err(|e| anyhow!("cannot load model {}: {e:#}", path.display()))
     };
     let mut evaluator = Arc::new(load(best)?);
-    let mut writer = RunGameWriter::new(
+    let mut writer = selfplay::GameWriter::with_names(
         &run.shards(),
         sp.write_game_records.then(|| run.games()).as_deref(),
         &prefix(best),
         sp.shard_samples,
-        Duration::from_secs(30),
+        Some(Duration::from_secs(30)),
     );
     let mut played = 0u64;
     loop {
@@ -86,12 +68,12 @@ pub fn join(dir: &Path, games: Option<u64>, threads: Option<usize>) -> Result<()
             &sp,
             ev,
             n,
-            |g| writer.add(g).map_err(|e| format!("{e:#}")),
+            |g| writer.add(g).map_err(|e| e.to_string()),
             |_| {},
         );
         let flushed = writer.flush();
         let p = result.map_err(|e| anyhow!("self-play: {e}"))?;
-        flushed?;
+        flushed.map_err(|e| anyhow!("cannot write self-play games: {e}"))?;
         played += p.games;
         println!(
             "selfplay --dir {}: {played} games with {} ({:.0} positions/s, {:.0} evals/s)",
@@ -104,7 +86,9 @@ pub fn join(dir: &Path, games: Option<u64>, threads: Option<usize>) -> Result<()
         if newest != best {
             evaluator = Arc::new(load(newest)?);
             best = newest;
-            writer.set_prefix(&prefix(best))?;
+            writer
+                .set_prefix(&prefix(best))
+                .map_err(|e| anyhow!("cannot write self-play games: {e}"))?;
             println!("switched to {}", model_name(best));
         }
     }

@@ -4,7 +4,7 @@
 //! * [`config`]: [`RunConfig`](config::RunConfig), merged over the embedded default.
 //! * [`layout`]: the run directory ([`RunDir`](layout::RunDir)), its lock and crash clean-up.
 //! * [`state`]: the saved position of the loop ([`LoopState`](state::LoopState)).
-//! * [`shards`]: self-play games written as crash-safe shards with their records.
+//! * [`shards`]: naming and counting the loop's own self-play shards.
 //! * [`rating`]: resumable matches against fixed anchors, Bradley–Terry ratings.
 //! * [`driver`]: the loop itself; [`join`]: extra self-play processes.
 //! * [`display`]: progress bars and summary lines; [`plot`]: PNG learning curves.
