@@ -6,7 +6,9 @@
 //! cells outside `n×n` masked off, so shift-based bit tricks keep working. The tables are
 //! generic (line masks per axis, rays per direction, targets by distance, neighbour masks),
 //! so a board with another cell layout (the hexagonal 61-cell board, which also fits in 64
-//! bits) only needs its own constructor and symmetry tables.
+//! bits) only needs its own constructor and symmetry tables: [`HEX5`] numbers its 61
+//! cells row-major from the bottom row (`a1` = 0 … `i5` = 60) and keeps axial
+//! coordinates `(col, row)` in a 9×9 grid for networks ([`Geometry::coords`]).
 //!
 //! All geometries are `static` and computed at compile time; they are `Sync` and free to
 //! share between threads.
@@ -26,7 +28,21 @@ pub const OFF_BOARD: Square = 64;
 pub enum Shape {
     /// An `n×n` square board embedded in the 8×8 layout.
     Square,
+    /// A hexagonal board (side 5, 61 cells), squares numbered row-major from the bottom
+    /// row; 3 line axes, 6 move directions, 6-neighbour adjacency.
+    Hex,
 }
+
+/// Direction names of the hexagonal board, in index order. Direction `d` lies on axis
+/// `d % 3` and its opposite is `(d + 3) % 6`. In grid coordinates (col, row) the steps are
+/// E (1,0), NE (1,1), NW (0,1), W (−1,0), SW (−1,−1), SE (0,−1).
+pub const HEX_DIRECTIONS: [&str; 6] = ["E", "NE", "NW", "W", "SW", "SE"];
+
+/// (col step, row step) of the hexagonal directions in axial grid coordinates.
+const HEX_STEPS: [(i8, i8); 6] = [(1, 0), (1, 1), (0, 1), (-1, 0), (-1, -1), (0, -1)];
+
+/// Side length of [`HEX5`].
+const HEX_SIDE: i32 = 5;
 
 /// Direction names of square boards, in index order. A direction `d` lies on axis `d % 4`
 /// and its opposite is `d ^ 4`.
@@ -54,13 +70,15 @@ pub struct Geometry {
     pub name: &'static str,
     /// Shape family.
     pub shape: Shape,
-    /// Side length in cells (8 and 6 for square boards).
+    /// Side of the square grid the board is drawn in and that networks see: `n` for an
+    /// `n×n` board, 9 for the hexagonal board (its rows, in axial coordinates).
     pub size: u8,
     /// Bitboard of the squares that exist.
     pub cells: u64,
     /// Number of existing cells.
     pub num_cells: u8,
-    /// Number of line families (4 on square boards); there are `2 * axes` directions.
+    /// Number of line families (4 on square boards, 3 on the hexagonal one); there are
+    /// `2 * axes` directions.
     pub axes: u8,
     /// `line[sq][axis]`: every cell on the line of that axis through `sq`, `sq` included.
     pub line: [[u64; 4]; 64],
@@ -76,19 +94,92 @@ pub struct Geometry {
     pub dense: [u8; 64],
     /// Dense cell index → square.
     pub sparse: [Square; 64],
+    /// Square → cell of the `size × size` grid (`row * size + col`, see
+    /// [`Geometry::coords`]); equals `dense` on square boards.
+    pub grid_cell: [u8; 64],
+    /// Grid cell → square, or `NO_SQUARE` for grid cells that are not on the board.
+    pub grid_square: [Square; 81],
+    /// Bits that every [`crate::Move`] made on this board carries (how its squares are
+    /// named: 0 on square boards, [`crate::moves::HEX_FLAG`] on the hexagonal one).
+    pub move_flag: u16,
     /// Number of board symmetries in `symmetry_square`/`symmetry_direction`.
     pub num_symmetries: u8,
     /// `symmetry_square[s][sq]`: the image of square `sq` under symmetry `s`
-    /// (symmetry 0 is the identity).
-    pub symmetry_square: [[Square; 64]; 8],
+    /// (symmetry 0 is the identity); 8 on square boards, 12 on the hexagonal one.
+    pub symmetry_square: [[Square; 64]; MAX_SYMMETRIES],
     /// `symmetry_direction[s][d]`: the image of direction `d` under symmetry `s`.
-    pub symmetry_direction: [[u8; 8]; 8],
+    pub symmetry_direction: [[u8; 8]; MAX_SYMMETRIES],
 }
+
+/// Most symmetries of any board (the hexagon's 12).
+pub const MAX_SYMMETRIES: usize = 12;
 
 /// The 8×8 board of `standard` and `scrambled-eggs`.
 pub static SQUARE8: Geometry = Geometry::square(8, "8x8");
 /// The 6×6 board of the Italian "Pergolazione".
 pub static SQUARE6: Geometry = Geometry::square(6, "6x6");
+/// The 61-cell hexagonal board of `alveole`.
+pub static HEX5: Geometry = Geometry::hex();
+
+/// Whether axial grid cell (col, row) lies on the side-5 hexagon.
+const fn on_hex_board(col: i32, row: i32) -> bool {
+    col >= 0 && row >= 0 && col < 2 * HEX_SIDE - 1 && row < 2 * HEX_SIDE - 1 && {
+        let d = col - row;
+        d > -HEX_SIDE && d < HEX_SIDE
+    }
+}
+
+/// First grid column of hexagon row `row`.
+const fn hex_row_start(row: i32) -> i32 {
+    if row < HEX_SIDE {
+        0
+    } else {
+        row - (HEX_SIDE - 1)
+    }
+}
+
+/// Number of cells in hexagon row `row`.
+const fn hex_row_len(row: i32) -> i32 {
+    let d = row - (HEX_SIDE - 1);
+    2 * HEX_SIDE - 1 - if d < 0 { -d } else { d }
+}
+
+/// Square of axial grid cell (col, row) on [`HEX5`] (which must be on the board).
+const fn hex_square(col: i32, row: i32) -> usize {
+    let mut sq = 0;
+    let mut r = 0;
+    while r < row {
+        sq += hex_row_len(r);
+        r += 1;
+    }
+    (sq + col - hex_row_start(row)) as usize
+}
+
+/// Image of axial grid cell (col, row) under hexagon symmetry `s` (`0..12`): rotation by
+/// `60° × (s % 6)`, preceded by a reflection when `s >= 6`. Works on displacements too
+/// when `translate` is false.
+const fn hex_symmetry(s: usize, col: i32, row: i32, translate: bool) -> (i32, i32) {
+    let c = if translate { HEX_SIDE - 1 } else { 0 };
+    // Cube coordinates of the standard axial system (neighbour (1,-1)): a = col, b = -row.
+    let mut x = col - c;
+    let mut z = -(row - c);
+    let mut y = -x - z;
+    if s >= 6 {
+        let t = y;
+        y = z;
+        z = t;
+    }
+    let mut k = 0;
+    while k < s % 6 {
+        let (nx, ny, nz) = (-z, -x, -y);
+        x = nx;
+        y = ny;
+        z = nz;
+        k += 1;
+    }
+    let _ = y;
+    (x + c, c - z)
+}
 
 const fn on_square_board(n: u8, file: i32, rank: i32) -> bool {
     file >= 0 && rank >= 0 && file < n as i32 && rank < n as i32
@@ -127,9 +218,12 @@ impl Geometry {
             neighbours: [0; 64],
             dense: [NO_SQUARE; 64],
             sparse: [NO_SQUARE; 64],
+            grid_cell: [NO_SQUARE; 64],
+            grid_square: [NO_SQUARE; 81],
+            move_flag: 0,
             num_symmetries: 8,
-            symmetry_square: [[NO_SQUARE; 64]; 8],
-            symmetry_direction: [[0; 8]; 8],
+            symmetry_square: [[NO_SQUARE; 64]; MAX_SYMMETRIES],
+            symmetry_direction: [[0; 8]; MAX_SYMMETRIES],
         };
         let mut sq = 0;
         while sq < 64 {
@@ -140,6 +234,8 @@ impl Geometry {
                 let idx = (rank * n as i32 + file) as u8;
                 g.dense[sq] = idx;
                 g.sparse[idx as usize] = sq as u8;
+                g.grid_cell[sq] = idx;
+                g.grid_square[idx as usize] = sq as u8;
                 let mut d = 0;
                 while d < 8 {
                     let (df, dr) = SQUARE_STEPS[d];
@@ -205,6 +301,111 @@ impl Geometry {
         g
     }
 
+    /// Builds the tables of the 61-cell hexagonal board (side 5).
+    pub const fn hex() -> Geometry {
+        let mut g = Geometry {
+            name: "hex5",
+            shape: Shape::Hex,
+            size: (2 * HEX_SIDE - 1) as u8,
+            cells: 0,
+            num_cells: 0,
+            axes: 3,
+            line: [[0; 4]; 64],
+            ray: [[0; 8]; 65],
+            target: [[[OFF_BOARD; 10]; 8]; 64],
+            neighbours: [0; 64],
+            dense: [NO_SQUARE; 64],
+            sparse: [NO_SQUARE; 64],
+            grid_cell: [NO_SQUARE; 64],
+            grid_square: [NO_SQUARE; 81],
+            move_flag: crate::moves::HEX_FLAG,
+            num_symmetries: 12,
+            symmetry_square: [[NO_SQUARE; 64]; MAX_SYMMETRIES],
+            symmetry_direction: [[0; 8]; MAX_SYMMETRIES],
+        };
+        let n = 2 * HEX_SIDE - 1;
+        let mut row = 0;
+        while row < n {
+            let mut col = 0;
+            while col < n {
+                if on_hex_board(col, row) {
+                    let sq = hex_square(col, row);
+                    g.cells |= 1u64 << sq;
+                    g.num_cells += 1;
+                    g.dense[sq] = sq as u8;
+                    g.sparse[sq] = sq as u8;
+                    g.grid_cell[sq] = (row * n + col) as u8;
+                    g.grid_square[(row * n + col) as usize] = sq as u8;
+                    let mut d = 0;
+                    while d < 6 {
+                        let (dc, dr) = HEX_STEPS[d];
+                        let mut k = 1;
+                        loop {
+                            let c = col + dc as i32 * k;
+                            let r = row + dr as i32 * k;
+                            if !on_hex_board(c, r) {
+                                break;
+                            }
+                            let t = hex_square(c, r);
+                            g.ray[sq][d] |= 1u64 << t;
+                            g.target[sq][d][k as usize] = t as u8;
+                            if k == 1 {
+                                g.neighbours[sq] |= 1u64 << t;
+                            }
+                            k += 1;
+                        }
+                        d += 1;
+                    }
+                    let mut a = 0;
+                    while a < 3 {
+                        g.line[sq][a] = g.ray[sq][a] | g.ray[sq][a + 3] | (1u64 << sq);
+                        a += 1;
+                    }
+                    let mut s = 0;
+                    while s < 12 {
+                        let (c2, r2) = hex_symmetry(s, col, row, true);
+                        g.symmetry_square[s][sq] = hex_square(c2, r2) as u8;
+                        s += 1;
+                    }
+                }
+                col += 1;
+            }
+            row += 1;
+        }
+        let mut s = 0;
+        while s < 12 {
+            let mut d = 0;
+            while d < 6 {
+                let (dc, dr) = HEX_STEPS[d];
+                let (c2, r2) = hex_symmetry(s, dc as i32, dr as i32, false);
+                let mut e = 0;
+                while e < 6 {
+                    if HEX_STEPS[e].0 as i32 == c2 && HEX_STEPS[e].1 as i32 == r2 {
+                        g.symmetry_direction[s][d] = e as u8;
+                    }
+                    e += 1;
+                }
+                d += 1;
+            }
+            s += 1;
+        }
+        g
+    }
+
+    /// Direction names of this board, in index order.
+    pub fn direction_names(&self) -> &'static [&'static str] {
+        match self.shape {
+            Shape::Square => &SQUARE_DIRECTIONS,
+            Shape::Hex => &HEX_DIRECTIONS,
+        }
+    }
+
+    /// The direction opposite to `d`.
+    #[inline]
+    pub const fn opposite(&self, d: u8) -> u8 {
+        (d + self.axes) % (2 * self.axes)
+    }
+
     /// Number of move directions (`2 * axes`).
     #[inline]
     pub const fn directions(&self) -> u8 {
@@ -234,6 +435,15 @@ impl Geometry {
                 const NOT_H: u64 = !0x8080_8080_8080_8080;
                 let h = set | ((set << 1) & NOT_A) | ((set >> 1) & NOT_H);
                 (h | (h << 8) | (h >> 8)) & self.cells
+            }
+            Shape::Hex => {
+                let mut out = set;
+                let mut bits = set;
+                while bits != 0 {
+                    out |= self.neighbours[bits.trailing_zeros() as usize];
+                    bits &= bits - 1;
+                }
+                out
             }
         }
     }
@@ -273,10 +483,15 @@ impl Geometry {
         groups
     }
 
-    /// (column, row) of a cell in the board's own coordinates (file and rank, from 0).
+    /// (column, row) of a cell in the board's grid (file and rank from 0 on square boards;
+    /// axial coordinates in the 9×9 grid on the hexagonal board, row 0 = row `a`).
     pub const fn coords(&self, sq: Square) -> (u8, u8) {
         match self.shape {
             Shape::Square => (sq % 8, sq / 8),
+            Shape::Hex => {
+                let cell = self.grid_cell[sq as usize];
+                (cell % self.size, cell / self.size)
+            }
         }
     }
 
@@ -286,6 +501,13 @@ impl Geometry {
             Shape::Square => {
                 if col < self.size && row < self.size {
                     Some(row * 8 + col)
+                } else {
+                    None
+                }
+            }
+            Shape::Hex => {
+                if on_hex_board(col as i32, row as i32) {
+                    Some(hex_square(col as i32, row as i32) as Square)
                 } else {
                     None
                 }
@@ -378,6 +600,73 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn hex5_tables() {
+        let g = &HEX5;
+        assert_eq!(g.num_cells, 61);
+        assert_eq!(g.cells.count_ones(), 61);
+        assert_eq!(g.directions(), 6);
+        // Row lengths 5,6,7,8,9,8,7,6,5.
+        let rows: Vec<u32> = (0..9)
+            .map(|r| (0..9).filter(|&c| g.square_at(c, r).is_some()).count() as u32)
+            .collect();
+        assert_eq!(rows, [5, 6, 7, 8, 9, 8, 7, 6, 5]);
+        // Corners have 3 neighbours, the centre 6.
+        assert_eq!(g.neighbours[0].count_ones(), 3);
+        let centre = g.square_at(4, 4).unwrap();
+        assert_eq!(g.neighbours[centre as usize].count_ones(), 6);
+        for sq in 0..61u8 {
+            let (c, r) = g.coords(sq);
+            assert_eq!(g.square_at(c, r), Some(sq));
+            // Adjacency is symmetric and matches the direction-1 targets.
+            let mut bits = g.neighbours[sq as usize];
+            while bits != 0 {
+                let t = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                assert!(g.neighbours[t] & (1 << sq) != 0);
+            }
+            for d in 0..6u8 {
+                let t = g.target[sq as usize][d as usize][1];
+                if t != OFF_BOARD {
+                    assert_eq!(g.target[t as usize][g.opposite(d) as usize][1], sq);
+                }
+            }
+        }
+        // Lines through the centre are 9 long on every axis.
+        for a in 0..3 {
+            assert_eq!(g.line[centre as usize][a].count_ones(), 9);
+        }
+        assert!(g.is_connected(g.neighbours[centre as usize] | (1 << centre)));
+        assert!(!g.is_connected(1 | (1 << 2)));
+    }
+
+    #[test]
+    fn hex_symmetries_are_distinct_bijections() {
+        let g = &HEX5;
+        let mut images = std::collections::HashSet::new();
+        for s in 0..12 {
+            assert_eq!(g.map_bitboard(s, g.cells), g.cells);
+            images.insert(g.symmetry_square[s]);
+            let inv = g.inverse_symmetry(s);
+            for sq in 0..61u8 {
+                let img = g.symmetry_square[s][sq as usize];
+                assert_eq!(g.symmetry_square[inv][img as usize], sq);
+                assert_eq!(
+                    g.map_bitboard(s, g.neighbours[sq as usize]),
+                    g.neighbours[img as usize]
+                );
+                for d in 0..6 {
+                    let dd = g.symmetry_direction[s][d] as usize;
+                    assert_eq!(
+                        g.map_bitboard(s, g.ray[sq as usize][d]),
+                        g.ray[img as usize][dd]
+                    );
+                }
+            }
+        }
+        assert_eq!(images.len(), 12);
     }
 
     #[test]

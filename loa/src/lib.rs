@@ -31,7 +31,7 @@ pub use game::Game;
 pub use geometry::{Geometry, Square};
 pub use moves::{Move, MoveKind, MoveList};
 pub use notation::NotationError;
-pub use position::{Outcome, Position};
+pub use position::{ExtraState, Outcome, Player, Position};
 pub use record::GameRecord;
 pub use rules::Rules;
 pub use variant::Variant;

@@ -69,6 +69,7 @@ pub fn generate(
     list: &mut MoveList,
 ) {
     let axes = g.axes as usize;
+    let flag = g.move_flag;
     let mut bits = movers;
     while bits != 0 {
         let from = bits.trailing_zeros() as usize;
@@ -84,7 +85,8 @@ pub fn generate(
                 let reach = rays[dir] & !g.ray[to][dir];
                 let ok = (to_bit != 0) & (to_bit & forbidden == 0) & (reach & enemy & !to_bit == 0);
                 let capture = enemy & to_bit != 0;
-                list.push_if(Move::new(from as Square, (to & 63) as Square, capture), ok);
+                let mv = Move::new_on(from as Square, (to & 63) as Square, capture, flag);
+                list.push_if(mv, ok);
             }
         }
     }

@@ -12,10 +12,21 @@ pub enum MoveKind {
     Capture = 1,
     /// The side to move has no legal move and passes (rule option `no-move=pass`).
     Pass = 2,
+    /// `parachute`: an opponent's piece from the mover's reserve is dropped on an empty
+    /// cell (`@e5`), the second half of a compound turn.
+    Drop = 3,
+    /// `gemma`: a piece of the mover that has no normal move is taken off the board and its
+    /// cell vanishes (`~e5`); a whole turn.
+    Remove = 4,
 }
 
-/// A move in 16 bits: from-square (6 bits), to-square (6 bits), kind (3 bits, room for
-/// drop and removal moves of later variants). `Copy`, `Eq` and `Hash` are by value.
+/// Set in the moves of the hexagonal board, so that a move names its cells correctly
+/// without knowing its position (bit 15 of [`Move::to_bits`]).
+pub const HEX_FLAG: u16 = 0x8000;
+
+/// A move in 16 bits: from-square (6 bits), to-square (6 bits), kind (3 bits) and the
+/// board flag ([`HEX_FLAG`]). `Copy`, `Eq` and `Hash` are by value. Drops and removals
+/// store their one cell as both from- and to-square.
 ///
 /// A normal move is determined by its from-square and direction; the to-square is stored
 /// so that making a move needs no table look-up.
@@ -26,10 +37,29 @@ impl Move {
     /// The forced pass.
     pub const PASS: Move = Move((MoveKind::Pass as u16) << 12);
 
-    /// A quiet move or capture.
+    /// A quiet move or capture on a square board (see [`Move::new_on`] for any board).
     #[inline]
     pub const fn new(from: Square, to: Square, capture: bool) -> Move {
         Move((from as u16) | ((to as u16) << 6) | ((capture as u16) << 12))
+    }
+
+    /// A quiet move or capture on a board whose moves carry `flag`
+    /// ([`crate::Geometry::move_flag`]).
+    #[inline]
+    pub const fn new_on(from: Square, to: Square, capture: bool, flag: u16) -> Move {
+        Move(Move::new(from, to, capture).0 | flag)
+    }
+
+    /// A drop of an opponent's piece on `sq` (`parachute`).
+    #[inline]
+    pub const fn drop(sq: Square, flag: u16) -> Move {
+        Move((sq as u16) | ((sq as u16) << 6) | ((MoveKind::Drop as u16) << 12) | flag)
+    }
+
+    /// The removal of the mover's stuck piece on `sq` (`gemma`).
+    #[inline]
+    pub const fn remove(sq: Square, flag: u16) -> Move {
+        Move((sq as u16) | ((sq as u16) << 6) | ((MoveKind::Remove as u16) << 12) | flag)
     }
 
     /// The square the piece leaves.
@@ -47,9 +77,11 @@ impl Move {
     /// The kind of move.
     #[inline]
     pub const fn kind(self) -> MoveKind {
-        match self.0 >> 12 {
+        match (self.0 >> 12) & 7 {
             0 => MoveKind::Quiet,
             1 => MoveKind::Capture,
+            3 => MoveKind::Drop,
+            4 => MoveKind::Remove,
             _ => MoveKind::Pass,
         }
     }
@@ -57,13 +89,44 @@ impl Move {
     /// Whether the move captures.
     #[inline]
     pub const fn is_capture(self) -> bool {
-        self.0 >> 12 == MoveKind::Capture as u16
+        (self.0 >> 12) & 7 == MoveKind::Capture as u16
     }
 
     /// Whether the move is a pass.
     #[inline]
     pub const fn is_pass(self) -> bool {
-        self.0 >> 12 == MoveKind::Pass as u16
+        (self.0 >> 12) & 7 == MoveKind::Pass as u16
+    }
+
+    /// Whether the move is a drop (`parachute`). A drop is always made by the player who
+    /// made the move before it: searches must not flip the value's sign across it.
+    #[inline]
+    pub const fn is_drop(self) -> bool {
+        (self.0 >> 12) & 7 == MoveKind::Drop as u16
+    }
+
+    /// Whether the move is a removal (`gemma`).
+    #[inline]
+    pub const fn is_remove(self) -> bool {
+        (self.0 >> 12) & 7 == MoveKind::Remove as u16
+    }
+
+    /// Whether the move is a piece moving along a line (quiet or capture).
+    #[inline]
+    pub const fn is_step(self) -> bool {
+        (self.0 >> 12) & 7 <= MoveKind::Capture as u16
+    }
+
+    /// Whether the move's cells are named on the hexagonal board.
+    #[inline]
+    pub const fn is_hex(self) -> bool {
+        self.0 & HEX_FLAG != 0
+    }
+
+    /// The cell of a drop or removal (equal to both [`Move::from`] and [`Move::to`]).
+    #[inline]
+    pub const fn square(self) -> Square {
+        self.to()
     }
 
     /// The raw 16-bit encoding (stable across versions; used by data formats).
@@ -74,9 +137,10 @@ impl Move {
 
     /// Inverse of [`Move::to_bits`]; `None` for encodings no move has.
     pub const fn from_bits(bits: u16) -> Option<Move> {
-        match bits >> 12 {
+        match (bits >> 12) & 7 {
             0 | 1 => Some(Move(bits)),
-            2 if bits & 0x0FFF == 0 => Some(Move(bits)),
+            2 if bits & 0x8FFF == 0 => Some(Move(bits)),
+            3 | 4 if bits & 63 == (bits >> 6) & 63 => Some(Move(bits)),
             _ => None,
         }
     }
@@ -89,23 +153,23 @@ impl fmt::Debug for Move {
 }
 
 impl fmt::Display for Move {
-    /// Writes the move in square-board notation (`b1-d3`, `b1xd3`, `pass`).
+    /// Writes the move in its board's notation (`b1-d3`, `b1xd3`, `pass`, `@e5`, `~e5`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.is_pass() {
-            return f.write_str("pass");
+        let name = |sq| crate::notation::cell_name(sq, self.is_hex());
+        match self.kind() {
+            MoveKind::Pass => f.write_str("pass"),
+            MoveKind::Drop => write!(f, "@{}", name(self.square())),
+            MoveKind::Remove => write!(f, "~{}", name(self.square())),
+            MoveKind::Quiet | MoveKind::Capture => {
+                let sep = if self.is_capture() { 'x' } else { '-' };
+                write!(f, "{}{}{}", name(self.from()), sep, name(self.to()))
+            }
         }
-        let sep = if self.is_capture() { 'x' } else { '-' };
-        write!(
-            f,
-            "{}{}{}",
-            crate::notation::square_name(self.from()),
-            sep,
-            crate::notation::square_name(self.to())
-        )
     }
 }
 
-/// Maximum number of moves in a position of any supported variant.
+/// Maximum number of moves in a position of any supported variant (a `parachute` drop may
+/// go to any of at most 64 empty cells; normal moves are at most 8 per piece).
 pub const MAX_MOVES: usize = 256;
 
 /// A stack-allocated list of moves. Cheap to create; no heap allocation.

@@ -1,6 +1,7 @@
 //! Perft: the number of leaves of the legal game tree to a fixed depth, the standard check
 //! of a move generator. A finished game has no children. Repetition is honoured through
-//! the hash history of the path (plus any history passed in).
+//! the hash history of the path (plus any history passed in). Every move is one ply: the
+//! move and the drop of a `parachute` compound turn are two, a `gemma` removal is one.
 
 use crate::moves::{Move, MoveList};
 use crate::rules::{NoMove, Repetition, Rules};
@@ -25,9 +26,9 @@ impl Perft<'_> {
         if self.rules.repetition == Repetition::ThreeFold {
             let h = pos.hash();
             let n = self.path.len();
-            // Same side to move: every second entry back from the current one.
+            // The hash includes the side (player) to move, so every entry can be compared.
             let mut seen = 0;
-            let mut i = n as isize - 3;
+            let mut i = n as isize - 2;
             while i >= 0 {
                 if self.path[i as usize] == h {
                     seen += 1;
@@ -35,7 +36,7 @@ impl Perft<'_> {
                         return true;
                     }
                 }
-                i -= 2;
+                i -= 1;
             }
         }
         false
@@ -73,11 +74,11 @@ impl Perft<'_> {
         total
     }
 
-    /// Number of children (0 or 1) of a position whose side to move has no normal move.
+    /// Number of children (0 or 1) of a position whose player to move has no move.
     fn no_move_children(&self, pos: &Position) -> u64 {
         match self.rules.no_move {
             NoMove::Loss => 0,
-            NoMove::Pass => pos.has_move(pos.to_move().opponent()) as u64,
+            NoMove::Pass => !pos.nobody_can_move() as u64,
         }
     }
 }
@@ -148,6 +149,31 @@ mod tests {
         assert_eq!(perft(&p, &rules, 1), 24);
         assert_eq!(perft(&p, &rules, 2), 524);
         assert_eq!(perft(&p, &rules, 3), 11440);
+    }
+
+    #[test]
+    fn alveole_perft() {
+        let rules = Rules::classic();
+        let p = Position::start(Variant::Alveole, &rules);
+        let expected = [1, 15, 219, 3936, 69492];
+        for (d, &e) in expected.iter().enumerate() {
+            assert_eq!(perft(&p, &rules, d as u32), e, "depth {d}");
+        }
+    }
+
+    #[test]
+    fn special_variants_start_counts() {
+        let rules = Rules::classic();
+        // Gemma and ambiloa share the standard start: 36 moves for Black, of which South
+        // (b1-g1) has half.
+        let p = Position::start(Variant::Gemma, &rules);
+        assert_eq!(perft(&p, &rules, 1), 36);
+        let p = Position::start(Variant::Ambiloa, &rules);
+        assert_eq!(perft(&p, &rules, 1), 18);
+        // Parachute: after each move, a drop on each of the 64 - 6 - 6 = 52 empty cells.
+        let p = Position::start(Variant::Parachute, &rules);
+        let moves = perft(&p, &rules, 1);
+        assert_eq!(perft(&p, &rules, 2), moves * 52);
     }
 
     #[test]

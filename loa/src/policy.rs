@@ -1,53 +1,102 @@
-//! Move ⇄ policy index, for networks: a normal move is identified by its from-cell and
-//! direction, so the policy has `directions × cells` entries laid out as planes:
-//! `index = direction * num_cells + dense(from)`. Passes have no index (a pass is forced,
-//! so no policy is needed for it).
+//! Move ⇄ policy index, for networks. The policy is a stack of planes over the board's
+//! `size × size` grid ([`crate::Geometry::grid_cell`]; the hexagonal board sits in a 9×9
+//! grid whose cells off the board are never legal):
+//!
+//! * planes `0..directions`: a normal move, by its direction, at its from-cell;
+//! * `parachute`: one more plane, a drop at its cell;
+//! * `gemma`: one more plane, a removal at its cell.
+//!
+//! `index = plane * size² + grid_cell(cell)`. On square boards without extra planes this
+//! is `direction * cells + dense(from)`, the layout of encoding version 1. Passes have no
+//! index (a pass is forced, so no policy is needed for it).
 
-use crate::geometry::Geometry;
-use crate::{Move, Position};
+use crate::geometry::{Geometry, NO_SQUARE};
+use crate::{Move, Position, Variant};
 
-/// Size of the policy vector of a board.
-pub fn policy_size(g: &Geometry) -> usize {
-    g.directions() as usize * g.num_cells as usize
+/// Number of policy planes of `variant`: its directions, plus a drop or removal plane.
+pub fn policy_planes(variant: Variant) -> usize {
+    let g = variant.geometry();
+    g.directions() as usize + (variant.has_drops() || variant.has_vanishing()) as usize
+}
+
+/// Names of the policy planes of `variant`, in plane order (for `model.json`).
+pub fn policy_plane_names(variant: Variant) -> Vec<String> {
+    let g = variant.geometry();
+    let mut names: Vec<String> = g
+        .direction_names()
+        .iter()
+        .map(|d| format!("move_{d}"))
+        .collect();
+    if variant.has_drops() {
+        names.push("drop".into());
+    }
+    if variant.has_vanishing() {
+        names.push("remove".into());
+    }
+    names
+}
+
+/// Size of the policy vector of `variant`.
+pub fn policy_size(variant: Variant) -> usize {
+    let n = variant.geometry().size as usize;
+    policy_planes(variant) * n * n
 }
 
 impl Position {
-    /// The policy index of a normal move of this position; `None` for a pass.
+    /// The policy index of a move of this position; `None` for a pass.
     pub fn policy_index(&self, mv: Move) -> Option<usize> {
         let g = self.geometry();
-        let dir = self.move_direction(mv)?;
-        Some(dir as usize * g.num_cells as usize + g.dense[mv.from() as usize] as usize)
+        let grid = g.size as usize * g.size as usize;
+        let plane = if mv.is_drop() || mv.is_remove() {
+            g.directions() as usize
+        } else {
+            self.move_direction(mv)? as usize
+        };
+        Some(plane * grid + g.grid_cell[mv.from() as usize] as usize)
     }
 
-    /// The legal normal move with policy index `index`, if there is one.
+    /// The legal move with policy index `index`, if there is one (passes have none).
     pub fn move_from_policy(&self, index: usize) -> Option<Move> {
         let g = self.geometry();
-        let cells = g.num_cells as usize;
-        if index >= policy_size(g) {
+        let grid = g.size as usize * g.size as usize;
+        if index >= policy_size(self.variant()) {
             return None;
         }
-        let dir = (index / cells) as u8;
-        let from = g.sparse[index % cells];
-        let own = self.pieces(self.to_move());
-        if own & (1u64 << from) == 0 {
+        let plane = index / grid;
+        let from = g.grid_square[index % grid];
+        if from == NO_SQUARE {
             return None;
+        }
+        if plane >= g.directions() as usize {
+            let mut list = crate::MoveList::new();
+            self.generate_moves(&mut list);
+            return list
+                .iter()
+                .copied()
+                .find(|m| (m.is_drop() || m.is_remove()) && m.square() == from);
         }
         let mut found = None;
+        let flag = g.move_flag;
         self.for_each_move(|f, d, to, capture| {
-            if f == from && d == dir {
-                found = Some(Move::new(f, to, capture));
+            if f == from && d as usize == plane {
+                found = Some(Move::new_on(f, to, capture, flag));
             }
         });
         found
     }
 }
 
-/// The image of policy index `index` under board symmetry `s`.
-pub fn transform_policy_index(g: &Geometry, index: usize, s: usize) -> usize {
-    let cells = g.num_cells as usize;
-    let dir = index / cells;
-    let from = g.sparse[index % cells] as usize;
-    let new_dir = g.symmetry_direction[s][dir] as usize;
+/// The image of policy index `index` of `variant` under board symmetry `s`.
+pub fn transform_policy_index(variant: Variant, index: usize, s: usize) -> usize {
+    let g: &Geometry = variant.geometry();
+    let grid = g.size as usize * g.size as usize;
+    let plane = index / grid;
+    let from = g.grid_square[index % grid] as usize;
+    let new_plane = if plane < g.directions() as usize {
+        g.symmetry_direction[s][plane] as usize
+    } else {
+        plane
+    };
     let new_from = g.symmetry_square[s][from] as usize;
-    new_dir * cells + g.dense[new_from] as usize
+    new_plane * grid + g.grid_cell[new_from] as usize
 }

@@ -1,4 +1,6 @@
-//! Game records: numbered move pairs, e.g. `1. c8-c6 h4-f2 2. g8-g6 h2-e2`.
+//! Game records: numbered move pairs, e.g. `1. c8-c6 h4-f2 2. g8-g6 h2-e2`. Drops
+//! (`@e5`) and removals (`~e5`) are moves of their own, so a `parachute` compound turn
+//! takes two tokens.
 //!
 //! Parsing is purely syntactic: move numbers (`12.`, `12...`) are skipped, a trailing
 //! result (`1-0`, `0-1`, `1/2-1/2`, `*`) is kept, `#`/`;` start comments to the end of the
@@ -53,6 +55,10 @@ impl GameRecord {
                 }
                 let b = token.as_bytes();
                 let plausible = token.eq_ignore_ascii_case("pass")
+                    || (b.len() == 3
+                        && (b[0] == b'@' || b[0] == b'~')
+                        && b[1].is_ascii_alphabetic()
+                        && b[2].is_ascii_digit())
                     || (b.len() >= 5
                         && b.len() <= 7
                         && b[0].is_ascii_alphabetic()

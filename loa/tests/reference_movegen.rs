@@ -68,7 +68,9 @@ fn bitboard_generator_matches_reference() {
     };
     let rules = Rules::classic();
     let mut checked = 0;
-    for v in Variant::ALL {
+    // Plain square-board variants; the special variants (and the hexagonal board) are
+    // checked against their own reference in `reference_variants.rs`.
+    for v in [Variant::Standard, Variant::ScrambledEggs, Variant::Six] {
         let cells = v.geometry().cells;
         for _ in 0..3000 {
             // Random sparse or dense placements.
@@ -98,5 +100,5 @@ fn bitboard_generator_matches_reference() {
             checked += 1;
         }
     }
-    assert!(checked > 5000);
+    assert!(checked > 4000);
 }

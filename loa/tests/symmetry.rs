@@ -38,7 +38,7 @@ fn sample_positions(variant: Variant, games: usize, seed: u64) -> Vec<Position> 
 fn every_legal_move_round_trips_through_its_policy_index() {
     let rules = Rules::classic();
     for v in Variant::ALL {
-        let size = policy_size(v.geometry());
+        let size = policy_size(v);
         for p in sample_positions(v, 20, 7) {
             let mut seen = HashSet::new();
             for &mv in p.legal_moves(&rules).iter().filter(|m| !m.is_pass()) {
@@ -69,7 +69,7 @@ fn symmetries_map_legal_moves_to_legal_moves() {
                     if let Some(idx) = p.policy_index(m) {
                         let qm = p.transform_move(m, s);
                         assert_eq!(
-                            transform_policy_index(g, idx, s),
+                            transform_policy_index(v, idx, s),
                             q.policy_index(qm).unwrap()
                         );
                     }
