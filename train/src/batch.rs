@@ -75,7 +75,7 @@ pub fn make_batch(
             let Some(idx) = pos.policy_index(mv) else {
                 continue;
             };
-            let k = transform_policy_index(g, idx, sym);
+            let k = transform_policy_index(pos.variant(), idx, sym);
             legal[row + k] = true;
             if let Some(&p) = s.policy.get(j) {
                 policy[row + k] += p;

@@ -191,8 +191,8 @@ mod tests {
                 for mv in pos.legal_moves(&rules).iter() {
                     let idx = pos.policy_index(*mv).unwrap();
                     let idx_t = t.policy_index(pos.transform_move(*mv, s)).unwrap();
-                    assert_eq!(transform_policy_index(g, idx, s), idx_t);
-                    assert!(idx < policy_size(g));
+                    assert_eq!(transform_policy_index(variant, idx, s), idx_t);
+                    assert!(idx < policy_size(variant));
                 }
             }
         }

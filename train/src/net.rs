@@ -255,7 +255,7 @@ mod tests {
             let out = net.forward(&x, false);
             assert_eq!(out.policy.size(), vec![2, (8 * n * n) as i64]);
             assert_eq!(out.wdl.size(), vec![2, 3]);
-            assert_eq!(net.policy_len(), loa::policy::policy_size(pos.geometry()));
+            assert_eq!(net.policy_len(), loa::policy::policy_size(variant));
             let e = net.forward_export(&x);
             assert_eq!(e.size(), vec![2, (8 * n * n + 4) as i64]);
             let v = wdl_to_value(&out.wdl);
