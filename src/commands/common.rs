@@ -7,7 +7,7 @@ use loa::{Position, Rules, Variant};
 /// `--variant` and `--rules`.
 #[derive(Args, Clone, Debug)]
 pub struct GameArgs {
-    /// Variant: standard, scrambled-eggs or 6x6.
+    /// Variant: standard, scrambled-eggs, 6x6, parachute, gemma, ambiloa or alveole.
     #[arg(long, default_value = "standard", value_parser = parse_variant)]
     pub variant: Variant,
     /// Rules: a preset (classic = black first, mover wins a simultaneous connection, pass
