@@ -17,7 +17,7 @@ pub struct Args {
 pub enum What {
     /// Single-threaded perft from the start positions: leaves per second.
     Movegen {
-        /// Perft depth for the standard start (the other starts use one ply less).
+        /// Perft depth for the standard, ambiloa and alveole starts (scrambled-eggs, 6x6, parachute and gemma use one ply less).
         #[arg(long, default_value_t = 6)]
         depth: u32,
     },
@@ -63,6 +63,10 @@ fn movegen(depth: u32) -> Result<()> {
         (Variant::Standard, depth),
         (Variant::ScrambledEggs, depth.saturating_sub(1)),
         (Variant::Six, depth.saturating_sub(1)),
+        (Variant::Parachute, depth.saturating_sub(1)),
+        (Variant::Gemma, depth.saturating_sub(1)),
+        (Variant::Ambiloa, depth),
+        (Variant::Alveole, depth),
     ] {
         let pos = Position::start(variant, &rules);
         let start = Instant::now();
