@@ -17,7 +17,8 @@ pub struct Args {
 pub enum What {
     /// Single-threaded perft from the start positions: leaves per second.
     Movegen {
-        /// Perft depth for the standard, ambiloa and alveole starts (scrambled-eggs, 6x6, parachute and gemma use one ply less).
+        /// Perft depth for the standard, ambiloa and alveole starts (scrambled-eggs, 6x6,
+        /// parachute and gemma use one ply less).
         #[arg(long, default_value_t = 6)]
         depth: u32,
     },
