@@ -137,7 +137,8 @@ pub struct SelfplayConfig {
     pub mcts: MctsConfig,
     /// Simulations of a full search. Default 200.
     pub simulations: u32,
-    /// Variant name (`standard`, `scrambled-eggs`, `6x6`). Default `standard`.
+    /// Variant name (`standard`, `scrambled-eggs`, `6x6`, `parachute`, `gemma`, `ambiloa`,
+    /// `alveole`). Default `standard`.
     pub variant: String,
     /// Rules spec (see `loa::Rules::parse`). Default `classic`.
     pub rules: String,

@@ -13,10 +13,14 @@
 //! | 8     | FNV-1a 64 checksum of the payload |
 //! | …     | payload: zstd(postcard(`Vec<WireSample>`)) |
 //!
-//! A position is stored compactly as two bitboards, side, variant id and ply; the rules as
-//! their spec string (`Rules` Display / parse round-trip); moves as their 16-bit encoding.
+//! A position is stored compactly as two bitboards, side, variant id and ply, and (since
+//! version 2) the variant's extra state ([`ExtraState`]: vanished cells, partners, seat,
+//! reserves, pending drop); the rules as their spec string (`Rules` Display / parse
+//! round-trip); moves as their 16-bit encoding. Version 1 shards (no extra state, written
+//! before the variants that need it) are still read: their positions get the extra state
+//! of [`Position::new`].
 
-use loa::{Color, Move, Position, Rules, Variant};
+use loa::{Color, ExtraState, Move, Position, Rules, Variant};
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io::Write;
@@ -25,7 +29,9 @@ use std::path::{Path, PathBuf};
 /// First bytes of every shard.
 pub const MAGIC: &[u8; 8] = b"LOAZSHRD";
 /// Version of the shard format written by this build.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
+/// Oldest shard format version this build reads.
+pub const OLDEST_READABLE_VERSION: u32 = 1;
 /// File-name extension of shards.
 pub const SHARD_EXTENSION: &str = "shard";
 const HEADER_LEN: usize = 32;
@@ -79,8 +85,29 @@ impl DataError {
     }
 }
 
+/// A sample in format version 2.
 #[derive(Serialize, Deserialize)]
 struct WireSample {
+    black: u64,
+    white: u64,
+    side: u8,
+    variant: u8,
+    ply: u32,
+    vanished: u64,
+    partners: u64,
+    seat: u8,
+    reserve: [u8; 2],
+    drop_pending: bool,
+    rules: String,
+    moves: Vec<u16>,
+    policy: Vec<f32>,
+    search_value: f32,
+    outcome: f32,
+}
+
+/// A sample in format version 1: no extra state.
+#[derive(Serialize, Deserialize)]
+struct WireSampleV1 {
     black: u64,
     white: u64,
     side: u8,
@@ -93,14 +120,57 @@ struct WireSample {
     outcome: f32,
 }
 
+impl WireSampleV1 {
+    fn into_current(self) -> Result<WireSample, String> {
+        let variant =
+            Variant::from_id(self.variant).ok_or(format!("unknown variant id {}", self.variant))?;
+        let side = parse_side(self.side)?;
+        // Version 1 had no extra state: the positions of `Position::new`.
+        let extra = Position::new(variant, self.black, self.white, side)
+            .map_err(|e| e.to_string())?
+            .extra();
+        Ok(WireSample {
+            black: self.black,
+            white: self.white,
+            side: self.side,
+            variant: self.variant,
+            ply: self.ply,
+            vanished: extra.vanished,
+            partners: extra.partners,
+            seat: extra.seat,
+            reserve: extra.reserve,
+            drop_pending: extra.drop_pending,
+            rules: self.rules,
+            moves: self.moves,
+            policy: self.policy,
+            search_value: self.search_value,
+            outcome: self.outcome,
+        })
+    }
+}
+
+fn parse_side(side: u8) -> Result<Color, String> {
+    match side {
+        0 => Ok(Color::Black),
+        1 => Ok(Color::White),
+        s => Err(format!("bad side to move {s}")),
+    }
+}
+
 impl WireSample {
     fn from_sample(s: &Sample) -> WireSample {
+        let extra = s.position.extra();
         WireSample {
             black: s.position.pieces(Color::Black),
             white: s.position.pieces(Color::White),
             side: s.position.to_move().index() as u8,
             variant: s.position.variant().id(),
             ply: s.position.ply(),
+            vanished: extra.vanished,
+            partners: extra.partners,
+            seat: extra.seat,
+            reserve: extra.reserve,
+            drop_pending: extra.drop_pending,
             rules: s.rules.to_string(),
             moves: s.moves.iter().map(|m| m.to_bits()).collect(),
             policy: s.policy.clone(),
@@ -112,13 +182,16 @@ impl WireSample {
     fn into_sample(self) -> Result<Sample, String> {
         let variant =
             Variant::from_id(self.variant).ok_or(format!("unknown variant id {}", self.variant))?;
-        let side = match self.side {
-            0 => Color::Black,
-            1 => Color::White,
-            s => return Err(format!("bad side to move {s}")),
+        let side = parse_side(self.side)?;
+        let extra = ExtraState {
+            vanished: self.vanished,
+            partners: self.partners,
+            seat: self.seat,
+            reserve: self.reserve,
+            drop_pending: self.drop_pending,
         };
-        let mut position =
-            Position::new(variant, self.black, self.white, side).map_err(|e| e.to_string())?;
+        let mut position = Position::with_extra(variant, self.black, self.white, side, extra)
+            .map_err(|e| e.to_string())?;
         position.set_ply(self.ply);
         let rules = Rules::parse(&self.rules)?;
         let moves = self
@@ -204,11 +277,16 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), DataError> {
 pub fn encode_shard(samples: &[Sample]) -> Vec<u8> {
     let wire: Vec<WireSample> = samples.iter().map(WireSample::from_sample).collect();
     let raw = postcard::to_allocvec(&wire).expect("serialising plain data cannot fail");
-    let payload = zstd::bulk::compress(&raw, ZSTD_LEVEL).expect("in-memory zstd cannot fail");
+    frame(FORMAT_VERSION, samples.len(), &raw)
+}
+
+/// The shard bytes of a postcard payload `raw` of `count` samples in format `version`.
+fn frame(version: u32, count: usize, raw: &[u8]) -> Vec<u8> {
+    let payload = zstd::bulk::compress(raw, ZSTD_LEVEL).expect("in-memory zstd cannot fail");
     let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
     out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-    out.extend_from_slice(&(samples.len() as u32).to_le_bytes());
+    out.extend_from_slice(&version.to_le_bytes());
+    out.extend_from_slice(&(count as u32).to_le_bytes());
     out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
     out.extend_from_slice(&fnv1a(&payload).to_le_bytes());
     out.extend_from_slice(&payload);
@@ -233,9 +311,10 @@ pub fn decode_shard(path: &Path, bytes: &[u8]) -> Result<Vec<Sample>, DataError>
     let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap());
     let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap());
     let version = u32_at(8);
-    if version != FORMAT_VERSION {
+    if !(OLDEST_READABLE_VERSION..=FORMAT_VERSION).contains(&version) {
         return Err(corrupt(format!(
-            "format version {version}; this build reads version {FORMAT_VERSION}"
+            "format version {version}; this build reads versions \
+             {OLDEST_READABLE_VERSION} to {FORMAT_VERSION}"
         )));
     }
     let count = u32_at(12) as usize;
@@ -254,8 +333,20 @@ pub fn decode_shard(path: &Path, bytes: &[u8]) -> Result<Vec<Sample>, DataError>
     // A generous cap on the decompressed size guards against absurd headers.
     let cap = (count.max(1) * 4096).max(1 << 20);
     let raw = zstd::bulk::decompress(payload, cap).map_err(|e| corrupt(format!("zstd: {e}")))?;
-    let wire: Vec<WireSample> =
-        postcard::from_bytes(&raw).map_err(|e| corrupt(format!("postcard: {e}")))?;
+    let postcard_err = |e: postcard::Error| corrupt(format!("postcard: {e}"));
+    let wire: Vec<Result<WireSample, String>> = if version == 1 {
+        postcard::from_bytes::<Vec<WireSampleV1>>(&raw)
+            .map_err(postcard_err)?
+            .into_iter()
+            .map(WireSampleV1::into_current)
+            .collect()
+    } else {
+        postcard::from_bytes::<Vec<WireSample>>(&raw)
+            .map_err(postcard_err)?
+            .into_iter()
+            .map(Ok)
+            .collect()
+    };
     if wire.len() != count {
         return Err(corrupt(format!(
             "{} samples, header says {count}",
@@ -265,7 +356,7 @@ pub fn decode_shard(path: &Path, bytes: &[u8]) -> Result<Vec<Sample>, DataError>
     wire.into_iter()
         .enumerate()
         .map(|(i, w)| {
-            w.into_sample()
+            w.and_then(WireSample::into_sample)
                 .map_err(|e| corrupt(format!("sample {i}: {e}")))
         })
         .collect()
@@ -395,14 +486,127 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a.shard");
         let s = samples();
+        // The samples exercise every kind of extra state.
+        let has = |f: &dyn Fn(&ExtraState) -> bool| s.iter().any(|x| f(&x.position.extra()));
+        assert!(has(&|e| e.drop_pending));
+        assert!(has(&|e| !e.drop_pending
+            && e.reserve[0] > 0
+            && e.reserve[0] < 6));
+        assert!(has(&|e| e.reserve[0] != e.reserve[1]));
+        assert!(has(&|e| e.vanished != 0));
+        assert!(has(&|e| e.partners != 0 && e.seat == 1));
         write_shard(&path, &s).unwrap();
         let back = read_shard(&path).unwrap();
         assert_eq!(back, s);
+        for v in Variant::ALL {
+            assert!(back.iter().any(|x| x.position.variant() == v), "{v}");
+        }
         for (a, b) in back.iter().zip(&s) {
             assert_eq!(a.position.ply(), b.position.ply());
+            assert_eq!(a.position.extra(), b.position.extra());
+            assert_eq!(a.position.hash(), b.position.hash());
         }
         // No temp file is left behind.
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    /// The bytes a version-1 build wrote for `samples` (which must have no extra state
+    /// beyond `Position::new`'s).
+    fn encode_v1(samples: &[Sample]) -> Vec<u8> {
+        let wire: Vec<WireSampleV1> = samples
+            .iter()
+            .map(|s| WireSampleV1 {
+                black: s.position.pieces(Color::Black),
+                white: s.position.pieces(Color::White),
+                side: s.position.to_move().index() as u8,
+                variant: s.position.variant().id(),
+                ply: s.position.ply(),
+                rules: s.rules.to_string(),
+                moves: s.moves.iter().map(|m| m.to_bits()).collect(),
+                policy: s.policy.clone(),
+                search_value: s.search_value,
+                outcome: s.outcome,
+            })
+            .collect();
+        frame(1, samples.len(), &postcard::to_allocvec(&wire).unwrap())
+    }
+
+    #[test]
+    fn version_1_shards_still_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v1.shard");
+        let old: Vec<Sample> = samples()
+            .into_iter()
+            .filter(|s| {
+                [Variant::Standard, Variant::ScrambledEggs, Variant::Six]
+                    .contains(&s.position.variant())
+            })
+            .collect();
+        assert_eq!(old.len(), 30);
+        let bytes = encode_v1(&old);
+        assert_eq!(u32::from_le_bytes(bytes[8..12].try_into().unwrap()), 1);
+        assert_ne!(bytes, encode_shard(&old));
+        fs::write(&path, &bytes).unwrap();
+        assert_eq!(read_shard(&path).unwrap(), old);
+        // A version-1 sample of a variant with extra state gets `Position::new`'s.
+        let p = Position::start(Variant::Parachute, &Rules::classic());
+        let sample = Sample {
+            position: p,
+            rules: Rules::classic(),
+            moves: p.legal_moves(&Rules::classic()).to_vec(),
+            policy: vec![],
+            search_value: 0.0,
+            outcome: 0.0,
+        };
+        let back = decode_shard(&path, &encode_v1(std::slice::from_ref(&sample))).unwrap();
+        assert_eq!(back, vec![sample]);
+        // Unknown versions are errors naming the file.
+        for version in [0u32, FORMAT_VERSION + 1] {
+            let mut b = bytes.clone();
+            b[8..12].copy_from_slice(&version.to_le_bytes());
+            let e = decode_shard(&path, &b).unwrap_err();
+            assert!(e.to_string().contains("v1.shard"), "{e}");
+            assert!(e.to_string().contains("version"), "{e}");
+        }
+    }
+
+    #[test]
+    fn impossible_extra_state_is_an_error_naming_the_file() {
+        let path = Path::new("dir/bad.shard");
+        let rules = Rules::classic();
+        let good = |v: Variant| {
+            let p = Position::start(v, &rules);
+            Sample {
+                position: p,
+                rules,
+                moves: p.legal_moves(&rules).to_vec(),
+                policy: vec![],
+                search_value: 0.0,
+                outcome: 0.0,
+            }
+        };
+        let patch = |v: Variant, f: &dyn Fn(&mut WireSample)| {
+            let mut w = WireSample::from_sample(&good(v));
+            f(&mut w);
+            let raw = postcard::to_allocvec(&vec![w]).unwrap();
+            decode_shard(path, &frame(FORMAT_VERSION, 1, &raw))
+        };
+        assert!(patch(Variant::Gemma, &|_| {}).is_ok());
+        type Patch = fn(&mut WireSample);
+        let cases: [(Variant, Patch); 5] = [
+            (Variant::Standard, |w| w.vanished = 1 << 20),
+            (Variant::Gemma, |w| {
+                w.vanished = w.black & w.black.wrapping_neg()
+            }),
+            (Variant::Standard, |w| w.reserve = [1, 0]),
+            (Variant::Parachute, |w| w.reserve = [7, 0]),
+            (Variant::Ambiloa, |w| w.seat = 2),
+        ];
+        for (v, f) in cases {
+            let e = patch(v, &f).unwrap_err();
+            assert!(e.to_string().contains("bad.shard"), "{e}");
+            assert!(e.to_string().contains("sample 0"), "{e}");
+        }
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //! else shares its batch.
 
 use crate::evaluator::{EvalBatch, EvalError, Evaluator};
-use loa::{Color, Geometry, Position};
+use loa::geometry::Shape;
+use loa::{Color, Geometry, Move, MoveKind, Position};
 
 /// Uniform priors over the legal moves and value 0 for every position.
 #[derive(Clone, Copy, Debug, Default)]
@@ -35,13 +36,19 @@ impl Evaluator for UniformEvaluator {
     }
 }
 
-/// A classical evaluation in the spirit of the early LOA programs, squashed to `[-1, 1]`:
+/// A classical evaluation in the spirit of the early LOA programs, squashed to `[-1, 1]`,
+/// for every variant (square or hexagonal board, teams, reserves, vanished cells):
 ///
-/// * value: the difference in *concentration* (the mean Chebyshev distance of a side's
-///   pieces to their centre of mass, above the minimum that piece count allows) and in the
-///   number of groups, plus a small side-to-move bonus, through `tanh`;
+/// * value: the difference in *concentration* (the mean board distance — Chebyshev on
+///   square boards, hex distance on the hexagonal one — of a side's pieces to their
+///   centre of mass, above the minimum that piece count allows; with vanished cells the
+///   minimum counts only the cells pieces can still stand on) and in the number of
+///   groups, plus a small side-to-move bonus and, in `parachute`, a bonus per piece of
+///   reserve more than the opponent's, through `tanh`. In `ambiloa` a side is a team.
 /// * priors: a softmax over a move score — how much closer the moved piece gets to its
-///   side's centre of mass, and a bonus for captures.
+///   side's centre of mass, and a bonus for captures; a removal scores as a move of the
+///   piece next to the centre; a drop (of an opponent's piece) scores by its distance to
+///   the opponent's centre of mass, with a penalty for touching an opponent's piece.
 #[derive(Clone, Copy, Debug)]
 pub struct HeuristicEvaluator {
     /// Weight of the concentration difference (per cell of mean distance).
@@ -50,10 +57,16 @@ pub struct HeuristicEvaluator {
     pub groups_weight: f32,
     /// Value added for the side to move.
     pub tempo: f32,
+    /// Weight of the reserve difference (`parachute`, per piece).
+    pub reserve_weight: f32,
     /// Softmax inverse temperature of the priors (per cell of distance gained).
     pub prior_sharpness: f32,
     /// Move-score bonus of a capture.
     pub capture_bonus: f32,
+    /// Move score of a drop per cell of distance to the opponent's centre of mass.
+    pub drop_distance_weight: f32,
+    /// Move-score penalty of a drop next to an opponent's piece.
+    pub drop_contact_penalty: f32,
 }
 
 impl Default for HeuristicEvaluator {
@@ -62,8 +75,11 @@ impl Default for HeuristicEvaluator {
             concentration_weight: 1.0,
             groups_weight: 0.15,
             tempo: 0.05,
+            reserve_weight: 0.03,
             prior_sharpness: 1.5,
             capture_bonus: 0.3,
+            drop_distance_weight: 0.75,
+            drop_contact_penalty: 1.5,
         }
     }
 }
@@ -74,17 +90,66 @@ impl HeuristicEvaluator {
         HeuristicEvaluator::default()
     }
 
-    /// Value of `pos` for its side to move, in `(-1, 1)`.
+    /// Value of `pos` for its side (team) to move, in `(-1, 1)`.
     pub fn value(&self, pos: &Position) -> f32 {
         let g = pos.geometry();
         let us = pos.to_move();
-        let (own, own_groups) = side_terms(g, pos.pieces(us));
-        let (opp, opp_groups) = side_terms(g, pos.pieces(us.opponent()));
+        let room = standing_room(pos);
+        let (own, own_groups) = side_terms(g, pos.pieces(us), room);
+        let (opp, opp_groups) = side_terms(g, pos.pieces(us.opponent()), room);
+        let reserves = pos.reserve(us) as f32 - pos.reserve(us.opponent()) as f32;
         let score = self.concentration_weight * (opp - own)
             + self.groups_weight * (opp_groups as f32 - own_groups as f32)
+            + self.reserve_weight * reserves
             + self.tempo;
         score.tanh()
     }
+
+    /// Unnormalised log-prior of `mv` in `pos`; `own` and `opp` are the centres of mass
+    /// of the side to move and of its opponent.
+    fn move_score(&self, pos: &Position, mv: Move, own: (f32, f32), opp: (f32, f32)) -> f32 {
+        let g = pos.geometry();
+        match mv.kind() {
+            MoveKind::Pass => 0.0,
+            MoveKind::Quiet | MoveKind::Capture => {
+                let d_from = distance_to(g, mv.from(), own);
+                let d_to = distance_to(g, mv.to(), own);
+                let mut s = self.prior_sharpness * (d_from - d_to);
+                if mv.is_capture() {
+                    s += self.capture_bonus;
+                }
+                s
+            }
+            MoveKind::Remove => self.prior_sharpness * (distance_to(g, mv.square(), own) - 1.0),
+            MoveKind::Drop => {
+                let sq = mv.square();
+                let them = pos.pieces(pos.to_move().opponent());
+                let mut s = self.drop_distance_weight * distance_to(g, sq, opp);
+                if g.neighbours[sq as usize] & them != 0 {
+                    s -= self.drop_contact_penalty;
+                }
+                s
+            }
+        }
+    }
+}
+
+/// Board distance between grid coordinate differences: Chebyshev on square boards, the
+/// hex distance on the hexagonal board's axial grid (neighbours differ by (±1, 0),
+/// (0, ±1) or ±(1, 1)).
+#[inline]
+fn grid_distance(g: &Geometry, dc: f32, dr: f32) -> f32 {
+    match g.shape {
+        Shape::Square => dc.abs().max(dr.abs()),
+        Shape::Hex => dc.abs().max(dr.abs()).max((dc - dr).abs()),
+    }
+}
+
+/// Distance of cell `sq` to the point `centre` (grid coordinates).
+#[inline]
+fn distance_to(g: &Geometry, sq: u8, centre: (f32, f32)) -> f32 {
+    let (c, r) = g.coords(sq);
+    grid_distance(g, c as f32 - centre.0, r as f32 - centre.1)
 }
 
 /// Centre of mass of a bitboard as (col, row), and the piece count.
@@ -106,14 +171,24 @@ fn centre_of_mass(g: &Geometry, bits: u64) -> (f32, f32, u32) {
     (sum_c as f32 / n_f, sum_r as f32 / n_f, n)
 }
 
-/// Smallest possible sum of Chebyshev distances to a centre for `n` pieces (rings of
-/// 1, 8, 16, 24 … cells at distances 0, 1, 2, 3 …).
-fn min_distance_sum(n: u32) -> f32 {
+/// The cells pieces may still stand on, when that limits the concentration bound
+/// (`gemma`: every cell but the vanished ones); `None` for an unbounded ideal board.
+fn standing_room(pos: &Position) -> Option<u64> {
+    pos.variant()
+        .has_vanishing()
+        .then(|| pos.geometry().cells & !pos.vanished())
+}
+
+/// Smallest possible sum of distances to a centre for `n` pieces on an unbounded board
+/// (rings of 1, 8, 16 … cells on square boards, 1, 6, 12 … on the hexagonal one, at
+/// distances 0, 1, 2 …).
+fn min_distance_sum(g: &Geometry, n: u32) -> f32 {
+    let per_ring = g.directions() as u32;
     let mut left = n;
     let mut sum = 0;
     let mut ring = 0;
     while left > 0 {
-        let cells = if ring == 0 { 1 } else { 8 * ring };
+        let cells = if ring == 0 { 1 } else { per_ring * ring };
         let k = left.min(cells);
         sum += k * ring;
         left -= k;
@@ -122,8 +197,29 @@ fn min_distance_sum(n: u32) -> f32 {
     sum as f32
 }
 
-/// (mean excess distance to the centre of mass, number of groups) of one side.
-fn side_terms(g: &Geometry, bits: u64) -> (f32, u32) {
+/// Sum of the `n` smallest distances from `centre` to the cells of `room`.
+fn min_distance_sum_in(g: &Geometry, n: u32, room: u64, centre: (f32, f32)) -> f32 {
+    let mut buf = [0.0f32; 64];
+    let mut len = 0;
+    let mut b = room;
+    while b != 0 {
+        let sq = b.trailing_zeros() as u8;
+        b &= b - 1;
+        buf[len] = distance_to(g, sq, centre);
+        len += 1;
+    }
+    let d = &mut buf[..len];
+    let n = (n as usize).min(len);
+    if n == 0 {
+        return 0.0;
+    }
+    d.select_nth_unstable_by(n - 1, f32::total_cmp);
+    d[..n].iter().sum()
+}
+
+/// (mean excess distance to the centre of mass, number of groups) of one side; `room`
+/// as [`standing_room`].
+fn side_terms(g: &Geometry, bits: u64, room: Option<u64>) -> (f32, u32) {
     let (cc, cr, n) = centre_of_mass(g, bits);
     if n <= 1 {
         return (0.0, n);
@@ -133,10 +229,13 @@ fn side_terms(g: &Geometry, bits: u64) -> (f32, u32) {
     while b != 0 {
         let sq = b.trailing_zeros() as u8;
         b &= b - 1;
-        let (c, r) = g.coords(sq);
-        sum += (c as f32 - cc).abs().max((r as f32 - cr).abs());
+        sum += distance_to(g, sq, (cc, cr));
     }
-    let excess = (sum - min_distance_sum(n)).max(0.0) / n as f32;
+    let min = match room {
+        Some(room) => min_distance_sum_in(g, n, room, (cc, cr)),
+        None => min_distance_sum(g, n),
+    };
+    let excess = (sum - min).max(0.0) / n as f32;
     (excess, g.count_groups(bits))
 }
 
@@ -149,23 +248,11 @@ impl Evaluator for HeuristicEvaluator {
             let g = pos.geometry();
             let us: Color = pos.to_move();
             let (cc, cr, _) = centre_of_mass(g, pos.pieces(us));
+            let (oc, or, _) = centre_of_mass(g, pos.pieces(us.opponent()));
             let range = batch.range(i);
             let mut max_score = f32::NEG_INFINITY;
             for j in range.clone() {
-                let mv = batch.moves[j];
-                let score = if mv.is_pass() {
-                    0.0
-                } else {
-                    let (fc, fr) = g.coords(mv.from());
-                    let (tc, tr) = g.coords(mv.to());
-                    let d_from = (fc as f32 - cc).abs().max((fr as f32 - cr).abs());
-                    let d_to = (tc as f32 - cc).abs().max((tr as f32 - cr).abs());
-                    let mut s = self.prior_sharpness * (d_from - d_to);
-                    if mv.is_capture() {
-                        s += self.capture_bonus;
-                    }
-                    s
-                };
+                let score = self.move_score(&pos, batch.moves[j], (cc, cr), (oc, or));
                 batch.priors[j] = score;
                 max_score = max_score.max(score);
             }
@@ -225,6 +312,110 @@ mod tests {
                 assert!((-1.0..=1.0).contains(&batch.values[i]));
             }
         }
+    }
+
+    #[test]
+    fn every_position_of_random_games_gets_finite_distributions() {
+        use rand::seq::IndexedRandom;
+        use rand::SeedableRng;
+        let rules = Rules::classic();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+        let e = HeuristicEvaluator::new();
+        for v in Variant::ALL {
+            let mut kinds = [0usize; 5];
+            for _ in 0..6 {
+                let mut game = loa::Game::new(v, rules);
+                let mut positions = vec![];
+                while !game.is_over() && game.moves().len() < 300 {
+                    positions.push(*game.position());
+                    let moves = game.legal_moves();
+                    game.play(*moves.choose(&mut rng).unwrap()).unwrap();
+                }
+                let mut batch = batch_of(&positions);
+                e.evaluate(&mut batch).unwrap();
+                for (i, p) in positions.iter().enumerate() {
+                    let priors = &batch.priors[batch.range(i)];
+                    assert!(priors.iter().all(|x| x.is_finite() && *x >= 0.0));
+                    assert!((priors.iter().sum::<f32>() - 1.0).abs() < 1e-4);
+                    assert!(batch.values[i].abs() < 1.0, "{}", p.to_text());
+                    for &mv in &batch.moves[batch.range(i)] {
+                        kinds[mv.kind() as usize] += 1;
+                    }
+                }
+            }
+            if v.has_drops() {
+                assert!(kinds[loa::MoveKind::Drop as usize] > 0);
+            }
+            if v.has_vanishing() {
+                assert!(kinds[loa::MoveKind::Remove as usize] > 0);
+            }
+        }
+    }
+
+    #[test]
+    fn heuristic_is_a_hex_and_team_evaluation() {
+        let e = HeuristicEvaluator::new();
+        // Alveole: Black's five pieces round the centre cell, White's five on the rim.
+        let g = Variant::Alveole.geometry();
+        let on = |cells: &[(u8, u8)]| {
+            cells.iter().fold(0u64, |acc, &(c, r)| {
+                acc | 1u64 << g.square_at(c, r).unwrap()
+            })
+        };
+        let black = on(&[(4, 4), (5, 4), (4, 5), (3, 3), (5, 5)]);
+        let white = on(&[(0, 0), (8, 8), (0, 4), (8, 4), (4, 0)]);
+        for (us, sign) in [(Color::Black, 1.0), (Color::White, -1.0)] {
+            let p = Position::new(Variant::Alveole, black, white, us).unwrap();
+            assert!(sign * e.value(&p) > 0.3, "{}", e.value(&p));
+        }
+        let (excess, groups) = side_terms(g, black, None);
+        assert!(excess < 0.1 && groups == 1, "{excess} {groups}");
+        let (excess, groups) = side_terms(g, white, None);
+        assert!(excess > 1.0 && groups == 5, "{excess} {groups}");
+        // Ambiloa: South's and North's pieces together form a block, so the Black team
+        // is ahead whichever of its players moves.
+        for side in ["s", "n"] {
+            let p = Position::from_text(
+                &format!("w6e/8/8/3sn3/3ns3/8/8/e5sw {side}"),
+                Variant::Ambiloa,
+            )
+            .unwrap();
+            assert!(e.value(&p) > 0.3, "{side}: {}", e.value(&p));
+        }
+    }
+
+    #[test]
+    fn drops_and_removals_get_sensible_priors() {
+        let rules = Rules::classic();
+        let e = HeuristicEvaluator::new();
+        // Parachute, Black drops a White piece: far from White's pieces beats next to them.
+        let p = Position::from_text("7w/8/8/3ww3/8/1b6/1b6/7b b@ 1:1", Variant::Parachute).unwrap();
+        let mut batch = batch_of(&[p]);
+        e.evaluate(&mut batch).unwrap();
+        let prior = |text: &str| {
+            let mv = p.parse_move(text, &rules).unwrap();
+            let j = batch.moves.iter().position(|&m| m == mv).unwrap();
+            batch.priors[j]
+        };
+        assert_eq!(batch.moves.len(), 64 - 6);
+        assert!(batch.moves.iter().all(|m| m.is_drop()));
+        assert!(prior("@a1") > 5.0 * prior("@d4"));
+        assert!(prior("@a1") > 5.0 * prior("@f5"));
+        // Gemma: the removal of a stuck piece far from its side's centre ranks above the
+        // side's average move.
+        let p = Position::from_text("5w2/1w6/3b4/2bb4/8/7w/xx6/bx6 b", Variant::Gemma).unwrap();
+        let mut batch = batch_of(&[p]);
+        e.evaluate(&mut batch).unwrap();
+        let removal = p.parse_move("~a1", &rules).unwrap();
+        let j = batch.moves.iter().position(|&m| m == removal).unwrap();
+        assert!(batch.priors[j] > 1.0 / batch.moves.len() as f32);
+        // Vanished cells limit how tight a side can be: with b3-d4 (round Black's centre
+        // of mass) vanished, the same pieces have a smaller excess.
+        let g = p.geometry();
+        let pieces = p.pieces(Color::Black);
+        let open = side_terms(g, pieces, Some(g.cells));
+        let holed = side_terms(g, pieces, Some(g.cells & !0x0E0E_0000));
+        assert!(holed.0 < open.0, "{holed:?} vs {open:?}");
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! search is ordinary PUCT. The policy target is `softmax(logit + σ(completed q̂))`.
 
 use crate::config::MctsConfig;
-use crate::tree::{Edge, UNKNOWN};
+use crate::tree::{q_for_children, Edge, UNKNOWN};
 use rand::rngs::StdRng;
 use rand::Rng;
 
@@ -140,7 +140,7 @@ impl GumbelRoot {
         } else if e.visits > 0 {
             e.q
         } else {
-            -edges[root].q
+            q_for_children(edges, &edges[root])
         }
     }
 

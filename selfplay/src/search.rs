@@ -10,7 +10,7 @@
 use crate::config::MctsConfig;
 use crate::evaluator::{EvalBatch, EvalError, Evaluator};
 use crate::gumbel::GumbelRoot;
-use crate::tree::{Edge, Tree, EXPANDED, PENDING, TERMINAL, UNEXPANDED, UNKNOWN};
+use crate::tree::{q_for_children, Edge, Tree, EXPANDED, PENDING, TERMINAL, UNEXPANDED, UNKNOWN};
 use loa::rules::{NoMove, Repetition};
 use loa::{Game, Move, MoveList, Outcome, Position, Rules};
 use rand::rngs::StdRng;
@@ -382,47 +382,65 @@ impl Search {
         }
     }
 
-    /// The proven result, for the mover of `mv`, of the new leaf `pos` reached by `mv`,
-    /// or `None` if it needs an evaluation (its moves are then in `self.moves`).
-    /// Follows `Game`'s order: connection, ply limit, no move, repetition; then (solver)
-    /// an immediate win for the side to move.
+    /// The proven result, for the mover of `mv` (`pos.previous_mover()`), of the new
+    /// leaf `pos` reached by `mv`, or `None` if it needs an evaluation (its moves are
+    /// then in `self.moves`). Follows `Game`'s order: connection, ply limit, no move
+    /// (none of which applies while a drop is pending), repetition; then (solver) an
+    /// immediate win for the side to move.
     fn classify_leaf(&mut self, pos: &Position, mv: Move) -> Option<i8> {
         let rules = &self.rules;
-        let mover = pos.to_move().opponent();
+        let mover = pos.previous_mover();
         if let Some(o) = pos.connection_outcome_after(mv, rules) {
             return Some(proof_of(o, mover));
         }
-        if rules.ply_limit.is_some_and(|l| pos.ply() >= l) {
+        let pending = pos.drop_pending();
+        if !pending && rules.ply_limit.is_some_and(|l| pos.ply() >= l) {
             return Some(0);
         }
         self.moves.clear();
         pos.generate_moves(&mut self.moves);
         if self.moves.is_empty() {
             match rules.no_move {
-                NoMove::Loss => return Some(1),
-                NoMove::Pass => {
-                    if !pos.has_move(mover) {
-                        return Some(0);
-                    }
-                    self.moves.push(Move::PASS);
+                NoMove::Loss if !pending => {
+                    return Some(proof_of(Outcome::Win(pos.to_move().opponent()), mover))
                 }
+                NoMove::Pass if !pending && pos.nobody_can_move() => return Some(0),
+                _ => self.moves.push(Move::PASS),
             }
         }
         if rules.repetition == Repetition::ThreeFold && self.repetitions(pos.hash()) >= 3 {
             return Some(0);
         }
         if self.config.solver && self.has_immediate_win(pos) {
+            // `has_immediate_win` is false while a drop is pending, so the mover of `mv`
+            // is the side to move's opponent.
             return Some(-1);
         }
         None
     }
 
     /// Whether the side to move at `pos` (whose moves are in `self.moves`) can connect
-    /// and win at once.
+    /// and win at once with one move. Never true when it is wrong; may miss wins that
+    /// need more than one move of the side to move: false while a drop is pending and
+    /// when the side to move still holds a reserve (its move is only the first part of a
+    /// compound turn, whose connection is checked after the drop).
     fn has_immediate_win(&self, pos: &Position) -> bool {
         let us = pos.to_move();
+        if pos.drop_pending() || pos.reserve(us) > 0 {
+            return false;
+        }
         let g = pos.geometry();
         let own = pos.pieces(us);
+        if pos.variant().has_vanishing() {
+            // A removal wins when the rest of the side's pieces is connected (rare: only
+            // stuck pieces can be removed, so the full check is cheap enough).
+            for &mv in self.moves.iter().filter(|m| m.is_remove()) {
+                if pos.after(mv).connection_outcome_after(mv, &self.rules) == Some(Outcome::Win(us))
+                {
+                    return true;
+                }
+            }
+        }
         // After a move f→t the only new piece is t, so every group of the side to move
         // (minus f) must touch t: t lies in the intersection of the groups' dilations,
         // leaving out f's group when f is a lone piece. Most positions fail this before
@@ -478,7 +496,7 @@ impl Search {
             }
         }
         for &mv in self.moves.iter() {
-            if mv.is_pass() {
+            if !mv.is_step() {
                 continue;
             }
             let from = 1u64 << mv.from();
@@ -535,6 +553,7 @@ impl Search {
         let mut best_score = f32::NEG_INFINITY;
         let range = parent.child_range();
         let start = range.start as u32;
+        let parent_q = q_for_children(edges, parent);
         for (k, e) in edges[range].iter().enumerate() {
             let inflight = e.in_flight as u32;
             let n = e.visits + inflight;
@@ -549,7 +568,7 @@ impl Search {
                 } else {
                     self.config.fpu_reduction
                 };
-                let fpu = -parent.q - reduction * visited_mass.sqrt();
+                let fpu = parent_q - reduction * visited_mass.sqrt();
                 if fpu + cu * e.prior > best_score {
                     best = k as u32;
                 }
@@ -639,7 +658,14 @@ impl Search {
             edge.num_children = n as u16;
             edge.state = EXPANDED;
             let path = &self.pending_paths[start as usize..(start + len) as usize];
-            backup(&mut self.tree.edges, path, -value, solver, false);
+            // `value` is for the leaf's side to move; the edge's mover is the leaf's
+            // previous mover: the same side while a drop is pending.
+            let value = if batch.positions[i].drop_pending() {
+                value
+            } else {
+                -value
+            };
+            backup(&mut self.tree.edges, path, value, solver, false);
             if e == self.tree.root {
                 self.prepare_root(false);
             } else {
@@ -728,21 +754,33 @@ impl Search {
             .collect()
     }
 
+    /// +1 when the root edge's statistics (those of the side that made the move leading
+    /// to the root, see [`Position::previous_mover`]) are also the side to move's (a drop
+    /// is pending at the root), else −1.
+    fn root_sign(&self) -> i8 {
+        if self.root_pos.drop_pending() {
+            1
+        } else {
+            -1
+        }
+    }
+
     /// Value of the root for its side to move: the proven result, or the mean of the
     /// backed-up values.
     pub fn root_value(&self) -> f32 {
         let root = &self.tree.edges[self.tree.root as usize];
+        let sign = self.root_sign() as f32;
         if root.proof != UNKNOWN {
-            -(root.proof as f32)
+            sign * root.proof as f32
         } else {
-            -root.q
+            sign * root.q
         }
     }
 
     /// Whether the root is proven (a win, draw or loss for the side to move).
     pub fn root_proof(&self) -> Option<i8> {
         let root = &self.tree.edges[self.tree.root as usize];
-        (root.proof != UNKNOWN).then_some(-root.proof)
+        (root.proof != UNKNOWN).then_some(self.root_sign() * root.proof)
     }
 
     /// Simulations completed through the root's children over this search (`begin`).
@@ -842,8 +880,9 @@ enum Descent {
     Collision,
 }
 
-/// Backs `v` (the value for the mover of the path's last edge) up `path`, flipping its
-/// sign at every level, removing the virtual loss. With the solver, proofs are
+/// Backs `v` (the value for the mover of the path's last edge) up `path`, removing the
+/// virtual loss. Going from an edge to its parent edge the sign flips, except across a
+/// drop (made by the same side as the move before it). With the solver, proofs are
 /// re-derived upwards while they change (`changed`: the last edge was just proven), and a
 /// proven edge backs up its proven value.
 #[inline]
@@ -860,32 +899,41 @@ fn backup(edges: &mut [Edge], path: &[u32], mut v: f32, solver: bool, mut change
         e.in_flight = e.in_flight.saturating_sub(1);
         e.visits += 1;
         e.q += (v - e.q) / e.visits as f32;
-        v = -v;
+        if !e.mv.is_drop() {
+            v = -v;
+        }
     }
 }
 
-/// Derives the proof of expanded edge `p` from its children: a child that wins for its
-/// mover makes `p` lost for its own mover; all children proven make it `-max`. Returns
-/// whether `p` became proven.
+/// Derives the proof of expanded edge `p` (for its mover) from its children's (for
+/// theirs, the side to move below `p`). When that side is `p`'s opponent, a child that
+/// wins makes `p` lost and all children proven make it `-max`; when it is the same side
+/// (the children are drops), a winning child makes `p` won and all proven make it `max`.
+/// Returns whether `p` became proven.
 fn update_proof(edges: &mut [Edge], p: u32) -> bool {
     let e = &edges[p as usize];
-    if e.proof != UNKNOWN || e.state != EXPANDED {
+    if e.proof != UNKNOWN || e.state != EXPANDED || e.num_children == 0 {
         return false;
     }
+    let sign = if edges[e.children as usize].mv.is_drop() {
+        1
+    } else {
+        -1
+    };
     let mut best = i8::MIN;
     let mut all = true;
     for c in &edges[e.child_range()] {
         if c.proof == UNKNOWN {
             all = false;
         } else if c.proof == 1 {
-            edges[p as usize].proof = -1;
+            edges[p as usize].proof = sign;
             return true;
         } else {
             best = best.max(c.proof);
         }
     }
-    if all && e.num_children > 0 {
-        edges[p as usize].proof = -best;
+    if all {
+        edges[p as usize].proof = sign * best;
         return true;
     }
     false

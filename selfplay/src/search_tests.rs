@@ -303,10 +303,24 @@ pub(crate) fn wins_against_random_with(
     games: u32,
     seed: u64,
 ) -> u32 {
+    wins_against_random_in(Variant::Standard, config, evaluator, sims, games, seed)
+}
+
+/// [`wins_against_random_with`] in `variant`: the MCTS player makes every move of its
+/// side (both parts of a compound turn; both players of its team in `ambiloa`).
+pub(crate) fn wins_against_random_in(
+    variant: Variant,
+    config: MctsConfig,
+    evaluator: Arc<dyn Evaluator>,
+    sims: u32,
+    games: u32,
+    seed: u64,
+) -> u32 {
     use rand::seq::IndexedRandom;
     let rules = Rules::classic();
     let mut rng = StdRng::seed_from_u64(seed);
     let mut wins = 0;
+    let mut plies = 0;
     for g in 0..games {
         let mcts_color = if g % 2 == 0 {
             Color::Black
@@ -314,7 +328,7 @@ pub(crate) fn wins_against_random_with(
             Color::White
         };
         let mut player = MctsPlayer::new(config.clone(), sims, evaluator.clone());
-        let mut game = Game::new(Variant::Standard, rules);
+        let mut game = Game::new(variant, rules);
         while !game.is_over() && game.moves().len() < 600 {
             let mv = if game.position().to_move() == mcts_color {
                 player.choose_move(&game).unwrap()
@@ -326,6 +340,10 @@ pub(crate) fn wins_against_random_with(
         if game.outcome() == Some(Outcome::Win(mcts_color)) {
             wins += 1;
         }
+        plies += game.moves().len();
+    }
+    if std::env::var_os("LOAZERO_TEST_VERBOSE").is_some() {
+        println!("{variant}: {wins}/{games} wins, {plies} plies");
     }
     wins
 }
@@ -355,6 +373,8 @@ fn immediate_win_filter_agrees_with_brute_force() {
     let mut rng = StdRng::seed_from_u64(99);
     let mut wins = 0;
     let mut checked = 0;
+    let mut wins_in = [0u32; Variant::ALL.len()];
+    let mut removal_wins = 0;
     for rules in [Rules::classic(), Rules::icga()] {
         let mut search = Search::new(MctsConfig::default(), rules, 1);
         for variant in Variant::ALL {
@@ -367,8 +387,24 @@ fn immediate_win_filter_agrees_with_brute_force() {
                     let brute = search.moves.iter().any(|&mv| {
                         p.after(mv).connection_outcome_after(mv, &rules) == Some(Outcome::Win(us))
                     });
-                    assert_eq!(search.has_immediate_win(&p), brute, "{}", p.to_text());
-                    wins += brute as u32;
+                    let found = search.has_immediate_win(&p);
+                    if p.drop_pending() {
+                        // The drop completes a turn, but the filter leaves it to the search.
+                        assert!(!found, "{}", p.to_text());
+                    } else {
+                        // A move that is the first part of a compound turn never wins at
+                        // once, so the filter is exact.
+                        assert_eq!(found, brute, "{}", p.to_text());
+                        if found {
+                            wins_in[variant as usize] += 1;
+                            removal_wins += search.moves.iter().any(|&mv| {
+                                mv.is_remove()
+                                    && p.after(mv).connection_outcome_after(mv, &rules)
+                                        == Some(Outcome::Win(us))
+                            }) as u32;
+                        }
+                    }
+                    wins += found as u32;
                     checked += 1;
                     let moves = p.legal_moves(&rules);
                     p.play(*moves.choose(&mut rng).unwrap());
@@ -377,6 +413,10 @@ fn immediate_win_filter_agrees_with_brute_force() {
         }
     }
     assert!(wins > 100 && checked > 10_000, "{wins} wins in {checked}");
+    for v in Variant::ALL {
+        assert!(wins_in[v as usize] > 10, "{v}: {wins_in:?}");
+    }
+    assert!(removal_wins > 0);
 }
 
 #[test]
@@ -503,4 +543,254 @@ fn temperature_sampling_follows_visits_and_noise_changes_root_priors() {
     assert!((noisy.iter().map(|x| x.1).sum::<f32>() - 1.0).abs() < 1e-4);
     assert_ne!(clean, noisy);
     assert_ne!(noisy, priors(true, 2));
+}
+
+// ---- The variants: parachute (compound turns), gemma, ambiloa, alveole ----
+
+fn pos_in(variant: Variant, text: &str) -> Position {
+    Position::from_text(text, variant).unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+/// A search of `sims` simulations from `p` (a game starting there).
+fn searched(p: Position, rules: Rules, config: MctsConfig, sims: u32, e: &dyn Evaluator) -> Search {
+    let mut search = Search::new(config, rules, 17);
+    search.set_root(&Game::from_position(p, rules));
+    search.begin(sims, false);
+    search.run(e, &mut EvalBatch::new()).unwrap();
+    search
+}
+
+fn root_move(search: &Search, mv: Move) -> RootMove {
+    search
+        .root_moves()
+        .into_iter()
+        .find(|m| m.mv == mv)
+        .unwrap_or_else(|| panic!("{mv} is not a root move"))
+}
+
+/// Black: c3, c4, f6; White: a8, g8, h1. Black's f6-d4 connects. In `parachute` with
+/// reserves 1:1 the move is the first part of Black's compound turn.
+const F6_D4: &str = "w5w1/8/5b2/8/2b5/2b5/8/7w b";
+
+/// Hand-made positions whose side to move wins with one move, and that move, per variant.
+fn one_move_wins() -> Vec<(Position, Move)> {
+    let rules = Rules::classic();
+    let hex = Variant::Alveole.geometry();
+    let on = |cells: &[(u8, u8)]| {
+        cells.iter().fold(0u64, |acc, &(c, r)| {
+            acc | 1u64 << hex.square_at(c, r).unwrap()
+        })
+    };
+    // Alveole (axial coordinates): Black (4,4), (5,4), (4,7); column 4 holds two pieces,
+    // so (4,7) moves two cells down to (4,5), next to (4,4).
+    let alveole = Position::new(
+        Variant::Alveole,
+        on(&[(4, 4), (5, 4), (4, 7)]),
+        on(&[(0, 0), (8, 8), (0, 4), (8, 4)]),
+        Color::Black,
+    )
+    .unwrap();
+    let alveole_move = Move::new_on(
+        hex.square_at(4, 7).unwrap(),
+        hex.square_at(4, 5).unwrap(),
+        false,
+        hex.move_flag,
+    );
+    let parsed = |v: Variant, text: &str, mv: &str| {
+        let p = pos_in(v, text);
+        (p, p.parse_move(mv, &rules).unwrap())
+    };
+    vec![
+        parsed(Variant::Parachute, &format!("{F6_D4} 1:1"), "f6-d4"),
+        // a1 is stuck (its three lines hold only a1, and b1, a2, b2 vanished); removing it
+        // leaves c5, d5, d6 connected.
+        parsed(Variant::Gemma, "5w2/1w6/3b4/2bb4/8/7w/xx6/bx6 b", "~a1"),
+        // South's f6-d4 joins North's c3, c4: the team connects.
+        parsed(Variant::Ambiloa, "w5e1/8/5s2/8/2n5/2n5/8/7e s", "f6-d4"),
+        (alveole, alveole_move),
+    ]
+}
+
+#[test]
+fn solver_proves_a_one_move_win_in_every_new_variant() {
+    let rules = Rules::classic();
+    for (p, mv) in one_move_wins() {
+        let v = p.variant();
+        assert!(p.outcome(&rules).is_none(), "{v}");
+        assert!(p.is_legal(mv, &rules), "{v}: {mv}");
+        // Compound turns need a few simulations to reach the drop that completes the win.
+        let budgets: &[u32] = if v.has_drops() {
+            &[60, 400]
+        } else {
+            &[2, 50, 400]
+        };
+        for evaluator in [uniform(), heuristic()] {
+            for &sims in budgets {
+                let search = searched(p, rules, MctsConfig::default(), sims, evaluator.as_ref());
+                assert_eq!(search.root_proof(), Some(1), "{v} {sims}");
+                assert_eq!(search.root_value(), 1.0, "{v}");
+                assert_eq!(search.best_move(), Some(mv), "{v} {sims}");
+                assert_eq!(root_move(&search, mv).proof, Some(1), "{v}");
+            }
+        }
+        let mut game = Game::from_position(p, rules);
+        game.play(mv).unwrap();
+        if v.has_drops() {
+            // The turn is not over until the drop.
+            assert!(!game.is_over() && game.position().drop_pending());
+            let mut player = MctsPlayer::new(MctsConfig::default(), 50, heuristic());
+            let drop = player.choose_move(&game).unwrap();
+            assert!(drop.is_drop());
+            assert_eq!(player.search().root_proof(), Some(1));
+            game.play(drop).unwrap();
+        }
+        assert_eq!(game.outcome(), Some(Outcome::Win(p.to_move())), "{v}");
+    }
+}
+
+#[test]
+fn parachute_values_keep_their_sign_across_the_drop() {
+    // Without the solver only backed-up values tell the connecting move apart: the drop
+    // edge's value (a win for Black) must reach the move edge unflipped.
+    let rules = Rules::classic();
+    let p = pos_in(Variant::Parachute, &format!("{F6_D4} 1:1"));
+    let mv = p.parse_move("f6-d4", &rules).unwrap();
+    for gumbel in [false, true] {
+        // (Every root move a Gumbel candidate: with uniform priors the top 16 are arbitrary.)
+        let config = MctsConfig {
+            solver: false,
+            gumbel,
+            gumbel_top_k: 64,
+            ..MctsConfig::default()
+        };
+        for evaluator in [uniform(), heuristic()] {
+            let search = searched(p, rules, config.clone(), 300, evaluator.as_ref());
+            assert_eq!(search.root_proof(), None);
+            assert_eq!(search.best_move(), Some(mv), "gumbel {gumbel}");
+            let m = root_move(&search, mv);
+            assert!(m.q > 0.9, "{m:?}");
+            if !gumbel {
+                assert!(search.root_value() > 0.5, "{}", search.root_value());
+            }
+        }
+    }
+    // After the move part Black is still to move, owes the drop, and has won whatever it
+    // drops (classic rules: a simultaneous connection is the mover's).
+    let q = p.after(mv);
+    assert!(q.drop_pending() && q.to_move() == Color::Black);
+    let config = MctsConfig {
+        solver: false,
+        ..MctsConfig::default()
+    };
+    let search = searched(q, rules, config, 100, &UniformEvaluator);
+    // 100 wins and the root's own evaluation (0).
+    assert!((search.root_value() - 100.0 / 101.0).abs() < 1e-4);
+    assert!(search
+        .root_moves()
+        .iter()
+        .all(|m| m.q == 1.0 || m.visits == 0));
+    // With a heuristic value at the leaves the sign of the root value follows the side to
+    // move: at the start of the turn and while the drop is pending.
+    let start = pos_in(Variant::Parachute, "8/b6w/w6b/b6w/w6b/b6w/w6b/8 b 6:6");
+    for p in [start, start.after(start.legal_moves(&rules)[0])] {
+        let e = HeuristicEvaluator::new();
+        let search = searched(p, rules, MctsConfig::default(), 0, &e);
+        assert!((search.root_value() - e.value(&p)).abs() < 1e-6);
+    }
+}
+
+#[test]
+fn parachute_solver_waits_for_the_drop() {
+    // Black h6xh8 leaves White's d5, e5 connected, but Black still drops a White piece:
+    // away from d5, e5 White is split again and the game goes on. Drops next to them
+    // connect White (a loss for Black).
+    let rules = Rules::classic();
+    let p = pos_in(Variant::Parachute, "7w/8/7b/3ww3/8/1b6/1b6/8 b 1:1");
+    let capture = p.parse_move("h6xh8", &rules).unwrap();
+    let q = p.after(capture);
+    assert!(q.drop_pending() && q.is_connected(Color::White));
+    assert!(Game::from_position(q, rules).outcome().is_none());
+    let white_group = q.pieces(Color::White);
+    let g = q.geometry();
+    let touching = g.dilate(white_group) & !white_group & !q.occupied();
+    assert_eq!(touching.count_ones(), 10);
+    for evaluator in [uniform(), heuristic()] {
+        let search = searched(p, rules, MctsConfig::default(), 400, evaluator.as_ref());
+        let m = root_move(&search, capture);
+        assert!(m.visits > 0);
+        assert_ne!(m.proof, Some(-1), "the capture is not lost before the drop");
+        let search = searched(q, rules, MctsConfig::default(), 400, evaluator.as_ref());
+        assert_ne!(search.root_proof(), Some(-1));
+        for m in search.root_moves() {
+            // (Other drops may be lost too, to a connecting reply.)
+            if touching & (1u64 << m.mv.square()) != 0 {
+                assert_eq!(m.proof, Some(-1), "{m:?}");
+            }
+        }
+        let drop = search.best_move().unwrap();
+        assert_eq!(touching & (1u64 << drop.square()), 0, "{drop}");
+        let mut game = Game::from_position(q, rules);
+        game.play(drop).unwrap();
+        assert!(!game.is_over());
+    }
+}
+
+#[test]
+fn tree_reuse_across_compound_turns() {
+    let rules = Rules::classic();
+    let e = HeuristicEvaluator::new();
+    let mut game = Game::new(Variant::Parachute, rules);
+    let mut search = Search::new(MctsConfig::default(), rules, 3);
+    // The root's visits are its own evaluation plus its children's, so (with no proof at
+    // the root) the root value for the side to move times the visits is the evaluation of
+    // the root plus the children's value sums (for the same side) — whether the root's
+    // last move was a drop or not.
+    let check = |search: &Search, game: &Game| {
+        let moves = search.root_moves();
+        let n: u32 = moves.iter().map(|m| m.visits).sum();
+        let sum: f32 = moves.iter().map(|m| m.q * m.visits as f32).sum();
+        if search.root_proof().is_none() && n > 0 {
+            let own = search.root_value() * (n + 1) as f32 - sum;
+            let expected = e.value(game.position());
+            assert!(
+                (own - expected).abs() < 1e-2,
+                "{own} vs {expected} at {}",
+                game.position().to_text()
+            );
+        }
+        n
+    };
+    let mut pending_roots = 0;
+    for _ in 0..8 {
+        search.set_root(&game);
+        search.begin(300, false);
+        search.run(&e, &mut EvalBatch::new()).unwrap();
+        check(&search, &game);
+        let best = search.best_move().unwrap();
+        let kept = root_move(&search, best).visits;
+        game.play(best).unwrap();
+        pending_roots += game.position().drop_pending() as u32;
+        search.set_root(&game);
+        let now = check(&search, &game);
+        assert_eq!(now + 1, kept, "the subtree's visits survive re-rooting");
+    }
+    assert_eq!(pending_roots, 4);
+}
+
+#[test]
+fn mcts_beats_random_in_every_new_variant() {
+    for variant in [
+        Variant::Parachute,
+        Variant::Gemma,
+        Variant::Ambiloa,
+        Variant::Alveole,
+    ] {
+        let start = std::time::Instant::now();
+        let wins = wins_against_random_in(variant, MctsConfig::default(), heuristic(), 200, 40, 5);
+        println!(
+            "{variant}: MCTS(heuristic, 200 sims) vs random {wins}/40 in {:.2} s",
+            start.elapsed().as_secs_f64()
+        );
+        assert!(wins >= 36, "{variant}: {wins}/40");
+    }
 }

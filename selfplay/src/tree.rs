@@ -62,8 +62,20 @@ impl Edge {
     }
 }
 
+/// The mean value of expanded edge `p` for the side to move below it (the mover of its
+/// children): `p.q` when the children are drops (same mover as `p`), else `-p.q`.
+#[inline]
+pub(crate) fn q_for_children(edges: &[Edge], p: &Edge) -> f32 {
+    if p.num_children > 0 && edges[p.children as usize].mv.is_drop() {
+        p.q
+    } else {
+        -p.q
+    }
+}
+
 /// The arena. Edge `root` is a pseudo-edge leading to the root position (its mover is
-/// the side *not* to move at the root).
+/// the root position's previous mover, [`loa::Position::previous_mover`]: the side not
+/// to move, or the side to move itself while a drop is pending).
 #[derive(Debug)]
 pub(crate) struct Tree {
     pub edges: Vec<Edge>,

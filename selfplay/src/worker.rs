@@ -461,42 +461,108 @@ mod tests {
         assert_eq!(finished.len(), 10);
         assert_eq!(progress.games, 10);
         assert!(calls >= 1);
-        let mut full = 0;
-        let mut positions = 0;
-        for g in &finished {
-            positions += g.samples.len() as u64;
-            // Replaying the moves reaches the recorded end.
-            let mut game = Game::from_position(g.start, g.rules);
-            assert_eq!(
-                g.samples.len(),
-                g.moves.len() + g.resigned.is_some() as usize
-            );
-            for (i, &mv) in g.moves.iter().enumerate() {
-                let s = &g.samples[i];
-                assert_eq!(s.position, *game.position());
-                assert!(s.moves.contains(&mv));
-                assert_eq!(s.moves.len(), game.legal_moves().len());
-                if !s.policy.is_empty() {
-                    full += 1;
-                    assert_eq!(s.policy.len(), s.moves.len());
-                    assert!((s.policy.iter().sum::<f32>() - 1.0).abs() < 1e-3);
-                }
-                assert_eq!(s.outcome, g.outcome.score_for(s.position.to_move()));
-                game.play(mv).unwrap();
-            }
-            if g.resigned.is_none() && !g.adjudicated {
-                assert_eq!(game.outcome(), Some(g.outcome));
-            }
-            // The text record replays.
-            let text = game_record_text(g);
-            let record = loa::GameRecord::parse(&text).unwrap();
-            assert_eq!(record.moves.len(), g.moves.len());
-        }
+        let (positions, full) = check_games(&finished);
         assert_eq!(progress.positions, positions);
         assert!(
             full > 0 && full < positions,
             "playout cap: {full} of {positions}"
         );
+    }
+
+    /// Checks finished games: the moves replay to the recorded end (unless resigned or
+    /// adjudicated), each sample holds its position, exactly its legal moves, a policy
+    /// summing to 1 over them (full searches) and the outcome for its side to move; the
+    /// text record replays. Returns (samples, samples with a policy).
+    fn check_games(finished: &[FinishedGame]) -> (u64, u64) {
+        let mut full = 0;
+        let mut positions = 0;
+        for g in finished {
+            positions += g.samples.len() as u64;
+            let mut game = Game::from_position(g.start, g.rules);
+            assert_eq!(
+                g.samples.len(),
+                g.moves.len() + g.resigned.is_some() as usize
+            );
+            for (i, s) in g.samples.iter().enumerate() {
+                assert_eq!(s.position, *game.position());
+                assert_eq!(s.position.ply(), game.position().ply());
+                let mut legal: Vec<u16> = game.legal_moves().iter().map(|m| m.to_bits()).collect();
+                let mut moves: Vec<u16> = s.moves.iter().map(|m| m.to_bits()).collect();
+                legal.sort_unstable();
+                moves.sort_unstable();
+                assert_eq!(moves, legal, "{}", s.position.to_text());
+                if !s.policy.is_empty() {
+                    full += 1;
+                    assert_eq!(s.policy.len(), s.moves.len());
+                    assert!(s.policy.iter().all(|&p| p >= 0.0));
+                    assert!((s.policy.iter().sum::<f32>() - 1.0).abs() < 1e-3);
+                }
+                assert!((-1.0..=1.0).contains(&s.search_value));
+                assert_eq!(s.outcome, g.outcome.score_for(s.position.to_move()));
+                if let Some(&mv) = g.moves.get(i) {
+                    assert!(s.moves.contains(&mv));
+                    game.play(mv).unwrap();
+                }
+            }
+            if g.resigned.is_none() && !g.adjudicated {
+                assert_eq!(game.outcome(), Some(g.outcome));
+            } else {
+                assert!(!game.is_over());
+            }
+            // The text record replays.
+            let text = game_record_text(g);
+            let record = loa::GameRecord::parse(&text).unwrap();
+            assert_eq!(record.moves.len(), g.moves.len());
+            let mut replay = Game::from_position(g.start, g.rules);
+            for m in &record.moves {
+                replay.play_text(m).unwrap();
+            }
+            assert_eq!(replay.position(), game.position());
+        }
+        (positions, full)
+    }
+
+    #[test]
+    fn every_variant_self_plays_complete_games() {
+        for variant in loa::Variant::ALL {
+            for gumbel in [false, true] {
+                let mut config = SelfplayConfig {
+                    variant: variant.name().into(),
+                    resign_disabled_fraction: 0.5,
+                    resign_min_ply: 10,
+                    ..small_config()
+                };
+                config.mcts.gumbel = gumbel;
+                let mut finished = Vec::new();
+                let progress = run_selfplay(
+                    &config,
+                    Arc::new(HeuristicEvaluator::new()),
+                    4,
+                    |g| {
+                        finished.push(g);
+                        Ok(())
+                    },
+                    |_| {},
+                )
+                .unwrap();
+                assert_eq!(finished.len(), 4);
+                assert!(finished.iter().all(|g| g.start.variant() == variant));
+                let (positions, full) = check_games(&finished);
+                assert_eq!(progress.positions, positions);
+                assert!(full > 0, "{variant}");
+                // Games end by the rules (or resignation), not at the ply cap.
+                assert!(finished.iter().all(|g| !g.adjudicated), "{variant}");
+                if variant == loa::Variant::Parachute {
+                    // Compound turns: moves then drops, so the side to move repeats.
+                    let pending = finished
+                        .iter()
+                        .flat_map(|g| &g.samples)
+                        .filter(|s| s.position.drop_pending())
+                        .count();
+                    assert!(pending >= 4 * 6, "{pending}");
+                }
+            }
+        }
     }
 
     #[test]
