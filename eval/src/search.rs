@@ -197,8 +197,8 @@ impl AlphaBeta {
     }
 
     /// Searches `root` under `rules`. `history` holds the hashes of the earlier positions of
-    /// the game since the last capture (or other irreversible move), ending with the root's own hash (may be empty when
-    /// unknown). Errors if the root is a finished game.
+    /// the game since the last capture (or other irreversible move), ending with the root's
+    /// own hash (may be empty when unknown). Errors if the root is a finished game.
     pub fn search_position(
         &mut self,
         root: &Position,
