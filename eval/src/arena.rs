@@ -585,6 +585,52 @@ mod tests {
     }
 
     #[test]
+    fn alphabeta_beats_random_in_every_new_variant() {
+        let factory = PlayerFactory::new();
+        let a = PlayerSpec::parse("alphabeta:depth=2").unwrap();
+        let b = PlayerSpec::parse("random").unwrap();
+        for variant in [
+            Variant::Parachute,
+            Variant::Gemma,
+            Variant::Ambiloa,
+            Variant::Alveole,
+        ] {
+            let config = MatchConfig {
+                games: 24,
+                threads: 2,
+                variant,
+                openings: Openings::Random {
+                    plies: 2,
+                    max_eval: 1000,
+                },
+                seed: 7,
+                ..Default::default()
+            };
+            let start = Instant::now();
+            let report = play_match(&factory, &a, &b, &config, &|_, _| Control::Continue).unwrap();
+            let t = report.tally;
+            let score = (t.wins as f64 + 0.5 * t.draws as f64) / t.games() as f64;
+            eprintln!(
+                "{variant}: alphabeta:depth=2 vs random {}-{}-{} ({:.0}%), {:.0} plies a game, in {:.1} s",
+                t.wins,
+                t.draws,
+                t.losses,
+                100.0 * score,
+                report.games.iter().map(|r| r.plies as f64).sum::<f64>() / t.games() as f64,
+                start.elapsed().as_secs_f64()
+            );
+            assert!(score >= 0.9, "{variant}: {t:?}");
+            for r in &report.games {
+                assert!(
+                    !r.adjudicated,
+                    "{variant}: game {} reached the ply cap",
+                    r.game
+                );
+            }
+        }
+    }
+
+    #[test]
     fn a_small_match_writes_records_and_results() {
         let dir = std::env::temp_dir().join(format!("loazero-arena-test-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);

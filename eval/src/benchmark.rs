@@ -85,3 +85,29 @@ pub fn run(ms: u64, config: &AlphaBetaConfig, mut row: impl FnMut(&BenchRow)) ->
     }
     rows
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_variant_is_benchmarked() {
+        let rows = run(
+            3,
+            &AlphaBetaConfig {
+                tt_mib: 1,
+                ..Default::default()
+            },
+            |_| {},
+        );
+        assert_eq!(rows.len(), 4 * Variant::ALL.len());
+        for variant in Variant::ALL {
+            let mine: Vec<_> = rows.iter().filter(|r| r.variant == variant).collect();
+            assert_eq!(mine.len(), 4, "{variant}");
+            assert!(
+                mine.iter().all(|r| r.nodes > 0 && r.depth >= 1),
+                "{variant}"
+            );
+        }
+    }
+}

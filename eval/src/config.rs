@@ -22,20 +22,23 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct EvalWeights {
-    /// Concentration: `4 / (1 + s)` where `s` is the average surplus Chebyshev distance of a
-    /// side's pieces to their centre of mass over the tightest packing of that many pieces
-    /// (4 when packed). Default 60.
+    /// Concentration: `4 / (1 + s)` where `s` is the average surplus board distance
+    /// (Chebyshev; hex distance on the hexagonal board) of a side's pieces to their centre of
+    /// mass over the tightest packing of that many pieces (4 when packed). In `parachute`
+    /// the pieces the opponent still holds count too, at the farthest empty cell. Default 60.
     pub concentration: f32,
     /// Centralisation: average of a piece-square table that rises towards the centre
     /// (0 on the edge, 1 per ring inwards). Default 12.
     pub centralisation: f32,
-    /// Centre of mass position: minus the Chebyshev distance of the centre of mass to the
+    /// Centre of mass position: minus the board distance of the centre of mass to the
     /// board centre. Default 0.
     pub com_position: f32,
     /// Euler number from quad counts (`(Q1 - Q3 - 2·Qd) / 4`, "groups minus holes" under
-    /// 8-connectivity); enters with a minus sign. Default 0.
+    /// 8-connectivity; on the hexagonal board cells − adjacent pairs + triangles); enters
+    /// with a minus sign. Default 0.
     pub euler: f32,
-    /// Solid quads: 2×2 windows holding 3 or 4 own pieces, per piece. Default 25.
+    /// Solid quads: 2×2 windows holding 3 or 4 own pieces, per piece (on the hexagonal
+    /// board: triangles of three mutually adjacent own pieces, per piece). Default 25.
     pub quads: f32,
     /// Mobility: weighted move count per piece (capture 2, to an edge cell ½, else 1).
     /// Default 10.
@@ -50,10 +53,11 @@ pub struct EvalWeights {
     /// Groups: number of separate groups; enters with a minus sign (not computed at 0).
     /// Default 0.
     pub groups: f32,
-    /// Uniformity: minus the area of the bounding box of a side's pieces, per board cell
-    /// ×10. Default 0.
+    /// Uniformity: minus the area of the bounding box of a side's pieces (on the hexagonal
+    /// board the region bounded by lines of all three axes), per board cell ×10. Default 0.
     pub uniformity: f32,
-    /// Side to move: a flat bonus for having the move. Default 30.
+    /// Side to move: a flat bonus for having the next normal move (the opponent has it while
+    /// a `parachute` drop is pending). Default 30.
     pub side_to_move: f32,
 }
 

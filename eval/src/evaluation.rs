@@ -1,11 +1,27 @@
-//! Static evaluation of a position with the classical LOA features (MIA-style).
+//! Static evaluation of a position with the classical LOA features (MIA-style), on every
+//! board and variant.
 //!
-//! All features are computed from the bitboards in a few dozen word operations plus one
-//! pass of the move generator per side (mobility and blocked pieces); no allocation.
+//! All features are computed from the bitboards, per-board tables and one pass of the move
+//! generator per side (mobility and blocked pieces); no allocation. Distances are integers
+//! scaled by the piece count (so the evaluation is exactly symmetric under every board
+//! symmetry): Chebyshev distance on square boards, hex distance on the hexagonal board.
+//! Per variant:
+//! * `ambiloa`: a colour is a team; its features are those of the team's pieces (the team's
+//!   connection is what wins), mobility counts the moves of both partners (each moving its
+//!   own pieces, partner pieces friendly).
+//! * `gemma`: vanished cells are never landing cells (mobility, walls).
+//! * `parachute`: the pieces of a side the opponent still holds are material still to come,
+//!   dropped where they hurt most: concentration counts them at the largest distance from the
+//!   side's centre of mass any empty cell has (their surplus distance is added to that of the
+//!   pieces on the board). While a drop is pending the side to move's
+//!   turn is not over and the next normal move is the opponent's, so the side-to-move bonus
+//!   goes to the opponent.
+//!
 //! Pure functions: thread-safe.
 
 use crate::config::EvalWeights;
-use loa::{Color, Geometry, Position};
+use loa::geometry::Shape;
+use loa::{Color, Geometry, Position, Square};
 
 /// Largest magnitude of a static evaluation; search win scores are far above it.
 pub const EVAL_LIMIT: i32 = 2000;
@@ -15,37 +31,114 @@ const NOT_FILE_A: u64 = !FILE_A;
 const NOT_FILE_H: u64 = !(FILE_A << 7);
 /// Anchors of 2×2 windows lying wholly inside the 8×8 layout (file ≤ 6, rank ≤ 6).
 const QUAD_ANCHORS: u64 = 0x007F_7F7F_7F7F_7F7F;
+/// Number of coordinate values a band table holds (hex `col - row + 8` spans 0..=16).
+const BAND_VALUES: usize = 17;
 
-/// Per-board tables used by the evaluation.
+/// Per-board tables used by the evaluation (and the search's move ordering).
 struct BoardTables {
+    hex: bool,
+    /// (col, row) of every square of the board (see [`Geometry::coords`]).
+    coords: [(i32, i32); 64],
     /// Ring index from the edge inwards (edge 0).
     centrality: [u8; 64],
     /// Cells on the edge of the board.
     edge: u64,
     /// Board centre coordinate (both axes), doubled to stay integral.
     centre2: i32,
+    /// Cells at distance `k ≥ 1` from a cell of an unbounded board: `ring_cells · k`.
+    ring_cells: u32,
+    /// `bands[kind][v]`: the cells whose coordinate of that kind is `v` (kinds: col, row,
+    /// and on the hexagonal board `col - row + 8`). A bounding region is an intersection of
+    /// unions of bands.
+    bands: [[u64; BAND_VALUES]; 3],
+    /// Number of coordinate kinds in `bands` (2 square, 3 hex).
+    kinds: usize,
+    /// Hexagonal board: the neighbours in directions E, NE and NW (each adjacent pair is
+    /// seen once from its lower cell).
+    forward: [u64; 64],
+    /// Hexagonal board: the two other cells of the triangles {p, p+E, p+NE} and
+    /// {p, p+NE, p+NW} (0 where a triangle leaves the board).
+    triangles: [[u64; 2]; 64],
 }
 
-#[allow(clippy::needless_range_loop)]
-fn board_tables(size: u8) -> BoardTables {
-    let n = size as i32;
-    let mut centrality = [0u8; 64];
-    let mut edge = 0u64;
-    for sq in 0..64usize {
-        let (x, y) = ((sq % 8) as i32, (sq / 8) as i32);
-        if x >= n || y >= n {
-            continue;
+/// Hex distance of an axial displacement (steps (±1,0), (0,±1), ±(1,1) cost 1).
+#[inline]
+fn hex_norm(dx: i32, dy: i32) -> i32 {
+    dx.abs().max(dy.abs()).max((dx - dy).abs())
+}
+
+impl BoardTables {
+    fn new(g: &Geometry) -> BoardTables {
+        let hex = g.shape == Shape::Hex;
+        let n = g.size as i32;
+        let mut t = BoardTables {
+            hex,
+            coords: [(0, 0); 64],
+            centrality: [0; 64],
+            edge: 0,
+            centre2: n - 1,
+            ring_cells: 2 * g.axes as u32,
+            bands: [[0; BAND_VALUES]; 3],
+            kinds: if hex { 3 } else { 2 },
+            forward: [0; 64],
+            triangles: [[0; 2]; 64],
+        };
+        let mut cells = g.cells;
+        while cells != 0 {
+            let sq = cells.trailing_zeros() as usize;
+            cells &= cells - 1;
+            let (c, r) = g.coords(sq as Square);
+            let (x, y) = (c as i32, r as i32);
+            t.coords[sq] = (x, y);
+            let ring = if hex {
+                let half = (n - 1) / 2;
+                half - hex_norm(x - half, y - half)
+            } else {
+                x.min(y).min(n - 1 - x).min(n - 1 - y)
+            };
+            t.centrality[sq] = ring as u8;
+            if ring == 0 {
+                t.edge |= 1u64 << sq;
+            }
+            t.bands[0][x as usize] |= 1u64 << sq;
+            t.bands[1][y as usize] |= 1u64 << sq;
+            if hex {
+                t.bands[2][(x - y + 8) as usize] |= 1u64 << sq;
+                let step = |d: usize| {
+                    let to = g.target[sq][d][1];
+                    if g.contains(to) {
+                        1u64 << to
+                    } else {
+                        0
+                    }
+                };
+                // Hex directions: 0 = E, 1 = NE, 2 = NW.
+                let (e, ne, nw) = (step(0), step(1), step(2));
+                t.forward[sq] = e | ne | nw;
+                t.triangles[sq] = [
+                    if e != 0 && ne != 0 { e | ne } else { 0 },
+                    if ne != 0 && nw != 0 { ne | nw } else { 0 },
+                ];
+            }
         }
-        let ring = x.min(y).min(n - 1 - x).min(n - 1 - y);
-        centrality[sq] = ring as u8;
-        if ring == 0 {
-            edge |= 1u64 << sq;
-        }
+        t
     }
-    BoardTables {
-        centrality,
-        edge,
-        centre2: n - 1,
+
+    /// Distance of square `sq` to the centre of mass `(sx / n, sy / n)`, times `n`.
+    #[inline]
+    fn distance_n(&self, sq: usize, sx: i32, sy: i32, n: i32) -> i32 {
+        let (x, y) = self.coords[sq];
+        self.norm(n * x - sx, n * y - sy)
+    }
+
+    /// Board distance of a displacement: hex distance or Chebyshev distance.
+    #[inline]
+    fn norm(&self, dx: i32, dy: i32) -> i32 {
+        if self.hex {
+            hex_norm(dx, dy)
+        } else {
+            dx.abs().max(dy.abs())
+        }
     }
 }
 
@@ -53,20 +146,56 @@ fn tables(g: &Geometry) -> &'static BoardTables {
     use std::sync::OnceLock;
     static T8: OnceLock<BoardTables> = OnceLock::new();
     static T6: OnceLock<BoardTables> = OnceLock::new();
-    match g.size {
-        6 => T6.get_or_init(|| board_tables(6)),
-        _ => T8.get_or_init(|| board_tables(8)),
+    static HEX: OnceLock<BoardTables> = OnceLock::new();
+    let cell = match (g.shape, g.size) {
+        (Shape::Hex, _) => &HEX,
+        (Shape::Square, 6) => &T6,
+        (Shape::Square, 8) => &T8,
+        (Shape::Square, n) => panic!("no evaluation tables for a {n}x{n} board"),
+    };
+    cell.get_or_init(|| BoardTables::new(g))
+}
+
+/// Ring of `sq` counted from the board's edge inwards (0 on the edge); 0 for a square that
+/// is not on the board.
+#[inline]
+pub fn centrality(g: &Geometry, sq: Square) -> i32 {
+    if g.contains(sq) {
+        tables(g).centrality[sq as usize] as i32
+    } else {
+        0
     }
 }
 
-/// Smallest possible sum of Chebyshev distances of `n` pieces to one cell (a packed
-/// group: 1 piece at distance 0, 8 at distance 1, 16 at distance 2, ...).
-fn min_distance_sum(n: u32) -> u32 {
+/// Board distance (Chebyshev, or hex distance on the hexagonal board) of `sq` to the centre
+/// of mass of `set`, times `set`'s piece count; 0 for an empty set or a square that is not
+/// on the board.
+pub fn distance_to_centre_of_mass_n(g: &Geometry, sq: Square, set: u64) -> i32 {
+    let t = tables(g);
+    let set = set & g.cells;
+    if set == 0 || !g.contains(sq) {
+        return 0;
+    }
+    let (mut sx, mut sy) = (0, 0);
+    let mut bits = set;
+    while bits != 0 {
+        let (x, y) = t.coords[bits.trailing_zeros() as usize];
+        bits &= bits - 1;
+        sx += x;
+        sy += y;
+    }
+    t.distance_n(sq as usize, sx, sy, set.count_ones() as i32)
+}
+
+/// Smallest possible sum of board distances of `n` pieces to one cell (a packed group: 1
+/// piece at distance 0, `ring_cells` at distance 1, `2·ring_cells` at distance 2, ...;
+/// `ring_cells` is 8 on square boards, 6 on the hexagonal one).
+fn min_distance_sum(n: u32, ring_cells: u32) -> u32 {
     let mut left = n.saturating_sub(1);
     let mut sum = 0;
     let mut ring = 1;
     while left > 0 {
-        let k = left.min(8 * ring);
+        let k = left.min(ring_cells * ring);
         sum += k * ring;
         left -= k;
         ring += 1;
@@ -74,8 +203,9 @@ fn min_distance_sum(n: u32) -> u32 {
     sum
 }
 
-/// Quad counts of a set of cells over every 2×2 window touching the board (windows hanging
-/// over the 8×8 layout's edge included; cells outside a smaller board are empty anyway).
+/// Quad counts of a set of cells of the 8×8 layout over every 2×2 window touching the board
+/// (windows hanging over the layout's edge included; cells outside a smaller board are
+/// empty anyway). Square boards only.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Quads {
     /// Windows holding exactly one cell of the set.
@@ -101,7 +231,7 @@ fn file_a_byte(p: u64) -> u32 {
     (((p & FILE_A).wrapping_mul(0x0102_0408_1020_4080)) >> 56) as u32
 }
 
-/// Counts the quads of `p` (see [`Quads`]).
+/// Counts the quads of `p` in the 8×8 layout (see [`Quads`]).
 pub fn quads(p: u64) -> Quads {
     let a = p & QUAD_ANCHORS;
     let b = (p >> 1) & QUAD_ANCHORS;
@@ -128,13 +258,55 @@ pub fn quads(p: u64) -> Quads {
     }
 }
 
-/// Adjacent pairs of cells in `p` (8-neighbourhood, each pair once).
+/// Adjacent pairs of cells in `p` in the 8×8 layout (8-neighbourhood, each pair once).
+/// Square boards only; see [`neighbour_pairs`] for any board.
 #[inline]
 pub fn adjacent_pairs(p: u64) -> u32 {
     (p & (p >> 1) & NOT_FILE_H).count_ones()
         + (p & (p >> 8)).count_ones()
         + (p & (p >> 9) & NOT_FILE_H).count_ones()
         + (p & (p >> 7) & NOT_FILE_A).count_ones()
+}
+
+/// Hexagonal board: (adjacent pairs, triangles of three mutually adjacent cells) of `set`.
+fn hex_pairs_and_triangles(t: &BoardTables, set: u64) -> (u32, u32) {
+    let (mut pairs, mut triangles) = (0, 0);
+    let mut bits = set;
+    while bits != 0 {
+        let sq = bits.trailing_zeros() as usize;
+        bits &= bits - 1;
+        pairs += (set & t.forward[sq]).count_ones();
+        for tri in t.triangles[sq] {
+            if tri != 0 && set & tri == tri {
+                triangles += 1;
+            }
+        }
+    }
+    (pairs, triangles)
+}
+
+/// Adjacent pairs of cells of `set` under the board's connection adjacency (each pair once).
+pub fn neighbour_pairs(g: &Geometry, set: u64) -> u32 {
+    let set = set & g.cells;
+    match g.shape {
+        Shape::Square => adjacent_pairs(set),
+        Shape::Hex => hex_pairs_and_triangles(tables(g), set).0,
+    }
+}
+
+/// Euler number (groups minus holes) of `set` under the board's connection adjacency:
+/// from quads on square boards (8-connectivity), as cells − adjacent pairs + triangles on
+/// the hexagonal board (6-connectivity, where both a set and its complement are
+/// 6-connected, so the count is exact).
+pub fn euler_number(g: &Geometry, set: u64) -> i32 {
+    let set = set & g.cells;
+    match g.shape {
+        Shape::Square => quads(set).euler4() / 4,
+        Shape::Hex => {
+            let (pairs, triangles) = hex_pairs_and_triangles(tables(g), set);
+            set.count_ones() as i32 - pairs as i32 + triangles as i32
+        }
+    }
 }
 
 /// The raw features of one side, before weighting (see [`EvalWeights`] for their meaning).
@@ -154,82 +326,126 @@ pub struct SideFeatures {
     pub uniformity: f32,
 }
 
-/// Computes the features of `color` in `pos` (features whose weight in `w` is zero and
-/// that cost extra work are left at 0).
+/// Computes the features of `color` (its team in `ambiloa`) in `pos` (features whose
+/// weight in `w` is zero and that cost extra work are left at 0). On the hexagonal board
+/// "quads" are solid triangles (three mutually adjacent own pieces) and the Euler number is
+/// [`euler_number`]'s; the bounding box is the smallest region bounded by lines of every
+/// axis (a box on square boards, a hexagon-like region on the hexagonal one).
 pub fn side_features(pos: &Position, color: Color, w: &EvalWeights) -> SideFeatures {
     let g = pos.geometry();
     let t = tables(g);
     let own = pos.pieces(color);
     let enemy = pos.pieces(color.opponent());
+    let vanished = pos.vanished();
     let occupied = own | enemy;
     let n = own.count_ones();
     if n == 0 {
         return SideFeatures::default();
     }
+    let ni = n as i32;
 
-    // Centre of mass, centralisation, bounding box.
+    // Centre of mass, centralisation, coordinate ranges.
     let (mut sx, mut sy, mut central) = (0i32, 0i32, 0u32);
+    let mut lo = [i32::MAX; 3];
+    let mut hi = [i32::MIN; 3];
     let mut bits = own;
     while bits != 0 {
         let sq = bits.trailing_zeros() as usize;
         bits &= bits - 1;
-        sx += (sq % 8) as i32;
-        sy += (sq / 8) as i32;
+        let (x, y) = t.coords[sq];
+        sx += x;
+        sy += y;
         central += t.centrality[sq] as u32;
+        for (k, v) in [x, y, x - y + 8].into_iter().enumerate() {
+            lo[k] = lo[k].min(v);
+            hi[k] = hi[k].max(v);
+        }
     }
-    let ni = n as i32;
-    // Exact centre of mass (symmetric under board symmetries, unlike a rounded one).
-    let cx = sx as f32 / n as f32;
-    let cy = sy as f32 / n as f32;
-    let mut dist = 0.0f32;
+    // Distances to the exact centre of mass, times n (integers: symmetric under every
+    // board symmetry, unlike a rounded centre).
+    let mut dist_n = 0i32;
     let mut bits = own;
     while bits != 0 {
-        let sq = bits.trailing_zeros() as i32;
+        let sq = bits.trailing_zeros() as usize;
         bits &= bits - 1;
-        dist += ((sq % 8) as f32 - cx)
-            .abs()
-            .max(((sq / 8) as f32 - cy).abs());
+        dist_n += t.distance_n(sq, sx, sy, ni);
     }
-    let surplus = (dist - min_distance_sum(n) as f32).max(0.0) / n as f32;
+    // Parachute: the opponent drops the pieces it holds where they hurt most.
+    let incoming = pos.reserve(color.opponent()) as u32;
+    if incoming > 0 {
+        let mut far_n = 0;
+        let mut empty = g.cells & !occupied & !vanished;
+        while empty != 0 {
+            let sq = empty.trailing_zeros() as usize;
+            empty &= empty - 1;
+            far_n = far_n.max(t.distance_n(sq, sx, sy, ni));
+        }
+        dist_n += incoming as i32 * far_n;
+    }
+    // The surplus of the pieces to come adds to that of the pieces on the board, per piece
+    // on the board (so a held reserve never looks like an improvement).
+    let dist = dist_n as f32 / n as f32;
+    let packed = min_distance_sum(n + incoming, t.ring_cells) as f32;
+    let surplus = (dist - packed).max(0.0) / n as f32;
     // Distance of the exact centre of mass to the centre, in half cells.
-    let com_dx = (2 * sx - t.centre2 * ni).abs() as f32 / (2 * ni) as f32;
-    let com_dy = (2 * sy - t.centre2 * ni).abs() as f32 / (2 * ni) as f32;
+    let com_distance =
+        t.norm(2 * sx - t.centre2 * ni, 2 * sy - t.centre2 * ni) as f32 / (2 * ni) as f32;
 
-    let min_rank = own.trailing_zeros() / 8;
-    let max_rank = (63 - own.leading_zeros()) / 8;
-    let mut files = own | (own >> 32);
-    files |= files >> 16;
-    files |= files >> 8;
-    let files = (files & 0xFF) as u32;
-    let min_file = files.trailing_zeros();
-    let max_file = 31 - files.leading_zeros();
-    let area = (max_rank - min_rank + 1) * (max_file - min_file + 1);
+    let area = if w.uniformity != 0.0 {
+        let mut region = g.cells;
+        for k in 0..t.kinds {
+            let mut band = 0;
+            for v in lo[k]..=hi[k] {
+                band |= t.bands[k][v as usize];
+            }
+            region &= band;
+        }
+        region.count_ones()
+    } else {
+        0
+    };
 
-    let q = quads(own);
+    let (euler, solid, pairs) = if t.hex {
+        let (pairs, triangles) = hex_pairs_and_triangles(t, own);
+        let euler = n as i32 - pairs as i32 + triangles as i32;
+        (euler as f32, triangles, pairs)
+    } else {
+        let q = quads(own);
+        (q.euler4() as f32 / 4.0, q.q3 + q.q4, adjacent_pairs(own))
+    };
 
     // Mobility (capture 2, to an edge cell ½, else 1; in half units) and blocked pieces.
+    // In ambiloa the team's pieces move with the same masks whichever partner owns them.
     let mut mobility2 = 0u32;
     let mut movers = 0u64;
-    loa::movegen::for_each_move(g, own, occupied, enemy, own, |from, _, to, capture| {
-        movers |= 1u64 << from;
-        mobility2 += if capture {
-            4
-        } else if t.edge & (1u64 << to) != 0 {
-            1
-        } else {
-            2
-        };
-    });
+    let forbidden = own | vanished;
+    loa::movegen::for_each_move(
+        g,
+        own,
+        occupied,
+        enemy,
+        forbidden,
+        |from, _, to, capture| {
+            movers |= 1u64 << from;
+            mobility2 += if capture {
+                4
+            } else if t.edge & (1u64 << to) != 0 {
+                1
+            } else {
+                2
+            };
+        },
+    );
     let blocked = (own & !movers).count_ones();
 
-    // Walls: edge pieces whose inward neighbours are all enemy pieces.
+    // Walls: edge pieces whose inward neighbours are all enemy pieces (or vanished cells).
     let mut walls = 0;
     let mut edge_pieces = own & t.edge;
     while edge_pieces != 0 {
         let sq = edge_pieces.trailing_zeros() as usize;
         edge_pieces &= edge_pieces - 1;
         let inward = g.neighbours[sq] & !t.edge & g.cells;
-        if inward != 0 && inward & !enemy == 0 {
+        if inward != 0 && inward & !(enemy | vanished) == 0 {
             walls += 1;
         }
     }
@@ -239,13 +455,13 @@ pub fn side_features(pos: &Position, color: Color, w: &EvalWeights) -> SideFeatu
         pieces: n,
         concentration: 4.0 / (1.0 + surplus),
         centralisation: central as f32 / nf,
-        com_position: -com_dx.max(com_dy),
-        euler: -(q.euler4() as f32) / 4.0,
-        quads: (q.q3 + q.q4) as f32 / nf,
+        com_position: -com_distance,
+        euler: -euler,
+        quads: solid as f32 / nf,
         mobility: mobility2 as f32 / (2.0 * nf),
         blocked: -(blocked as f32),
         walls: -(walls as f32),
-        connectedness: adjacent_pairs(own) as f32 / nf,
+        connectedness: pairs as f32 / nf,
         groups: if w.groups != 0.0 {
             -(g.count_groups(own) as f32)
         } else {
@@ -273,25 +489,38 @@ impl SideFeatures {
 }
 
 /// The static evaluation of `pos` for the side to move, in `[-EVAL_LIMIT, EVAL_LIMIT]`.
-/// Assumes the game is not over (the search scores finished games itself).
+/// Assumes the game is not over (the search scores finished games itself). The
+/// side-to-move bonus goes to the side that makes the next normal move: the opponent while
+/// a drop is pending.
 pub fn evaluate(pos: &Position, w: &EvalWeights) -> i32 {
     let us = pos.to_move();
     let ours = side_features(pos, us, w).weighted(w);
     let theirs = side_features(pos, us.opponent(), w).weighted(w);
-    let score = ours - theirs + w.side_to_move;
+    let tempo = if pos.drop_pending() {
+        -w.side_to_move
+    } else {
+        w.side_to_move
+    };
+    let score = ours - theirs + tempo;
     (score.round() as i32).clamp(-EVAL_LIMIT, EVAL_LIMIT)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use loa::{Rules, Variant};
+    use loa::{ExtraState, Game, Rules, Variant};
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
 
     #[test]
     fn min_distance_sums() {
-        assert_eq!(min_distance_sum(1), 0);
-        assert_eq!(min_distance_sum(9), 8);
-        assert_eq!(min_distance_sum(12), 14);
+        assert_eq!(min_distance_sum(1, 8), 0);
+        assert_eq!(min_distance_sum(9, 8), 8);
+        assert_eq!(min_distance_sum(12, 8), 14);
+        // Hexagonal packing: 6 cells at distance 1, 12 at distance 2.
+        assert_eq!(min_distance_sum(7, 6), 6);
+        assert_eq!(min_distance_sum(9, 6), 10);
+        assert_eq!(min_distance_sum(19, 6), 30);
     }
 
     fn naive_quads(p: u64) -> Quads {
@@ -334,6 +563,7 @@ mod tests {
             0x0000_0018_1800_0000,
         ] {
             assert_eq!(quads(p).euler4(), 4 * g.count_groups(p) as i32, "{p:#x}");
+            assert_eq!(euler_number(g, p), g.count_groups(p) as i32, "{p:#x}");
         }
         // A ring has one hole.
         assert_eq!(quads(0x0007_0507).euler4(), 0);
@@ -347,26 +577,135 @@ mod tests {
         assert_eq!(adjacent_pairs((1 << 7) | (1 << 8)), 0);
     }
 
+    /// Groups minus holes by flood fill: holes are the groups of the complement that do
+    /// not reach the edge (on the hexagonal board the complement is 6-connected too).
+    fn naive_euler(g: &Geometry, set: u64) -> i32 {
+        let rest = g.cells & !set;
+        let edge = tables(g).edge;
+        let mut outside = rest & edge;
+        loop {
+            let grown = g.dilate(outside) & rest;
+            if grown == outside {
+                break;
+            }
+            outside = grown;
+        }
+        g.count_groups(set) as i32 - g.count_groups(rest & !outside) as i32
+    }
+
     #[test]
-    fn evaluation_is_antisymmetric_in_the_side_to_move_and_symmetric_under_symmetries() {
-        let w = EvalWeights::default();
+    fn hex_euler_number_and_pairs_match_a_naive_count() {
+        let g = Variant::Alveole.geometry();
+        let mut rng = SmallRng::seed_from_u64(3);
+        for _ in 0..3000 {
+            let density = rng.gen_range(0.1..0.9);
+            let set = (0..64)
+                .filter(|&sq| g.contains(sq) && rng.gen_bool(density))
+                .fold(0u64, |a, sq| a | 1u64 << sq);
+            assert_eq!(euler_number(g, set), naive_euler(g, set), "{set:#x}");
+            let mut pairs = 0;
+            let mut bits = set;
+            while bits != 0 {
+                let sq = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                pairs += (g.neighbours[sq] & set).count_ones();
+            }
+            assert_eq!(neighbour_pairs(g, set) * 2, pairs);
+        }
+        // The six neighbours of the centre e5 form a ring with one hole.
+        let centre = g.square_at(4, 4).unwrap() as usize;
+        assert_eq!(euler_number(g, g.neighbours[centre]), 0);
+        assert_eq!(euler_number(g, g.neighbours[centre] | 1u64 << centre), 1);
+        // Centrality: 4 at the centre, 0 on the edge.
+        assert_eq!(centrality(g, centre as Square), 4);
+        assert_eq!(tables(g).edge.count_ones(), 24);
+    }
+
+    /// Positions (not over, drops pending included) from random games of every variant.
+    fn random_positions(count: usize, seed: u64) -> Vec<Position> {
+        let rules = Rules::classic();
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let mut out = Vec::new();
+        while out.len() < count {
+            let variant = Variant::ALL[out.len() % Variant::ALL.len()];
+            let mut game = Game::new(variant, rules);
+            let plies = rng.gen_range(0..80);
+            for _ in 0..plies {
+                if game.is_over() {
+                    break;
+                }
+                let moves = game.legal_moves();
+                game.play(moves[rng.gen_range(0..moves.len())]).unwrap();
+            }
+            if !game.is_over() {
+                out.push(*game.position());
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn evaluation_is_symmetric_under_every_board_symmetry() {
+        // Every feature on, so that each is checked.
+        let w = EvalWeights {
+            euler: 5.0,
+            connectedness: 7.0,
+            groups: 11.0,
+            uniformity: 13.0,
+            com_position: 17.0,
+            ..EvalWeights::default()
+        };
+        for pos in random_positions(700, 1) {
+            let e = evaluate(&pos, &w);
+            let g = pos.geometry();
+            for s in 0..g.num_symmetries as usize {
+                assert_eq!(
+                    evaluate(&pos.transformed(s), &w),
+                    e,
+                    "{} s={s}",
+                    pos.to_text()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn evaluation_is_antisymmetric_in_the_side_to_move() {
+        let w = EvalWeights {
+            euler: 5.0,
+            uniformity: 13.0,
+            ..EvalWeights::default()
+        };
+        let stm = w.side_to_move as i32;
+        for pos in random_positions(700, 2) {
+            let mut extra = pos.extra();
+            let pending = extra.drop_pending;
+            extra.drop_pending = false;
+            let flipped = Position::with_extra(
+                pos.variant(),
+                pos.pieces(Color::Black),
+                pos.pieces(Color::White),
+                pos.to_move().opponent(),
+                extra,
+            )
+            .unwrap();
+            let (e, f) = (evaluate(&pos, &w), evaluate(&flipped, &w));
+            if pending {
+                // The opponent makes the next normal move either way: the same value.
+                assert!((e + f).abs() <= 1, "{}: {e} {f}", pos.to_text());
+            } else if e.abs() < EVAL_LIMIT && f.abs() < EVAL_LIMIT {
+                assert!(
+                    ((e - stm) + (f - stm)).abs() <= 1,
+                    "{}: {e} {f}",
+                    pos.to_text()
+                );
+            }
+        }
+        // The start positions too (every variant's start is balanced).
         for variant in Variant::ALL {
             let rules = Rules::classic();
             let start = Position::start(variant, &rules);
-            let e = evaluate(&start, &w);
-            for s in 0..8 {
-                assert_eq!(evaluate(&start.transformed(s), &w), e);
-            }
-            // Swap the side to move: the position-dependent part changes sign.
-            let flipped = Position::new(
-                variant,
-                start.pieces(Color::Black),
-                start.pieces(Color::White),
-                Color::White,
-            )
-            .unwrap();
-            let f = evaluate(&flipped, &w);
-            assert!((e - w.side_to_move as i32) + (f - w.side_to_move as i32) <= 1);
+            assert_eq!(evaluate(&start, &w), stm, "{variant}");
         }
     }
 
@@ -377,5 +716,82 @@ mod tests {
         let pos =
             Position::from_text("w6w/8/8/2bbb3/2bbb3/8/8/w2w3w b", Variant::Standard).unwrap();
         assert!(evaluate(&pos, &w) > 100, "{}", evaluate(&pos, &w));
+        // The same on the hexagonal board: Black packed round the centre, White on corners.
+        let g = Variant::Alveole.geometry();
+        let at = |c: u8, r: u8| 1u64 << g.square_at(c, r).unwrap();
+        let centre = g.square_at(4, 4).unwrap() as usize;
+        let black = g.neighbours[centre] | 1u64 << centre;
+        let white = at(0, 0) | at(4, 0) | at(8, 4) | at(8, 8) | at(4, 8) | at(0, 4) | at(2, 0);
+        let pos = Position::new(Variant::Alveole, black, white, Color::White).unwrap();
+        assert!(evaluate(&pos, &w) < -100, "{}", evaluate(&pos, &w));
+    }
+
+    #[test]
+    fn parachute_pieces_still_to_come_count_against_their_side() {
+        let w = EvalWeights::default();
+        let rules = Rules::classic();
+        let start = Position::start(Variant::Parachute, &rules);
+        let with_reserves = |reserve: [u8; 2]| {
+            Position::with_extra(
+                Variant::Parachute,
+                start.pieces(Color::Black),
+                start.pieces(Color::White),
+                Color::Black,
+                ExtraState {
+                    reserve,
+                    ..ExtraState::default()
+                },
+            )
+            .unwrap()
+        };
+        // White holding Black's pieces (reserve of White) is bad for Black.
+        let none = evaluate(&with_reserves([0, 0]), &w);
+        let black_gets_3 = evaluate(&with_reserves([0, 3]), &w);
+        let white_gets_3 = evaluate(&with_reserves([3, 0]), &w);
+        assert!(black_gets_3 < none - 10, "{black_gets_3} vs {none}");
+        assert!(white_gets_3 > none + 10, "{white_gets_3} vs {none}");
+        assert!((black_gets_3 - none) - (none - white_gets_3) <= 1);
+    }
+
+    #[test]
+    fn gemma_vanished_cells_are_no_landing_cells() {
+        let w = EvalWeights::default();
+        let g = Variant::Gemma.geometry();
+        let start = Position::start(Variant::Gemma, &Rules::classic());
+        let (black, white) = (start.pieces(Color::Black), start.pieces(Color::White));
+        let inner = g.cells & !(black | white) & 0x0000_3C3C_3C3C_0000;
+        let vanished = Position::with_extra(
+            Variant::Gemma,
+            black,
+            white,
+            Color::Black,
+            ExtraState {
+                vanished: inner,
+                ..ExtraState::default()
+            },
+        )
+        .unwrap();
+        let before = side_features(&start, Color::Black, &w).mobility;
+        let after = side_features(&vanished, Color::Black, &w).mobility;
+        assert!(after < before, "{after} vs {before}");
+        // The mobility counted is that of the moves the rules allow.
+        let mut moves = loa::MoveList::new();
+        vanished.generate_moves(&mut moves);
+        assert!(moves.iter().all(|m| inner & (1u64 << m.to()) == 0));
+    }
+
+    #[test]
+    fn ambiloa_counts_team_pieces_and_both_partners_moves() {
+        let w = EvalWeights::default();
+        let rules = Rules::classic();
+        let start = Position::start(Variant::Ambiloa, &rules);
+        let standard = Position::start(Variant::Standard, &rules);
+        // The team's pieces stand where Black's stand in standard: the same features.
+        for c in Color::ALL {
+            assert_eq!(
+                side_features(&start, c, &w),
+                side_features(&standard, c, &w)
+            );
+        }
     }
 }

@@ -215,7 +215,7 @@ mod tests {
         for bad in [
             "play z9-z1",
             "undo 5",
-            "variant hex",
+            "variant chess",
             "rules nonsense",
             "frobnicate",
             "player minimax",
@@ -229,5 +229,55 @@ mod tests {
         }
         assert!(lines(s.handle("show"))[0].starts_with("position 1bbbb1/"));
         assert_eq!(s.handle("quit"), Reply::Quit(vec!["ok bye".into()]));
+    }
+
+    #[test]
+    fn every_variant_is_played() {
+        let f = PlayerFactory::new();
+        let mut s = Session::new(&f, PlayerSpec::parse("alphabeta:depth=2").unwrap());
+        for variant in Variant::ALL {
+            assert_eq!(lines(s.handle(&format!("variant {variant}"))), ["ok"]);
+            for _ in 0..6 {
+                if s.game().is_over() {
+                    break;
+                }
+                let out = lines(s.handle("genmove"));
+                let mv = out
+                    .last()
+                    .unwrap()
+                    .strip_prefix("move ")
+                    .unwrap()
+                    .to_string();
+                // The move text names the move on the variant's board: undo and replay it.
+                assert_eq!(lines(s.handle("undo")), ["ok"], "{variant}");
+                assert!(
+                    lines(s.handle("legal"))[0].split(' ').any(|m| m == mv),
+                    "{variant}: {mv}"
+                );
+                assert_eq!(lines(s.handle(&format!("play {mv}"))), ["ok"], "{variant}");
+            }
+            let show = lines(s.handle("show"));
+            assert!(show[0].contains(&format!("variant {variant} ")), "{show:?}");
+        }
+        // Parachute positions carry the reserves and the pending drop; drops are moves.
+        assert_eq!(lines(s.handle("variant parachute")), ["ok"]);
+        assert_eq!(
+            lines(s.handle("position 7w/8/8/3b4/3b4/8/6b1/w7 b 1:1 moves g2-e4")),
+            ["ok"]
+        );
+        assert!(lines(s.handle("show"))[0].contains(" b@ 1:1 "));
+        let out = lines(s.handle("genmove"));
+        assert!(out.last().unwrap().starts_with("move @"), "{out:?}");
+        assert!(lines(s.handle("show"))[0].ends_with("result black"));
+        // Gemma removals and ambiloa players.
+        assert_eq!(lines(s.handle("variant gemma")), ["ok"]);
+        assert_eq!(
+            lines(s.handle("position 7w/5w2/8/3b4/3b4/8/xx6/bx6 b")),
+            ["ok"]
+        );
+        assert_eq!(lines(s.handle("genmove")).last().unwrap(), "move ~a1");
+        assert_eq!(lines(s.handle("variant ambiloa")), ["ok"]);
+        assert_eq!(lines(s.handle("play b1-b3 a2-c2")), ["ok"]);
+        assert!(lines(s.handle("show"))[0].contains(" n variant ambiloa"));
     }
 }

@@ -7,14 +7,21 @@
 //! pass or loss, the ply limit, and repetition (a position repeated on the search path is
 //! scored as a draw; one that occurred twice before the root is a real three-fold draw).
 //!
+//! Every variant is searched. The side to move does not alternate every ply in `parachute`
+//! (the drop that ends a compound turn is made by the side that made the move before it), so
+//! a child's value is negated, with its window, only when the side to move changes; every
+//! ply (a drop included) costs one ply of depth. In `ambiloa` a colour is a team: the teams
+//! alternate every ply, the player to move moves only its own pieces, and a connection of
+//! the team wins. Drops and `gemma` removals are ordinary moves of the move list.
+//!
 //! An [`AlphaBeta`] owns its tables and is used by one thread at a time.
 
 use crate::config::AlphaBetaConfig;
-use crate::evaluation::evaluate;
+use crate::evaluation::{centrality, distance_to_centre_of_mass_n, evaluate};
 use crate::tt::{Bound, TranspositionTable};
 use anyhow::{bail, Result};
 use loa::rules::{NoMove, Repetition};
-use loa::{Game, Move, MoveList, Outcome, Position, Rules};
+use loa::{Color, Game, Move, MoveList, Outcome, Player, Position, Rules, Square};
 use std::time::{Duration, Instant};
 
 /// Score of a win at the root; a win `k` plies away scores `WIN - k`.
@@ -178,9 +185,10 @@ impl AlphaBeta {
         let mut reversible_from = 0;
         history.push(pos.hash());
         for &mv in game.moves() {
+            let irreversible = irreversible(&pos, mv);
             pos.play(mv);
             history.push(pos.hash());
-            if mv.is_capture() {
+            if irreversible {
                 reversible_from = history.len() - 1;
             }
         }
@@ -189,8 +197,8 @@ impl AlphaBeta {
     }
 
     /// Searches `root` under `rules`. `history` holds the hashes of the earlier positions of
-    /// the game since the last capture, ending with the root's own hash (may be empty when
-    /// unknown). Errors if the root is a finished game.
+    /// the game since the last capture (or other irreversible move), ending with the root's
+    /// own hash (may be empty when unknown). Errors if the root is a finished game.
     pub fn search_position(
         &mut self,
         root: &Position,
@@ -235,8 +243,8 @@ impl AlphaBeta {
         if legal.len() == 1 {
             return Ok(done(legal[0], 0));
         }
-        if let Some(mv) = self.winning_move(root) {
-            return Ok(done(mv, WIN - 1));
+        if let Some((mv, plies)) = self.winning_move(root) {
+            return Ok(done(mv, WIN - plies));
         }
 
         // Root moves with the score of the last iteration (for ordering).
@@ -309,8 +317,9 @@ impl AlphaBeta {
 
     fn order_root(&self, root: &Position, moves: &mut [(Move, i32)]) {
         let tt_move = self.tt.probe(root.hash()).and_then(|e| e.mv);
+        let drops = DropOrder::new(root);
         for m in moves.iter_mut() {
-            m.1 = self.move_order_score(root, m.0, tt_move, 0);
+            m.1 = self.move_order_score(root, m.0, tt_move, 0, drops.as_ref());
         }
         moves.sort_by_key(|m| std::cmp::Reverse(m.1));
     }
@@ -387,14 +396,16 @@ impl AlphaBeta {
             self.nodes += 1;
             return outcome_score(o, pos.to_move(), ply + 1);
         }
+        let same = child.to_move() == pos.to_move();
         self.stack.push(child.hash());
-        let reversible = !mv.is_capture();
+        let reversible = !irreversible(pos, mv);
         let score = if index == 0 {
-            -self.search(
+            self.value(
                 &child,
+                same,
                 depth - 1,
-                -beta,
-                -alpha,
+                alpha,
+                beta,
                 ply + 1,
                 reversible,
                 pv_node,
@@ -407,33 +418,68 @@ impl AlphaBeta {
             } else {
                 0
             };
-            let mut s = -self.search(
+            let null = alpha + 1;
+            let mut s = self.value(
                 &child,
+                same,
                 depth - 1 - reduction,
-                -alpha - 1,
-                -alpha,
+                alpha,
+                null,
                 ply + 1,
                 reversible,
                 false,
             );
             if s > alpha && reduction > 0 && !self.stop {
-                s = -self.search(
+                s = self.value(
                     &child,
+                    same,
                     depth - 1,
-                    -alpha - 1,
-                    -alpha,
+                    alpha,
+                    null,
                     ply + 1,
                     reversible,
                     false,
                 );
             }
             if s > alpha && s < beta && pv_node && !self.stop {
-                s = -self.search(&child, depth - 1, -beta, -alpha, ply + 1, reversible, true);
+                s = self.value(
+                    &child,
+                    same,
+                    depth - 1,
+                    alpha,
+                    beta,
+                    ply + 1,
+                    reversible,
+                    true,
+                );
             }
             s
         };
         self.stack.pop();
         score
+    }
+
+    /// The value of `child` (on top of the stack) for the side to move at its parent, with
+    /// the window `(alpha, beta)` of the parent: searched as it is when the same side moves
+    /// again (`same`: the drop of a compound turn), negated with a negated window otherwise.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn value(
+        &mut self,
+        child: &Position,
+        same: bool,
+        depth: i32,
+        alpha: i32,
+        beta: i32,
+        ply: usize,
+        reversible: bool,
+        pv_node: bool,
+    ) -> i32 {
+        if same {
+            self.search(child, depth, alpha, beta, ply, reversible, pv_node)
+        } else {
+            -self.search(child, depth, -beta, -alpha, ply, reversible, pv_node)
+        }
     }
 
     #[inline]
@@ -458,7 +504,10 @@ impl AlphaBeta {
     }
 
     /// Whether the position on top of the stack is a repetition draw. `reversible`: the move
-    /// that led here was not a capture (a capture makes every earlier position unreachable).
+    /// that led here can be undone by later moves (see [`irreversible`]). Only positions an
+    /// even number of plies back are compared: equal hashes mean the same side to move (and
+    /// seat) and the same reserves, so no drop lies between them and the sides alternated
+    /// strictly, an even number of times.
     fn is_repetition(&self, reversible: bool) -> bool {
         if self.rules.repetition == Repetition::Off || !reversible {
             return false;
@@ -504,7 +553,8 @@ impl AlphaBeta {
             return 0;
         }
         if let Some(limit) = self.rules.ply_limit {
-            if pos.ply() >= limit {
+            // The ply limit ends a game only between turns (as `Position::outcome`).
+            if pos.ply() >= limit && !pos.drop_pending() {
                 return 0;
             }
         }
@@ -512,7 +562,7 @@ impl AlphaBeta {
         if !pos.has_move(us) {
             match self.rules.no_move {
                 NoMove::Loss => return -(WIN - ply as i32),
-                NoMove::Pass if !pos.has_move(us.opponent()) => return 0,
+                NoMove::Pass if pos.nobody_can_move() => return 0,
                 NoMove::Pass => {
                     if depth <= 0 || ply >= MAX_PLY {
                         return self.leaf(pos, ply);
@@ -526,13 +576,17 @@ impl AlphaBeta {
             return evaluate(pos, &self.config.weights);
         }
         if depth <= 0 {
-            if self.config.leaf_win_check && self.winning_move(pos).is_some() {
-                return WIN - ply as i32 - 1;
+            if self.config.leaf_win_check {
+                if let Some((_, plies)) = self.winning_move(pos) {
+                    return WIN - ply as i32 - plies;
+                }
             }
             // Threat extension: the opponent threatens to connect next move, so the static
-            // value means little; look one ply further (bounded along the path).
+            // value means little; look one ply further (bounded along the path). Not in the
+            // middle of a compound turn (the opponent does not move next).
             if self.config.threat_extension
                 && ply < self.extension_ply_limit
+                && !pos.drop_pending()
                 && has_connecting_move(pos, us.opponent())
             {
                 depth = 1;
@@ -565,8 +619,8 @@ impl AlphaBeta {
             }
         }
 
-        if let Some(mv) = self.winning_move(pos) {
-            let s = WIN - ply as i32 - 1;
+        if let Some((mv, plies)) = self.winning_move(pos) {
+            let s = WIN - ply as i32 - plies;
             self.tt
                 .store(key, Some(mv), score_to_tt(s, ply), depth, Bound::Exact);
             return s;
@@ -575,8 +629,9 @@ impl AlphaBeta {
         let mut list = MoveList::new();
         pos.generate_moves(&mut list);
         let mut scores = [0i32; loa::moves::MAX_MOVES];
+        let drops = DropOrder::new(pos);
         for (i, &mv) in list.iter().enumerate() {
-            scores[i] = self.move_order_score(pos, mv, tt_move, ply);
+            scores[i] = self.move_order_score(pos, mv, tt_move, ply, drops.as_ref());
         }
         let n = list.len();
         let moves = list.as_mut_slice();
@@ -634,30 +689,50 @@ impl AlphaBeta {
     /// Static value of a leaf that is not over, with the one-move win check.
     #[inline]
     fn leaf(&mut self, pos: &Position, ply: usize) -> i32 {
-        if self.config.leaf_win_check && self.winning_move(pos).is_some() {
-            return WIN - ply as i32 - 1;
+        if self.config.leaf_win_check {
+            if let Some((_, plies)) = self.winning_move(pos) {
+                return WIN - ply as i32 - plies;
+            }
         }
         evaluate(pos, &self.config.weights)
     }
 
-    /// A move of the side to move that wins at once by connecting, if there is one.
-    fn winning_move(&self, pos: &Position) -> Option<Move> {
+    /// A move of the side to move that wins by connection within its turn, if there is one,
+    /// with the number of plies to the win: 2 for the move of a `parachute` compound turn
+    /// (a drop then completes the win), else 1 (a connecting move, a `gemma` removal that
+    /// leaves the rest connected, or the winning drop of a pending compound turn).
+    fn winning_move(&self, pos: &Position) -> Option<(Move, i32)> {
         let us = pos.to_move();
         let rules = self.rules;
+        if pos.drop_pending() {
+            return winning_drop(pos, &rules).map(|mv| (mv, 1));
+        }
+        let compound = pos.reserve(us) > 0;
         let mut found = None;
         for_each_connecting_move(pos, us, |mv| {
-            if pos.after(mv).connection_outcome_after(mv, &rules) == Some(Outcome::Win(us)) {
-                found = Some(mv);
-                true
+            let child = pos.after(mv);
+            let wins = if compound {
+                winning_drop(&child, &rules).is_some()
             } else {
-                false
+                child.connection_outcome_after(mv, &rules) == Some(Outcome::Win(us))
+            };
+            if wins {
+                found = Some(mv);
             }
+            wins
         });
-        found
+        found.map(|mv| (mv, if compound { 2 } else { 1 }))
     }
 
     #[inline]
-    fn move_order_score(&self, pos: &Position, mv: Move, tt_move: Option<Move>, ply: usize) -> i32 {
+    fn move_order_score(
+        &self,
+        pos: &Position,
+        mv: Move,
+        tt_move: Option<Move>,
+        ply: usize,
+        drops: Option<&DropOrder>,
+    ) -> i32 {
         if Some(mv) == tt_move {
             return 1 << 30;
         }
@@ -671,7 +746,11 @@ impl AlphaBeta {
         if k[1] == Some(mv) {
             return (1 << 25) - 1;
         }
-        self.history[history_index(pos.to_move().index(), mv)] + centrality_bonus(pos, mv)
+        let heuristic = match drops {
+            Some(d) if mv.is_drop() => d.score(mv.square()),
+            _ => centrality_bonus(pos, mv),
+        };
+        self.history[history_index(pos.to_move().index(), mv)] + heuristic
     }
 
     fn principal_variation(&self, root: &Position, first: Move, max_len: usize) -> Vec<Move> {
@@ -724,41 +803,87 @@ fn groups_upto5(g: &loa::Geometry, mut bits: u64) -> Option<([u64; 5], usize)> {
     Some((groups, n))
 }
 
-/// Calls `f` with every normal move of `color` (to move or not) after which all of
-/// `color`'s pieces form one group, until `f` returns true. Cheap bit tests reject most
-/// moves before the connection test: every group other than the mover's must touch the
-/// target cell, and so must what is left of the mover's own group.
-fn for_each_connecting_move(pos: &Position, color: loa::Color, mut f: impl FnMut(Move) -> bool) {
+/// The pieces that move at `color`'s next turn in `pos`: the player to move's own pieces
+/// when `color` is to move, else those of the team's player who moves next (`ambiloa`
+/// seats); all of `color`'s pieces in the other variants.
+fn next_movers(pos: &Position, color: Color) -> u64 {
+    match pos.player() {
+        None => pos.pieces(color),
+        Some(player) => {
+            // Order S, W, N, E: Black's seat s is followed by White's seat s, White's seat s
+            // by Black's seat 1 - s.
+            let seat = if color == pos.to_move() || color == Color::White {
+                player.seat()
+            } else {
+                player.seat() ^ 1
+            };
+            pos.player_pieces(Player::of(color, seat))
+        }
+    }
+}
+
+/// Calls `f` with every move of `color` (to move or not; its next player in `ambiloa`)
+/// after which all of `color`'s pieces form one group, until `f` returns true: normal
+/// moves, and in `gemma` the removal of a stuck piece standing alone. Cheap bit tests
+/// reject most moves before the connection test: every group other than the mover's must
+/// touch the target cell, and so must what is left of the mover's own group. Drops are not
+/// considered (they add the opponent's pieces).
+fn for_each_connecting_move(pos: &Position, color: Color, mut f: impl FnMut(Move) -> bool) {
     let g = pos.geometry();
     let own = pos.pieces(color);
     let enemy = pos.pieces(color.opponent());
+    let movers = next_movers(pos, color);
+    let forbidden = own | pos.vanished();
+    let occupied = own | enemy;
     let Some((groups, n)) = groups_upto5(g, own) else {
         return;
     };
     let groups = &groups[..n];
+    let flag = g.move_flag;
     let mut done = false;
-    loa::movegen::for_each_move(g, own, own | enemy, enemy, own, |from, _, to, capture| {
-        if done {
-            return;
-        }
-        let from_bit = 1u64 << from;
-        let around = g.neighbours[to as usize];
-        for &grp in groups {
-            let rest = grp & !from_bit;
-            if rest != 0 && rest & around == 0 {
+    loa::movegen::for_each_move(
+        g,
+        movers,
+        occupied,
+        enemy,
+        forbidden,
+        |from, _, to, capture| {
+            if done {
                 return;
             }
+            let from_bit = 1u64 << from;
+            let around = g.neighbours[to as usize];
+            for &grp in groups {
+                let rest = grp & !from_bit;
+                if rest != 0 && rest & around == 0 {
+                    return;
+                }
+            }
+            let after = (own & !from_bit) | (1u64 << to);
+            if g.is_connected(after) {
+                done = f(Move::new_on(from, to, capture, flag));
+            }
+        },
+    );
+    if done || !pos.variant().has_vanishing() || n != 2 {
+        return;
+    }
+    // Removing a piece splits nothing and joins nothing: it connects the rest only when it
+    // is a group of its own and the rest is the other group.
+    for &grp in groups {
+        if grp.count_ones() == 1
+            && grp & movers != 0
+            && loa::movegen::count_moves(g, grp, occupied, enemy, forbidden) == 0
+            && f(Move::remove(grp.trailing_zeros() as Square, flag))
+        {
+            return;
         }
-        let after = (own & !from_bit) | (1u64 << to);
-        if g.is_connected(after) {
-            done = f(Move::new(from, to, capture));
-        }
-    });
+    }
 }
 
-/// Whether `color` (to move or not) has a normal move that connects all its pieces (ignoring
+/// Whether `color` (to move or not) has a move that connects all its pieces (ignoring
 /// what the move does to the other side).
-fn has_connecting_move(pos: &Position, color: loa::Color) -> bool {
+fn has_connecting_move(pos: &Position, color: Color) -> bool {
     let mut found = false;
     for_each_connecting_move(pos, color, |_| {
         found = true;
@@ -767,15 +892,83 @@ fn has_connecting_move(pos: &Position, color: loa::Color) -> bool {
     found
 }
 
+/// While a drop is pending: a drop after which the side to move wins by connection, if
+/// there is one. A drop adds an opponent's piece, so it wins only when the side to move is
+/// already connected; drops away from every opponent's piece (which leave the opponent
+/// unconnected) are tried first.
+fn winning_drop(pos: &Position, rules: &Rules) -> Option<Move> {
+    let us = pos.to_move();
+    if !pos.drop_pending() || !pos.is_connected(us) {
+        return None;
+    }
+    let g = pos.geometry();
+    let empty = g.cells & !pos.occupied() & !pos.vanished();
+    let near = g.dilate(pos.pieces(us.opponent()));
+    for mut cells in [empty & !near, empty & near] {
+        while cells != 0 {
+            let mv = Move::drop(cells.trailing_zeros() as Square, g.move_flag);
+            cells &= cells - 1;
+            if pos.after(mv).connection_outcome_after(mv, rules) == Some(Outcome::Win(us)) {
+                return Some(mv);
+            }
+        }
+    }
+    None
+}
+
+/// Ordering of the drops of a pending compound turn: an opponent's piece hurts it most far
+/// from its centre of mass and away from its pieces.
+struct DropOrder {
+    geometry: &'static loa::Geometry,
+    opponent: u64,
+    near: u64,
+}
+
+impl DropOrder {
+    /// The ordering for `pos`, if a drop is pending there.
+    fn new(pos: &Position) -> Option<DropOrder> {
+        if !pos.drop_pending() {
+            return None;
+        }
+        let g = pos.geometry();
+        let opponent = pos.pieces(pos.to_move().opponent());
+        Some(DropOrder {
+            geometry: g,
+            opponent,
+            near: g.dilate(opponent),
+        })
+    }
+
+    /// Ordering bonus of a drop on `sq` (0..=256, below killers and history).
+    #[inline]
+    fn score(&self, sq: Square) -> i32 {
+        let n = self.opponent.count_ones().max(1) as i32;
+        let far = distance_to_centre_of_mass_n(self.geometry, sq, self.opponent) * 16 / n;
+        far.min(128)
+            + if self.near & (1u64 << sq) == 0 {
+                128
+            } else {
+                0
+            }
+    }
+}
+
 /// Small ordering bonus for moves towards the centre (ties among quiet moves).
 #[inline]
 fn centrality_bonus(pos: &Position, mv: Move) -> i32 {
-    let n = pos.geometry().size as i32;
-    let ring = |sq: u8| {
-        let (x, y) = ((sq % 8) as i32, (sq / 8) as i32);
-        x.min(y).min(n - 1 - x).min(n - 1 - y)
-    };
-    ring(mv.to()) - ring(mv.from())
+    if !mv.is_step() {
+        return 0;
+    }
+    let g = pos.geometry();
+    centrality(g, mv.to()) - centrality(g, mv.from())
+}
+
+/// Whether no later position can repeat one from before `mv` is played in `pos`: a
+/// capture, drop or removal changes the material, and in `gemma` every move makes a cell
+/// vanish.
+#[inline]
+fn irreversible(pos: &Position, mv: Move) -> bool {
+    mv.is_capture() || mv.is_drop() || mv.is_remove() || pos.variant().has_vanishing()
 }
 
 #[inline]
@@ -785,7 +978,7 @@ fn history_index(color: usize, mv: Move) -> usize {
 
 /// Score of a finished game for `mover` (who made the last move), found at `ply`.
 #[inline]
-fn outcome_score(o: Outcome, mover: loa::Color, ply: usize) -> i32 {
+fn outcome_score(o: Outcome, mover: Color, ply: usize) -> i32 {
     match o {
         Outcome::Draw => 0,
         Outcome::Win(c) if c == mover => WIN - ply as i32,
@@ -818,7 +1011,7 @@ fn score_from_tt(s: i32, ply: usize) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use loa::{Color, Variant};
+    use loa::{ExtraState, Variant};
     use rand::rngs::SmallRng;
     use rand::{Rng, SeedableRng};
 
@@ -829,12 +1022,13 @@ mod tests {
         })
     }
 
-    /// Random games from every start; calls `f` on each position that is not over.
+    /// Random games from every variant's start; calls `f` on each position that is not over
+    /// (drops pending included).
     fn random_positions(count: usize, seed: u64, rules: Rules, mut f: impl FnMut(&Game)) {
         let mut rng = SmallRng::seed_from_u64(seed);
         let mut done = 0;
         while done < count {
-            let variant = Variant::ALL[rng.gen_range(0..3)];
+            let variant = Variant::ALL[done % Variant::ALL.len()];
             let mut game = Game::new(variant, rules);
             let plies = rng.gen_range(0..60);
             for _ in 0..plies {
@@ -851,50 +1045,194 @@ mod tests {
         }
     }
 
-    #[test]
-    fn immediate_wins_are_found_exactly_when_they_exist() {
-        let rules = Rules::classic();
-        let mut s = searcher();
-        s.rules = rules;
-        let (mut wins, mut total) = (0, 0);
-        let mut rng = SmallRng::seed_from_u64(11);
-        while total < 3000 {
-            // Sparse random positions: few pieces make connecting moves common.
-            let variant = Variant::ALL[rng.gen_range(0..3)];
-            let g = variant.geometry();
-            let (nb, nw) = (rng.gen_range(2..7), rng.gen_range(2..7));
-            let mut pick = |n: usize| {
-                (0..n)
-                    .map(|_| 1u64 << g.sparse[rng.gen_range(0..g.num_cells as usize)])
-                    .fold(0, |a, b| a | b)
-            };
-            let (black, white) = (pick(nb), pick(nw));
-            let Ok(pos) = Position::new(variant, black & !white, white, Color::Black) else {
-                continue;
-            };
-            if pos.outcome(&rules).is_some() {
-                continue;
-            }
-            total += 1;
-            let found = s.winning_move(&pos);
-            let brute = pos.legal_moves(&rules).iter().copied().find(|&m| {
-                pos.after(m).connection_outcome_after(m, &rules) == Some(Outcome::Win(Color::Black))
-            });
-            assert_eq!(found.is_some(), brute.is_some(), "{}", pos.to_text());
-            if let Some(m) = found {
-                wins += 1;
-                assert_eq!(
-                    pos.after(m).connection_outcome(&rules),
-                    Some(Outcome::Win(Color::Black))
-                );
-                let r = searcher()
-                    .search_position(&pos, rules, &[], SearchLimits::depth(2))
-                    .unwrap();
-                assert_eq!(r.score, WIN - 1);
-                assert!(pos.after(r.best_move).is_connected(Color::Black));
+    /// A sparse random position of `variant` with `pieces` pieces a side at most and random
+    /// extra state (vanished cells, partners and seat, reserves and a pending drop), or
+    /// `None` if the draw was not a valid position.
+    fn sparse_position(variant: Variant, pieces: u32, rng: &mut SmallRng) -> Option<Position> {
+        let g = variant.geometry();
+        let pick = |n: u32, rng: &mut SmallRng| {
+            (0..n)
+                .map(|_| 1u64 << g.sparse[rng.gen_range(0..g.num_cells as usize)])
+                .fold(0, |a, b| a | b)
+        };
+        let (nb, nw) = (rng.gen_range(2..=pieces), rng.gen_range(2..=pieces));
+        let white = pick(nw, rng);
+        let black = pick(nb, rng) & !white;
+        let mut extra = ExtraState::default();
+        if variant.has_vanishing() {
+            let k = rng.gen_range(0..12);
+            extra.vanished = pick(k, rng) & !(black | white);
+        }
+        if variant == Variant::Ambiloa {
+            extra.partners = (black | white) & pick(20, rng);
+            extra.seat = rng.gen_range(0..2);
+        }
+        let to_move = if rng.gen_bool(0.5) {
+            Color::Black
+        } else {
+            Color::White
+        };
+        if variant.has_drops() {
+            extra.reserve = [rng.gen_range(0..3), rng.gen_range(0..3)];
+            extra.drop_pending = extra.reserve[to_move.index()] > 0 && rng.gen_bool(0.3);
+        }
+        Position::with_extra(variant, black, white, to_move, extra).ok()
+    }
+
+    /// Brute force: the plies to the first win by connection the side to move can force
+    /// within its turn (a move, or a move and the drop of a compound turn), per first move.
+    fn turn_wins(pos: &Position, rules: &Rules) -> Vec<(Move, i32)> {
+        let us = pos.to_move();
+        let mut wins = Vec::new();
+        for &mv in pos.legal_moves(rules).iter() {
+            let child = pos.after(mv);
+            if child.connection_outcome_after(mv, rules) == Some(Outcome::Win(us)) {
+                wins.push((mv, 1));
+            } else if child.drop_pending() {
+                let drop_wins = child.legal_moves(rules).iter().any(|&d| {
+                    child.after(d).connection_outcome_after(d, rules) == Some(Outcome::Win(us))
+                });
+                if drop_wins {
+                    wins.push((mv, 2));
+                }
             }
         }
-        assert!(wins > 100, "only {wins} positions with a win");
+        wins
+    }
+
+    /// Brute force: whether the opponent of the side to move, at its next turn, has a move
+    /// (drops aside) after which its pieces are connected.
+    fn opponent_can_connect(pos: &Position) -> bool {
+        let them = pos.to_move().opponent();
+        let mut extra = pos.extra();
+        extra.reserve = [0, 0];
+        extra.drop_pending = false;
+        if let Some(p) = pos.player() {
+            // Order S, W, N, E.
+            extra.seat = if them == Color::White {
+                p.seat()
+            } else {
+                p.seat() ^ 1
+            };
+        }
+        let next = Position::with_extra(
+            pos.variant(),
+            pos.pieces(Color::Black),
+            pos.pieces(Color::White),
+            them,
+            extra,
+        )
+        .unwrap();
+        let mut moves = MoveList::new();
+        next.generate_moves(&mut moves);
+        moves.iter().any(|&m| next.after(m).is_connected(them))
+    }
+
+    #[test]
+    fn immediate_wins_are_found_exactly_when_they_exist() {
+        let mut rng = SmallRng::seed_from_u64(11);
+        for rules in [Rules::classic(), Rules::icga()] {
+            for variant in Variant::ALL {
+                let mut s = searcher();
+                s.rules = rules;
+                let (mut wins, mut total) = (0, 0);
+                while total < 700 {
+                    // Sparse random positions: few pieces make connecting moves common.
+                    let Some(pos) = sparse_position(variant, 6, &mut rng) else {
+                        continue;
+                    };
+                    if pos.outcome(&rules).is_some() {
+                        continue;
+                    }
+                    total += 1;
+                    let found = s.winning_move(&pos);
+                    let brute = turn_wins(&pos, &rules);
+                    let text = pos.to_text();
+                    assert_eq!(
+                        has_connecting_move(&pos, pos.to_move().opponent()),
+                        opponent_can_connect(&pos),
+                        "{variant} {text}"
+                    );
+                    assert_eq!(found.is_some(), !brute.is_empty(), "{variant} {text}");
+                    let Some((mv, plies)) = found else {
+                        continue;
+                    };
+                    wins += 1;
+                    assert!(brute.contains(&(mv, plies)), "{variant} {text}: {mv}");
+                    let r = searcher()
+                        .search_position(&pos, rules, &[], SearchLimits::depth(2))
+                        .unwrap();
+                    assert_eq!(r.score, WIN - plies, "{variant} {text}");
+                    assert!(brute.contains(&(r.best_move, plies)), "{variant} {text}");
+                }
+                assert!(wins > 20, "{variant}: only {wins} positions with a win");
+            }
+        }
+    }
+
+    /// Plays the searcher's moves from `text` until the turn of the side to move is over and
+    /// checks that it won, in `plies` plies, with the first search scoring `WIN - plies`.
+    fn assert_wins_at_once(variant: Variant, pos: Position, rules: Rules, plies: i32) {
+        let us = pos.to_move();
+        let mut game = Game::from_position(pos, rules);
+        let mut s = searcher();
+        let first = s.search_game(&game, SearchLimits::depth(3)).unwrap();
+        assert_eq!(first.score, WIN - plies, "{variant} {}", pos.to_text());
+        game.play(first.best_move).unwrap();
+        for _ in 1..plies {
+            let r = s.search_game(&game, SearchLimits::depth(3)).unwrap();
+            assert_eq!(r.score, WIN - 1, "{variant}");
+            game.play(r.best_move).unwrap();
+        }
+        assert_eq!(game.outcome(), Some(Outcome::Win(us)), "{variant}");
+    }
+
+    #[test]
+    fn hand_made_wins_in_one_turn_are_found_in_every_new_variant() {
+        let classic = Rules::classic();
+        // Parachute: g2-e4 connects Black, then any drop away from a1 and h8 wins.
+        let p = Position::from_text("7w/8/8/3b4/3b4/8/6b1/w7 b 1:1", Variant::Parachute).unwrap();
+        assert_wins_at_once(Variant::Parachute, p, classic, 2);
+        assert_wins_at_once(Variant::Parachute, p, Rules::icga(), 2);
+        // Parachute, drop pending with Black connected: under ICGA rules a drop on a2 or b2
+        // would connect White too (a draw); the search drops elsewhere.
+        let p = Position::from_text("8/8/8/3b4/3b4/w7/8/w7 b@ 1:1", Variant::Parachute).unwrap();
+        let r = searcher()
+            .search_position(&p, Rules::icga(), &[], SearchLimits::depth(3))
+            .unwrap();
+        assert_eq!(r.score, WIN - 1);
+        assert!(!["@a2", "@b2"].contains(&r.best_move.to_string().as_str()));
+        assert_wins_at_once(Variant::Parachute, p, Rules::icga(), 1);
+        // Gemma: a1 is stuck (a2, b1, b2 vanished); removing it leaves Black connected.
+        let p = Position::from_text("7w/5w2/8/3b4/3b4/8/xx6/bx6 b", Variant::Gemma).unwrap();
+        let r = searcher()
+            .search_position(&p, classic, &[], SearchLimits::depth(2))
+            .unwrap();
+        assert_eq!(r.best_move.to_string(), "~a1");
+        assert_wins_at_once(Variant::Gemma, p, classic, 1);
+        // Ambiloa: South's b1 joins North's c3-c4 (b1-b2 or b1-c2).
+        let p = Position::from_text("w7/8/8/8/2n5/2n5/8/1s5e s", Variant::Ambiloa).unwrap();
+        assert_wins_at_once(Variant::Ambiloa, p, classic, 1);
+        // Ambiloa: West to move cannot connect nor stop North's c3-c2 or c3-b2 next.
+        let p = Position::from_text("w7/8/8/8/8/2n5/8/1s5e w", Variant::Ambiloa).unwrap();
+        for depth in [1, 2, 3] {
+            let r = searcher()
+                .search_position(&p, classic, &[], SearchLimits::depth(depth))
+                .unwrap();
+            assert_eq!(r.score, -(WIN - 2), "depth {depth}");
+        }
+        // Alveole: the piece on col 4, row 1 moves two cells up its line to join the
+        // centre pair.
+        let g = Variant::Alveole.geometry();
+        let at = |c: u8, r: u8| 1u64 << g.square_at(c, r).unwrap();
+        let p = Position::new(
+            Variant::Alveole,
+            at(4, 4) | at(5, 4) | at(4, 1),
+            at(0, 0) | at(8, 8),
+            Color::Black,
+        )
+        .unwrap();
+        assert_wins_at_once(Variant::Alveole, p, classic, 1);
     }
 
     #[test]
@@ -910,7 +1248,7 @@ mod tests {
         {
             let rules = Rules::parse(spec).unwrap();
             let mut s = searcher();
-            random_positions(250, i as u64, rules, |game| {
+            random_positions(280, i as u64, rules, |game| {
                 let limits = SearchLimits {
                     depth: Some(3),
                     nodes: Some(3000),
@@ -923,38 +1261,47 @@ mod tests {
                     game.position().to_text(),
                     r.best_move
                 );
+                for mv in r.pv() {
+                    assert_eq!(mv.is_hex(), game.position().geometry().move_flag != 0);
+                }
             });
+        }
+    }
+
+    /// Plain minimax over connection outcomes only (no pruning, no tables): the exact score
+    /// if the game is decided within `depth` plies, else None. The sign flips only when the
+    /// side to move changes.
+    fn minimax(pos: &Position, rules: &Rules, depth: u32, ply: i32) -> Option<i32> {
+        if depth == 0 {
+            return None;
+        }
+        let mut best: Option<i32> = None;
+        let mut undecided = false;
+        for &mv in pos.legal_moves(rules).iter() {
+            let child = pos.after(mv);
+            let s = match child.connection_outcome_after(mv, rules) {
+                Some(o) => Some(outcome_score(o, pos.to_move(), (ply + 1) as usize)),
+                None if child.to_move() == pos.to_move() => {
+                    minimax(&child, rules, depth - 1, ply + 1)
+                }
+                None => minimax(&child, rules, depth - 1, ply + 1).map(|s| -s),
+            };
+            match s {
+                Some(v) => best = Some(best.map_or(v, |b: i32| b.max(v))),
+                None => undecided = true,
+            }
+        }
+        match best {
+            Some(b) if b > WIN_THRESHOLD => Some(b),
+            _ if undecided => None,
+            b => b,
         }
     }
 
     #[test]
     fn win_scores_are_exact_and_agree_with_a_plain_minimax() {
-        // Plain minimax over connection outcomes only (depth 3, no pruning) on 6x6 endings
-        // with few pieces must agree with the searcher about forced wins.
-        fn minimax(pos: &Position, rules: &Rules, depth: u32, ply: i32) -> Option<i32> {
-            // The exact score if the game is decided within `depth` plies, else None.
-            if depth == 0 {
-                return None;
-            }
-            let mut best: Option<i32> = None;
-            let mut undecided = false;
-            for &mv in pos.legal_moves(rules).iter() {
-                let child = pos.after(mv);
-                let s = match child.connection_outcome_after(mv, rules) {
-                    Some(o) => Some(outcome_score(o, pos.to_move(), (ply + 1) as usize)),
-                    None => minimax(&child, rules, depth - 1, ply + 1).map(|s| -s),
-                };
-                match s {
-                    Some(v) => best = Some(best.map_or(v, |b: i32| b.max(v))),
-                    None => undecided = true,
-                }
-            }
-            match best {
-                Some(b) if b > WIN_THRESHOLD => Some(b),
-                _ if undecided => None,
-                b => b,
-            }
-        }
+        // Plain minimax (depth 3) on endings with few pieces must agree with the searcher
+        // about forced wins.
         let rules = Rules::parse("repetition=off").unwrap();
         let mut rng = SmallRng::seed_from_u64(5);
         let mut s = AlphaBeta::new(AlphaBetaConfig {
@@ -962,68 +1309,152 @@ mod tests {
             late_move_reductions: false,
             ..Default::default()
         });
-        let mut checked = 0;
-        while checked < 60 {
-            let g = Variant::Six.geometry();
-            let mut cells: Vec<u8> = (0..64).filter(|&q| g.contains(q)).collect();
-            let mut pick = |n: usize| {
-                let mut b = 0u64;
-                for _ in 0..n {
-                    let k = rng.gen_range(0..cells.len());
-                    b |= 1u64 << cells.swap_remove(k);
+        for variant in Variant::ALL {
+            let mut checked = 0;
+            let mut decided = 0;
+            // Until a few positions were decided within the horizon (wins are rarer on the
+            // larger boards).
+            while decided < 8 && checked < 500 {
+                let Some(pos) = sparse_position(variant, 4, &mut rng) else {
+                    continue;
+                };
+                if pos.outcome(&rules).is_some() {
+                    continue;
                 }
-                b
-            };
-            let (black, white) = (pick(4), pick(4));
-            let Ok(pos) = Position::new(Variant::Six, black, white, Color::Black) else {
-                continue;
-            };
-            if pos.outcome(&rules).is_some() {
-                continue;
-            }
-            let truth = minimax(&pos, &rules, 3, 0);
-            let r = s
-                .search_position(&pos, rules, &[], SearchLimits::depth(3))
-                .unwrap();
-            if let Some(t) = truth {
-                if t > WIN_THRESHOLD {
-                    assert_eq!(r.score, t, "{}", pos.to_text());
+                let truth = minimax(&pos, &rules, 3, 0);
+                let r = s
+                    .search_position(&pos, rules, &[], SearchLimits::depth(3))
+                    .unwrap();
+                if let Some(t) = truth {
+                    decided += 1;
+                    if t > WIN_THRESHOLD {
+                        assert_eq!(r.score, t, "{variant} {}", pos.to_text());
+                    }
                 }
+                if r.score > WIN_THRESHOLD && (WIN - r.score) <= 3 {
+                    assert_eq!(truth, Some(r.score), "{variant} {}", pos.to_text());
+                }
+                checked += 1;
             }
-            if r.score > WIN_THRESHOLD && (WIN - r.score) <= 3 {
-                assert_eq!(truth, Some(r.score), "{}", pos.to_text());
-            }
-            checked += 1;
+            assert!(decided >= 8, "{variant}: {decided} decided in {checked}");
         }
+    }
+
+    /// Fixed-depth negamax without pruning or tables that follows the searcher's own rules
+    /// (one-turn win check at interior nodes and leaves, static evaluation, pass when
+    /// stuck), flipping the sign only when the side to move changes.
+    fn reference(s: &AlphaBeta, pos: &Position, depth: i32, ply: usize) -> i32 {
+        let rules = s.rules;
+        if !pos.has_move(pos.to_move()) {
+            if pos.nobody_can_move() {
+                return 0;
+            }
+            if depth <= 0 {
+                return match s.winning_move(pos) {
+                    Some((_, k)) => WIN - ply as i32 - k,
+                    None => evaluate(pos, &s.config.weights),
+                };
+            }
+        } else {
+            if let Some((_, k)) = s.winning_move(pos) {
+                return WIN - ply as i32 - k;
+            }
+            if depth <= 0 {
+                return evaluate(pos, &s.config.weights);
+            }
+        }
+        let mut best = -INFINITY;
+        for &mv in pos.legal_moves(&rules).iter() {
+            let child = pos.after(mv);
+            let v = match child.connection_outcome_after(mv, &rules) {
+                Some(o) => outcome_score(o, pos.to_move(), ply + 1),
+                None if child.to_move() == pos.to_move() => {
+                    reference(s, &child, depth - 1, ply + 1)
+                }
+                None => -reference(s, &child, depth - 1, ply + 1),
+            };
+            best = best.max(v);
+        }
+        best
+    }
+
+    #[test]
+    fn search_values_equal_a_plain_negamax_in_every_variant() {
+        // Positions from random games, so that parachute compound turns (and roots with a
+        // pending drop) are common; repetition off so that values do not depend on paths.
+        let rules = Rules::parse("repetition=off").unwrap();
+        let mut s = AlphaBeta::new(AlphaBetaConfig {
+            tt_mib: 4,
+            late_move_reductions: false,
+            threat_extension: false,
+            ..Default::default()
+        });
+        s.rules = rules;
+        let mut rng = SmallRng::seed_from_u64(21);
+        let mut pending = 0;
+        for variant in Variant::ALL {
+            let mut checked = 0;
+            while checked < 6 {
+                let mut game = Game::new(variant, rules);
+                for _ in 0..rng.gen_range(0..14) {
+                    if game.is_over() {
+                        break;
+                    }
+                    let moves = game.legal_moves();
+                    game.play(moves[rng.gen_range(0..moves.len())]).unwrap();
+                }
+                if game.is_over() {
+                    continue;
+                }
+                let pos = *game.position();
+                pending += pos.drop_pending() as u32;
+                let depth = if variant.has_drops() { 3 } else { 2 };
+                s.clear();
+                s.stack = vec![pos.hash()];
+                s.root_index = 0;
+                s.extension_ply_limit = 0;
+                let value = s.search(&pos, depth, -INFINITY, INFINITY, 0, false, true);
+                assert_eq!(
+                    value,
+                    reference(&s, &pos, depth, 0),
+                    "{variant} {}",
+                    pos.to_text()
+                );
+                checked += 1;
+            }
+        }
+        assert!(pending > 0);
     }
 
     #[test]
     fn respects_node_and_time_limits() {
         let rules = Rules::classic();
-        let game = Game::new(Variant::Standard, rules);
-        let mut s = searcher();
-        let r = s.search_game(&game, SearchLimits::nodes(5_000)).unwrap();
-        assert!(r.nodes <= 5_001, "{}", r.nodes);
-        let r = s
-            .search_game(&game, SearchLimits::time(Duration::from_millis(100)))
-            .unwrap();
-        assert!(r.elapsed < Duration::from_millis(600), "{:?}", r.elapsed);
-        assert!(r.depth >= 2);
+        for variant in Variant::ALL {
+            let game = Game::new(variant, rules);
+            let mut s = searcher();
+            let r = s.search_game(&game, SearchLimits::nodes(5_000)).unwrap();
+            assert!(r.nodes <= 5_001, "{variant}: {}", r.nodes);
+            let r = s
+                .search_game(&game, SearchLimits::time(Duration::from_millis(60)))
+                .unwrap();
+            assert!(
+                r.elapsed < Duration::from_millis(500),
+                "{variant}: {:?}",
+                r.elapsed
+            );
+            assert!(r.depth >= 2, "{variant}: depth {}", r.depth);
+        }
     }
 
     #[test]
     fn no_move_loss_is_scored() {
-        // Black's only piece on a1 is blocked? Construct: black a1, white b1 a2 b2 ... a1 can
-        // capture them; instead check the searcher sees the no-move rule in a real position
-        // by searching all variants at low depth under no-move=loss (exercised above) and a
-        // direct case: black to move with no moves loses at once.
+        // Black to move without any move loses at once under no-move=loss: found by random
+        // search for a lone black piece boxed in on the 6x6 board.
         let rules = Rules::parse("no-move=loss").unwrap();
         let mut s = searcher();
         s.rules = rules;
         s.stack = vec![0];
         s.root_index = 0;
-        // A position with no black moves: black a1 surrounded by white on a2 b2 b1? Black
-        // could capture adjacent pieces when the line count is 2; find one by random search.
         let mut rng = SmallRng::seed_from_u64(9);
         let g = Variant::Six.geometry();
         for _ in 0..200_000 {
