@@ -264,6 +264,16 @@ impl Position {
             if extra.drop_pending && extra.reserve[to_move.index()] == 0 {
                 return bad("a drop is pending but the side to move holds no pieces".into());
             }
+            // Every reserve piece must find an empty cell: a move never fills a cell and a
+            // drop fills one per piece, so play keeps this, and a drop is always possible.
+            let empty = (g.cells & !(black | white)).count_ones();
+            let owed = extra.reserve[0] as u32 + extra.reserve[1] as u32;
+            if owed > empty {
+                return bad(format!(
+                    "reserves {}:{} exceed the {empty} empty cells",
+                    extra.reserve[0], extra.reserve[1]
+                ));
+            }
         } else if extra.reserve != [0, 0] || extra.drop_pending {
             return bad(format!("{variant} has no reserves"));
         }
