@@ -655,6 +655,8 @@ struct Tally {
     positions: usize,
     successors: usize,
     passes: usize,
+    /// Passes in the move part of a compound turn (`parachute`), followed by a drop.
+    passes_then_drop: usize,
     drops: usize,
     removals: usize,
     finished: usize,
@@ -724,6 +726,9 @@ fn compare(e: &Position, r: &RPos, successors: bool, tally: &mut Tally) {
         let mv = engine_moves[&name];
         let ec = e.after(mv);
         let rc = r.after(m);
+        if m == RMove::Pass && rc.pending {
+            tally.passes_then_drop += 1;
+        }
         let child_text = ec.to_text();
         assert_eq!(child_text, rc.to_text(), "{text} {name}");
         let rebuilt = Position::from_text(&child_text, v).unwrap();
@@ -840,7 +845,7 @@ fn start_positions_match_the_rule_text() {
 
 #[test]
 fn random_games_match_the_reference() {
-    let mut rng = Rng(0x5EED_0F_10AD);
+    let mut rng = Rng(0x005E_ED0F_10AD);
     for v in Variant::ALL {
         let mut tally = Tally::default();
         let firsts: &[Color] = if v == Variant::Ambiloa {
@@ -849,13 +854,13 @@ fn random_games_match_the_reference() {
             &[Color::Black]
         };
         for &first in firsts {
-            playouts(v, first, 1000 / firsts.len(), &mut rng, Some(&mut tally));
+            playouts(v, first, 700 / firsts.len(), &mut rng, Some(&mut tally));
         }
         eprintln!("{v}: {tally:?}");
-        assert!(tally.positions >= 1000, "{v}: {tally:?}");
+        assert!(tally.positions >= 700, "{v}: {tally:?}");
         assert!(tally.finished >= 1, "{v}: {tally:?}");
         match v {
-            Variant::Parachute => assert!(tally.drops > 2000, "{tally:?}"),
+            Variant::Parachute => assert!(tally.drops > 1500, "{tally:?}"),
             Variant::Gemma => assert!(tally.removals > 0, "{tally:?}"),
             _ => {}
         }
@@ -868,7 +873,7 @@ fn random_placements_match_the_reference() {
     for v in Variant::ALL {
         let mut tally = Tally::default();
         let mut pending = 0;
-        let n = if SPECIAL.contains(&v) { 2000 } else { 600 };
+        let n = if SPECIAL.contains(&v) { 1500 } else { 400 };
         let mut invalid = 0;
         for _ in 0..n {
             let r = random_placement(v, &mut rng);
@@ -893,6 +898,7 @@ fn random_placements_match_the_reference() {
         }
         if v == Variant::Parachute {
             assert!(pending > 100 && invalid > 10, "{pending} {invalid}");
+            assert!(tally.passes_then_drop > 0, "{tally:?}");
         }
         if v == Variant::Gemma {
             assert!(tally.removals > 100, "{tally:?}");
