@@ -264,6 +264,16 @@ impl Position {
             if extra.drop_pending && extra.reserve[to_move.index()] == 0 {
                 return bad("a drop is pending but the side to move holds no pieces".into());
             }
+            // Every reserve piece must find an empty cell: a move never fills a cell and a
+            // drop fills one per piece, so play keeps this, and a drop is always possible.
+            let empty = (g.cells & !(black | white)).count_ones();
+            let owed = extra.reserve[0] as u32 + extra.reserve[1] as u32;
+            if owed > empty {
+                return bad(format!(
+                    "reserves {}:{} exceed the {empty} empty cells",
+                    extra.reserve[0], extra.reserve[1]
+                ));
+            }
         } else if extra.reserve != [0, 0] || extra.drop_pending {
             return bad(format!("{variant} has no reserves"));
         }
@@ -538,14 +548,15 @@ impl Position {
 
     /// Whether `color` (in `ambiloa`: the player of that team whose turn it is, or would
     /// be next for the other team) would have a move other than a pass at its turn in this
-    /// placement: a normal move, a removal (`gemma`: any piece) or a drop (`parachute`,
-    /// while it holds pieces).
+    /// placement: a normal move, a removal (`gemma`: any piece), or the drop the side to
+    /// move owes (`parachute`, while a drop is pending). A `parachute` side that holds a
+    /// reserve but has no normal move has none: it passes, then drops (so this is not the
+    /// draw test; see [`Position::nobody_can_move`]).
     pub fn has_move(&self, color: Color) -> bool {
         let seat = if self.variant == Variant::Ambiloa {
-            // The other team moves next with the seat that follows the turn order.
-            if color == self.to_move {
-                self.seat
-            } else if color == Color::White {
+            // The other team moves next with the seat that follows the turn order: after
+            // South comes West (same seat), after East comes South (the other seat).
+            if color == self.to_move || color == Color::White {
                 self.seat
             } else {
                 self.seat ^ 1
