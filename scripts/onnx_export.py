@@ -17,15 +17,32 @@ import torch
 
 
 def random_planes(desc, batch, gen):
+    """Random inputs that respect model.json: pieces on board cells only, the validity
+    plane set on them, every plane zero off the board (hexagonal board in its grid)."""
     _, planes, n, _ = desc["input"]["shape"]
+    names = desc["input"]["planes"]
+    cells = desc.get("board", {}).get("cells")
+    if cells is None:
+        valid = torch.ones(n * n, dtype=torch.uint8)
+    else:
+        valid = torch.tensor([c is not None for c in cells], dtype=torch.uint8)
+    on_board = valid.nonzero().flatten()
     x = torch.zeros(batch, planes, n, n, dtype=torch.uint8)
     for b in range(batch):
-        cells = torch.randperm(n * n, generator=gen)
-        own, opp = cells[: n + 2], cells[n + 2 : 2 * n + 4]
-        x[b, 0].view(-1)[own] = 1
-        x[b, 1].view(-1)[opp] = 1
-        x[b, 2:6] = torch.randint(0, n + 1, (4, n, n), generator=gen, dtype=torch.uint8)
-        x[b, 6] = 1
+        shuffled = on_board[torch.randperm(len(on_board), generator=gen)]
+        own, opp = shuffled[: n + 2], shuffled[n + 2 : 2 * n + 4]
+        for p, name in enumerate(names):
+            if name == "own":
+                x[b, p].view(-1)[own] = 1
+            elif name == "opponent":
+                x[b, p].view(-1)[opp] = 1
+            elif name.startswith("line_count_"):
+                x[b, p] = torch.randint(0, n + 1, (n, n), generator=gen, dtype=torch.uint8)
+            elif name == "ones":
+                x[b, p] = 1
+            else:
+                x[b, p] = torch.randint(0, 2, (n, n), generator=gen, dtype=torch.uint8)
+        x[b] *= valid.view(n, n)
     return x
 
 

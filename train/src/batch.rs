@@ -1,9 +1,10 @@
 //! Training batches: samples (each under one board symmetry) → input planes, policy
 //! targets over the policy vector, legal-move masks, and win/draw/loss value targets.
 
-use crate::encoding::{encode_into, input_len, NUM_PLANES};
-use crate::net::POLICY_PLANES;
-use loa::policy::transform_policy_index;
+use crate::encoding::{encode_into, input_len, num_planes, same_layout};
+use anyhow::{bail, Result};
+use loa::policy::{policy_size, transform_policy_index};
+use loa::Variant;
 use selfplay::data::Sample;
 use tch::{Device, Kind, Tensor};
 
@@ -44,20 +45,29 @@ pub fn wdl_of(z: f32) -> [f32; 3] {
     [z.max(0.0), 1.0 - z.abs(), (-z).max(0.0)]
 }
 
-/// Builds a batch from `samples[i]` seen under symmetry `symmetries[i]`, for an
-/// `n×n` board. Value target: `(1 − w) · outcome + w · search_value` with
-/// `w = search_value_weight`. Samples of another board size must not be passed.
+/// Builds a batch from `samples[i]` seen under board symmetry `symmetries[i]`
+/// (`0..geometry.num_symmetries`: 8 on square boards, 12 on the hexagonal one), for a
+/// network of `variant`'s layout. Value target: `(1 − w) · outcome + w · search_value`
+/// with `w = search_value_weight`, for the side (team) to move. Errors: lengths differ, a
+/// sample of another layout, a symmetry out of range.
 pub fn make_batch(
     samples: &[&Sample],
     symmetries: &[usize],
-    board_size: usize,
+    variant: Variant,
     search_value_weight: f32,
-) -> Batch {
-    assert_eq!(samples.len(), symmetries.len());
+) -> Result<Batch> {
+    if samples.len() != symmetries.len() {
+        bail!(
+            "{} samples but {} symmetries",
+            samples.len(),
+            symmetries.len()
+        );
+    }
+    let g = variant.geometry();
     let b = samples.len();
-    let n = board_size;
-    let plen = POLICY_PLANES * n * n;
-    let ilen = input_len(n);
+    let n = g.size as usize;
+    let plen = policy_size(variant);
+    let ilen = input_len(variant);
     let mut input = vec![0u8; b * ilen];
     let mut policy = vec![0f32; b * plen];
     let mut legal = vec![false; b * plen];
@@ -66,8 +76,18 @@ pub fn make_batch(
     let mut value = vec![0f32; b];
     for (i, (s, &sym)) in samples.iter().zip(symmetries).enumerate() {
         let pos = &s.position;
-        let g = pos.geometry();
-        assert_eq!(g.size as usize, n, "sample of another board size");
+        if !same_layout(variant, pos.variant()) {
+            bail!(
+                "sample {i} is a {} position; the batch is for {variant}'s layout",
+                pos.variant()
+            );
+        }
+        if sym >= g.num_symmetries as usize {
+            bail!(
+                "symmetry {sym} of sample {i}: {variant} has {}",
+                g.num_symmetries
+            );
+        }
         encode_into(&pos.transformed(sym), &mut input[i * ilen..(i + 1) * ilen]);
         let row = i * plen;
         let mut mass = 0.0;
@@ -93,14 +113,14 @@ pub fn make_batch(
         value[i] = z.clamp(-1.0, 1.0);
     }
     let (bi, ni) = (b as i64, n as i64);
-    Batch {
-        input: Tensor::from_slice(&input).view([bi, NUM_PLANES as i64, ni, ni]),
+    Ok(Batch {
+        input: Tensor::from_slice(&input).view([bi, num_planes(variant) as i64, ni, ni]),
         policy_target: Tensor::from_slice(&policy).view([bi, plen as i64]),
         legal: Tensor::from_slice(&legal).view([bi, plen as i64]),
         policy_weight: Tensor::from_slice(&weight),
         wdl_target: Tensor::from_slice(&wdl).view([bi, 3]),
         value_target: Tensor::from_slice(&value),
-    }
+    })
 }
 
 /// Masks illegal moves' logits with a large negative number (finite, so an all-illegal
@@ -137,7 +157,7 @@ mod tests {
             ..s.clone()
         };
         for sym in 0..8 {
-            let b = make_batch(&[&s, &no_policy], &[sym, sym], 8, 0.5);
+            let b = make_batch(&[&s, &no_policy], &[sym, sym], Variant::Standard, 0.5).unwrap();
             let t = pos.transformed(sym);
             let target = Vec::<f32>::try_from(b.policy_target.get(0)).unwrap();
             let legal = Vec::<bool>::try_from(b.legal.get(0)).unwrap();
@@ -157,5 +177,89 @@ mod tests {
         }
         assert_eq!(wdl_of(1.0), [1.0, 0.0, 0.0]);
         assert_eq!(wdl_of(0.0), [0.0, 1.0, 0.0]);
+        // Bad input is an error: a 6x6 sample, a symmetry out of range, lengths.
+        let six = Sample {
+            position: Position::start(Variant::Six, &rules),
+            moves: vec![],
+            policy: vec![],
+            ..s.clone()
+        };
+        assert!(make_batch(&[&six], &[0], Variant::Standard, 0.0).is_err());
+        assert!(make_batch(&[&s], &[8], Variant::Standard, 0.0).is_err());
+        assert!(make_batch(&[&s], &[], Variant::Standard, 0.0).is_err());
+    }
+
+    /// A sample with a policy spread over every legal move of `pos`, the weights
+    /// 1, 2, 3, … in move order (normalised).
+    fn spread_sample(pos: Position) -> Sample {
+        let rules = Rules::classic();
+        let moves = pos.legal_moves(&rules).to_vec();
+        let total: f32 = (1..=moves.len()).map(|k| k as f32).sum();
+        Sample {
+            position: pos,
+            rules,
+            policy: (1..=moves.len()).map(|k| k as f32 / total).collect(),
+            moves,
+            search_value: 0.0,
+            outcome: 1.0,
+        }
+    }
+
+    /// Augmentation on the hexagonal board (12 symmetries) and in parachute (drops):
+    /// every symmetry's planes are the transformed position's and every move's target
+    /// sits at the transformed move's index; no target or legal entry lies off the board.
+    #[test]
+    fn augmentation_for_hex_and_parachute() {
+        let rules = Rules::classic();
+        for variant in [Variant::Alveole, Variant::Parachute] {
+            let g = variant.geometry();
+            let cells = (g.size as usize).pow(2);
+            let mut pos = Position::start(variant, &rules);
+            let mut samples = vec![];
+            for k in 0..9 {
+                samples.push(spread_sample(pos));
+                let moves = pos.legal_moves(&rules);
+                pos.play(moves[(k * 5 + 1) % moves.len()]);
+            }
+            if variant == Variant::Parachute {
+                assert!(samples.iter().any(|s| s.position.drop_pending()));
+            }
+            let syms: Vec<usize> = (0..g.num_symmetries as usize).collect();
+            for s in &samples {
+                let refs = vec![s; syms.len()];
+                let b = make_batch(&refs, &syms, variant, 0.0).unwrap();
+                assert_eq!(
+                    b.input.size(),
+                    vec![
+                        syms.len() as i64,
+                        num_planes(variant) as i64,
+                        g.size as i64,
+                        g.size as i64
+                    ]
+                );
+                for &sym in &syms {
+                    let t = s.position.transformed(sym);
+                    let input =
+                        Vec::<u8>::try_from(b.input.get(sym as i64).flatten(0, -1)).unwrap();
+                    assert_eq!(input, crate::encoding::encode(&t));
+                    let target = Vec::<f32>::try_from(b.policy_target.get(sym as i64)).unwrap();
+                    let legal = Vec::<bool>::try_from(b.legal.get(sym as i64)).unwrap();
+                    assert_eq!(legal.iter().filter(|&&x| x).count(), s.moves.len());
+                    for (mv, p) in s.moves.iter().zip(&s.policy) {
+                        let k = t.policy_index(s.position.transform_move(*mv, sym)).unwrap();
+                        assert!((target[k] - p).abs() < 1e-6, "{variant} {mv} sym {sym}");
+                        assert!(legal[k]);
+                        if mv.is_drop() {
+                            assert_eq!(k / cells, g.directions() as usize);
+                        }
+                    }
+                    for (k, &l) in legal.iter().enumerate() {
+                        if g.grid_square[k % cells] == loa::geometry::NO_SQUARE {
+                            assert!(!l && target[k] == 0.0);
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::config::{NetConfig, TrainConfig};
 use crate::device::device_name;
-use crate::encoding::{encode, NUM_PLANES};
+use crate::encoding::{encode, num_planes};
 use crate::model::{Model, ModelInfo};
 use crate::replay::ReplayWindow;
 use crate::trainer::Trainer;
@@ -78,7 +78,7 @@ pub fn forward(
     let n = variant.geometry().size as i64;
     let samples = sample_positions(variant, batch);
     let data: Vec<u8> = samples.iter().flat_map(|s| encode(&s.position)).collect();
-    let x = Tensor::from_slice(&data).view([batch as i64, NUM_PLANES as i64, n, n]);
+    let x = Tensor::from_slice(&data).view([batch as i64, num_planes(variant) as i64, n, n]);
     let run = || {
         let out = model.net.forward(&x, false);
         let p = out.policy.to_kind(Kind::Float).to_device(Device::Cpu);
@@ -119,8 +119,7 @@ pub fn training(
         batch_size: batch,
         ..TrainConfig::default()
     };
-    let n = variant.geometry().size as usize;
-    let window = ReplayWindow::from_samples(sample_positions(variant, 4096), 4096, n);
+    let window = ReplayWindow::from_samples(sample_positions(variant, 4096), 4096, variant);
     let mut trainer = Trainer::new(config, variant)?;
     for _ in 0..2 {
         trainer.train_step(&window)?;
@@ -217,4 +216,32 @@ pub fn evaluator(
         },
         evaluated as f64 / batches.max(1) as f64,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every measurement runs for every variant (input and policy layouts of each).
+    #[test]
+    fn measurements_run_for_every_variant() {
+        crate::test_threads();
+        let net = NetConfig {
+            blocks: 1,
+            channels: 8,
+            global_pool_every: 1,
+            policy_channels: 4,
+            value_channels: 4,
+            value_hidden: 8,
+        };
+        let inference = crate::config::InferenceConfig::default();
+        for variant in Variant::ALL {
+            let f = forward(&net, variant, Device::Cpu, Kind::Float, 4, 0.0);
+            assert!(f.per_sec > 0.0 && f.iterations >= 2, "{variant}");
+            let t = training(&net, variant, Device::Cpu, 8, 0.0).unwrap();
+            assert!(t.per_sec > 0.0, "{variant}");
+            let (e, mean_batch) = evaluator(&net, variant, &inference, 1, 4, 0.05).unwrap();
+            assert!(e.per_sec > 0.0 && mean_batch >= 1.0, "{variant}");
+        }
+    }
 }

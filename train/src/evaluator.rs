@@ -8,7 +8,7 @@
 
 use crate::config::{InferenceConfig, Precision};
 use crate::device::{device_name, resolve_device};
-use crate::encoding::{encode_into, input_len, NUM_PLANES};
+use crate::encoding::{encode_into, input_len, num_planes, same_layout};
 use crate::model::{read_model_file, Model, ModelInfo};
 use crate::net::wdl_to_value;
 use crossbeam_channel::{bounded, unbounded, Receiver, RecvTimeoutError, Sender};
@@ -167,19 +167,17 @@ impl NetEvaluator {
     }
 
     /// Replaces the weights with those of a model or checkpoint file of the same shape
-    /// and board size.
+    /// and layout (variant, or a variant with the same layout).
     pub fn load_weights(&self, path: &Path) -> anyhow::Result<()> {
         let (info, tensors) = read_model_file(path)?;
-        if info.net != self.info.net || info.board_size != self.info.board_size {
+        if info.net != self.info.net || !same_layout(info.variant, self.info.variant) {
             anyhow::bail!(
-                "{}: network {:?} on {}x{} does not match the loaded {:?} on {}x{}",
+                "{}: a {} network {:?} does not match the loaded {} network {:?}",
                 path.display(),
+                info.variant,
                 info.net,
-                info.board_size,
-                info.board_size,
-                self.info.net,
-                self.info.board_size,
-                self.info.board_size
+                self.info.variant,
+                self.info.net
             );
         }
         self.set_weights(tensors)
@@ -233,7 +231,7 @@ struct InferenceLoop {
     device: Device,
     stats: Arc<InferenceStats>,
     input: Vec<u8>,
-    board_size: usize,
+    variant: loa::Variant,
 }
 
 impl InferenceLoop {
@@ -243,14 +241,14 @@ impl InferenceLoop {
         device: Device,
         stats: Arc<InferenceStats>,
     ) -> Self {
-        let board_size = model.info.board_size;
+        let variant = model.info.variant;
         InferenceLoop {
             model,
             config,
             device,
             stats,
             input: Vec::new(),
-            board_size,
+            variant,
         }
     }
 
@@ -353,11 +351,13 @@ impl InferenceLoop {
             ));
         }
         for (i, p) in batch.positions.iter().enumerate() {
-            let n = p.geometry().size as usize;
-            if n != self.board_size {
+            let v = p.variant();
+            if !same_layout(v, self.variant) {
+                let n = p.geometry().size;
                 return Err(EvalError(format!(
-                    "position {i} is on a {n}x{n} board; the network plays {0}x{0}",
-                    self.board_size
+                    "position {i} is a {v} position ({n}x{n}); the network is for {} and \
+                     their layouts differ",
+                    self.variant
                 )));
             }
             if batch.range(i).is_empty() {
@@ -374,8 +374,8 @@ impl InferenceLoop {
         batches: impl Iterator<Item = &'a EvalBatch>,
         total: usize,
     ) -> Result<(Vec<f32>, Vec<f32>, usize), tch::TchError> {
-        let n = self.board_size;
-        let len = input_len(n);
+        let n = self.variant.geometry().size as usize;
+        let len = input_len(self.variant);
         // On CUDA, pad to a few batch sizes so cuDNN's autotuner sees few shapes.
         let rows = if self.device.is_cuda() {
             total.next_power_of_two().max(8)
@@ -393,7 +393,7 @@ impl InferenceLoop {
         }
         let x = Tensor::f_from_slice(&self.input)?.f_view([
             rows as i64,
-            NUM_PLANES as i64,
+            num_planes(self.variant) as i64,
             n as i64,
             n as i64,
         ])?;
@@ -454,6 +454,10 @@ mod tests {
     use loa::{Move, Position, Rules, Variant};
 
     fn tiny_model() -> Model {
+        tiny_model_for(Variant::Standard)
+    }
+
+    fn tiny_model_for(variant: Variant) -> Model {
         tch::manual_seed(7);
         let net = NetConfig {
             blocks: 1,
@@ -463,7 +467,7 @@ mod tests {
             value_channels: 4,
             value_hidden: 8,
         };
-        Model::new(ModelInfo::new(&net, Variant::Standard), Device::Cpu)
+        Model::new(ModelInfo::new(&net, variant), Device::Cpu)
     }
 
     fn positions(n: usize) -> Vec<Position> {
@@ -498,7 +502,9 @@ mod tests {
         for p in &b.positions {
             data.extend(crate::encoding::encode(p));
         }
-        let x = Tensor::from_slice(&data).view([b.len() as i64, 7, 8, 8]);
+        let v = model.info.variant;
+        let n = v.geometry().size as i64;
+        let x = Tensor::from_slice(&data).view([b.len() as i64, num_planes(v) as i64, n, n]);
         let out = model.net.forward(&x, false);
         let values = Vec::<f32>::try_from(wdl_to_value(&out.wdl)).unwrap();
         let mut priors = vec![];
@@ -598,14 +604,122 @@ mod tests {
             Tensor::zeros([5], (Kind::Float, Device::Cpu)),
         )];
         assert!(eval.set_weights(bad).is_err());
-        // A 6x6 position is refused with a clear message.
-        let six = Position::start(Variant::Six, &Rules::classic());
-        let mut b3 = batch_of(&[six]);
-        let err = eval.evaluate(&mut b3).unwrap_err().to_string();
-        assert!(err.contains("6x6"), "{err}");
+        // Positions of another layout are refused with a clear message.
+        for (other, word) in [(Variant::Six, "6x6"), (Variant::Gemma, "gemma")] {
+            let pos = Position::start(other, &Rules::classic());
+            let mut b3 = batch_of(&[pos]);
+            let err = eval.evaluate(&mut b3).unwrap_err().to_string();
+            assert!(err.contains(word) && err.contains("standard"), "{err}");
+        }
+        // The same layout is fine.
+        let mut b4 = batch_of(&[Position::start(Variant::ScrambledEggs, &Rules::classic())]);
+        eval.evaluate(&mut b4).unwrap();
+        // A model file of another layout is refused.
+        let dir = tempfile::tempdir().unwrap();
+        let gemma = dir.path().join("gemma.safetensors");
+        tiny_model_for(Variant::Gemma).save(&gemma).unwrap();
+        let err = eval.load_weights(&gemma).unwrap_err().to_string();
+        assert!(err.contains("gemma.safetensors"), "{err}");
         // An empty batch is fine.
         let mut empty = EvalBatch::new();
         eval.evaluate(&mut empty).unwrap();
+    }
+
+    /// Pseudo-random game positions of `variant` for which `keep` holds (no forced passes).
+    fn positions_where(
+        variant: Variant,
+        count: usize,
+        keep: impl Fn(&Position) -> bool,
+    ) -> Vec<Position> {
+        let rules = Rules::classic();
+        let mut out = vec![];
+        let mut p = Position::start(variant, &rules);
+        let mut k = 1usize;
+        for _ in 0..20_000 {
+            if out.len() == count {
+                break;
+            }
+            let moves = p.legal_moves(&rules);
+            if keep(&p) && !moves[0].is_pass() {
+                out.push(p);
+            }
+            k = k
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            p.play(moves[(k >> 33) % moves.len()]);
+            if p.outcome(&rules).is_some() || p.ply() > 200 {
+                p = Position::start(variant, &rules);
+            }
+        }
+        assert_eq!(out.len(), count, "{variant}: too few positions found");
+        out
+    }
+
+    /// Priors of drops (parachute), removals (gemma), the players of ambiloa and the hex
+    /// board come from the network's extra policy planes, exactly as a direct forward pass
+    /// gives them.
+    #[test]
+    fn priors_cover_drops_removals_and_every_layout() {
+        crate::test_threads();
+        let has_remove = |p: &Position| {
+            let mut list = loa::MoveList::new();
+            p.generate_moves(&mut list);
+            list.iter().any(|m| m.is_remove())
+        };
+        let cases: Vec<(Variant, Vec<Position>)> = vec![
+            (
+                Variant::Parachute,
+                positions_where(Variant::Parachute, 6, |p| p.drop_pending()),
+            ),
+            (
+                Variant::Gemma,
+                positions_where(Variant::Gemma, 3, has_remove),
+            ),
+            (
+                Variant::Ambiloa,
+                positions_where(Variant::Ambiloa, 8, |_| true),
+            ),
+            (
+                Variant::Alveole,
+                positions_where(Variant::Alveole, 5, |_| true),
+            ),
+        ];
+        for (variant, ps) in cases {
+            let model = tiny_model_for(variant);
+            let eval = NetEvaluator::from_weights(
+                model.info.clone(),
+                model.weights(),
+                &InferenceConfig::default(),
+                "tiny",
+            )
+            .unwrap();
+            let mut b = batch_of(&ps);
+            eval.evaluate(&mut b).unwrap();
+            let (priors, values) = reference(&model, &b);
+            for (g, w) in b.priors.iter().zip(&priors) {
+                assert!((g - w).abs() < 1e-5, "{variant}: {g} vs {w}");
+            }
+            for (g, w) in b.values.iter().zip(&values) {
+                assert!((g - w).abs() < 1e-5, "{variant}: {g} vs {w}");
+            }
+            let special = b
+                .moves
+                .iter()
+                .zip(&b.priors)
+                .filter(|(m, _)| m.is_drop() || m.is_remove())
+                .collect::<Vec<_>>();
+            match variant {
+                Variant::Parachute | Variant::Gemma => {
+                    assert!(!special.is_empty(), "{variant}");
+                    assert!(special.iter().all(|(_, &p)| p > 0.0));
+                }
+                _ => assert!(special.is_empty()),
+            }
+            for i in 0..b.len() {
+                let s: f32 = b.priors[b.range(i)].iter().sum();
+                assert!((s - 1.0).abs() < 1e-4, "{variant}: priors sum {s}");
+            }
+        }
     }
 
     #[test]

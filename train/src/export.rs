@@ -1,17 +1,20 @@
 //! Export of a model for other tools: `model.safetensors` (the weights as a loazero model
-//! file: tensors `net.<layer>`, the model description as safetensors metadata), `model.pt` (a traced TorchScript module
-//! whose single output works at any batch size) and `model.json` (encoding, geometry,
-//! tower size and output layout). The traced module is checked against the Rust forward
-//! pass at two batch sizes before the files are kept.
+//! file: tensors `net.<layer>`, the model description as safetensors metadata),
+//! `model.pt` (a traced TorchScript module whose single output works at any batch size)
+//! and `model.json` (the variant's encoding: input planes and scales, grid and cell
+//! names, policy planes and index formula, value perspective; tower size and output
+//! layout). The traced module is checked against the Rust forward pass at two batch sizes
+//! before the files are kept.
 
-use crate::encoding::{encode, plane_scales, ENCODING_VERSION, NUM_PLANES, PLANE_NAMES};
+use crate::encoding::{encode, input_layout, plane_meaning, ENCODING_VERSION};
 use crate::model::{Model, NET_PREFIX};
-use crate::net::POLICY_PLANES;
 use crate::tensor_file;
 use anyhow::{bail, Context, Result};
-use loa::geometry::SQUARE_DIRECTIONS;
-use loa::{Position, Rules, Variant};
-use serde_json::json;
+use loa::geometry::{Shape, NO_SQUARE, OFF_BOARD};
+use loa::notation::name_on;
+use loa::policy::{policy_plane_names, policy_size};
+use loa::{Player, Position, Rules, Variant};
+use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use tch::{CModule, Device, Kind, Tensor};
 
@@ -21,6 +24,8 @@ pub const WEIGHTS_FILE: &str = "model.safetensors";
 pub const TORCHSCRIPT_FILE: &str = "model.pt";
 /// The description.
 pub const DESCRIPTION_FILE: &str = "model.json";
+/// Version of the `model.json` layout.
+pub const EXPORT_FORMAT_VERSION: u32 = 2;
 
 /// What [`export`] wrote.
 #[derive(Debug)]
@@ -31,48 +36,156 @@ pub struct ExportReport {
     pub max_abs_diff: f64,
 }
 
-/// The `model.json` description of a model.
-pub fn describe(model: &Model) -> serde_json::Value {
-    let n = model.info.board_size;
-    let p = POLICY_PLANES * n * n;
+/// The `board` section: grid, coordinates and the name of every grid cell.
+fn describe_board(variant: Variant) -> Value {
+    let g = variant.geometry();
+    let n = g.size as usize;
+    let cells: Vec<Value> = (0..n * n)
+        .map(|cell| match g.grid_square[cell] {
+            NO_SQUARE => Value::Null,
+            sq => Value::String(name_on(sq, g)),
+        })
+        .collect();
+    let (shape, coordinates) = match g.shape {
+        Shape::Square => (
+            "square",
+            "col = file (a = 0), row = rank (1 = 0); every grid cell is a board cell",
+        ),
+        Shape::Hex => (
+            "hex",
+            "axial coordinates of the 61-cell hexagon in a 9x9 grid: row = board row (a = 0, \
+             bottom), col grows eastwards, the step NE is (col+1, row+1); the 20 grid cells \
+             with |col - row| > 4 are off the board (null in `cells`, 0 in every input plane \
+             including the validity plane `ones`, never legal in the policy)",
+        ),
+    };
     json!({
+        "shape": shape,
+        "size": n,
+        "grid_cells": n * n,
+        "board_cells": g.num_cells,
+        "cell_index": "row * size + col",
+        "coordinates": coordinates,
+        "validity_plane": "ones",
+        "cells": cells,
+    })
+}
+
+/// The `(col, row)` step of each direction of the variant's board, in direction order.
+fn direction_steps(variant: Variant) -> Vec<[i32; 2]> {
+    let g = variant.geometry();
+    (0..g.directions() as usize)
+        .map(|d| {
+            (0..64u8)
+                .filter(|&sq| g.contains(sq))
+                .find_map(|sq| {
+                    let to = g.target[sq as usize][d][1];
+                    (to != OFF_BOARD).then(|| {
+                        let (c1, r1) = g.coords(sq);
+                        let (c2, r2) = g.coords(to);
+                        [c2 as i32 - c1 as i32, r2 as i32 - r1 as i32]
+                    })
+                })
+                .expect("every direction has a step somewhere on the board")
+        })
+        .collect()
+}
+
+/// Whose value the network's value output is, in words.
+fn value_perspective(variant: Variant) -> &'static str {
+    match variant {
+        Variant::Ambiloa => {
+            "the team of the player to move (`own` planes): Black = South + North, White = \
+             West + East. A team wins when all its pieces (both players') are connected, so \
+             both players of a team share one value; teams alternate every ply (turn order \
+             South, West, North, East)"
+        }
+        Variant::Parachute => {
+            "the side to move. A compound turn (a move, then a drop, for each side's first 6 \
+             turns) keeps the side to move: between the move and the drop `drop_pending` is 1 \
+             and the value is still the mover's"
+        }
+        _ => "the side to move (`own` plane)",
+    }
+}
+
+/// The `model.json` description of a model.
+pub fn describe(model: &Model) -> Value {
+    let variant = model.info.variant;
+    let g = variant.geometry();
+    let layout = input_layout(variant);
+    let n = layout.size;
+    let p = policy_size(variant);
+    let plane_info: Vec<Value> = layout
+        .planes
+        .iter()
+        .zip(&layout.scales)
+        .map(|(name, scale)| json!({"name": name, "scale": scale, "meaning": plane_meaning(name)}))
+        .collect();
+    let directions: Vec<Value> = g
+        .direction_names()
+        .iter()
+        .zip(direction_steps(variant))
+        .enumerate()
+        .map(|(plane, (name, step))| json!({"plane": plane, "name": name, "step": step}))
+        .collect();
+    let mut policy = json!({
+        "start": 0,
+        "len": p,
+        "planes": policy_plane_names(variant),
+        "index": "plane * size * size + row * size + col, where (col, row) is the cell the \
+                  piece moves from (normal moves: plane = direction) or the cell of a drop or \
+                  removal",
+        "directions": directions,
+        "legal": "mask every illegal move (and every off-board cell) before a softmax; a \
+                  forced pass has no index",
+    });
+    if variant.has_drops() {
+        policy["drop_plane"] = json!(g.directions());
+    }
+    if variant.has_vanishing() {
+        policy["remove_plane"] = json!(g.directions());
+    }
+    let mut desc = json!({
         "format": "loazero-export",
-        "format_version": 1,
+        "format_version": EXPORT_FORMAT_VERSION,
         "encoding_version": ENCODING_VERSION,
-        "variant": model.info.variant,
-        "board": {"size": n, "cells": n * n, "cell_index": "row * size + col (row = rank, col = file, a1 = 0)"},
+        "variant": variant.name(),
+        "players": variant.players(),
+        "board": describe_board(variant),
         "net": model.info.net,
         "step": model.info.step,
         "input": {
             "dtype": "uint8",
-            "shape": ["batch", NUM_PLANES, n, n],
-            "planes": PLANE_NAMES,
-            "scale": plane_scales(n),
+            "shape": ["batch", layout.num_planes(), n, n],
+            "planes": layout.planes,
+            "scale": layout.scales,
+            "plane_info": plane_info,
             "note": "side-to-move point of view; planes are scaled inside the module",
         },
         "output": {
             "dtype": "float32",
             "shape": ["batch", p + 4],
-            "policy_logits": {"start": 0, "len": p,
-                "index": "direction * cells + cell (legal moves only; mask the rest before a softmax)",
-                "directions": SQUARE_DIRECTIONS},
+            "policy_logits": policy,
             "wdl_logits": {"start": p, "len": 3, "order": ["win", "draw", "loss"]},
-            "value": {"start": p + 3, "len": 1, "meaning": "P(win) - P(loss) for the side to move"},
+            "value": {"start": p + 3, "len": 1, "meaning": "P(win) - P(loss)",
+                "perspective": value_perspective(variant)},
         },
         "files": {"weights": WEIGHTS_FILE, "torchscript": TORCHSCRIPT_FILE},
         "weights": {"tensor_prefix": NET_PREFIX, "dtype": "float32",
             "metadata_key": tensor_file::METADATA_KEY,
             "note": "a loazero model file: tensors named net.<layer>, description as safetensors metadata"},
-    })
+    });
+    if variant == Variant::Ambiloa {
+        desc["turn_order"] = json!(Player::ALL.map(|p| p.name()));
+        desc["teams"] = json!({"black": ["south", "north"], "white": ["west", "east"]});
+    }
+    desc
 }
 
-/// Example inputs: positions of a short game on the model's board.
-pub fn example_input(board_size: usize, count: usize) -> Tensor {
-    let variant = if board_size == 6 {
-        Variant::Six
-    } else {
-        Variant::Standard
-    };
+/// Example inputs: `count` positions of a pseudo-random game of `variant` (a new game
+/// starts when one ends), as `u8 [count, planes, size, size]`.
+pub fn example_input(variant: Variant, count: usize) -> Tensor {
     let rules = Rules::classic();
     let mut pos = Position::start(variant, &rules);
     let mut data = Vec::new();
@@ -84,8 +197,9 @@ pub fn example_input(board_size: usize, count: usize) -> Tensor {
             pos = Position::start(variant, &rules);
         }
     }
-    let n = board_size as i64;
-    Tensor::from_slice(&data).view([count as i64, NUM_PLANES as i64, n, n])
+    let layout = input_layout(variant);
+    let n = layout.size as i64;
+    Tensor::from_slice(&data).view([count as i64, layout.num_planes() as i64, n, n])
 }
 
 /// Writes the three export files of the model (or checkpoint) at `model_path` into
@@ -102,7 +216,7 @@ pub fn export(model_path: &Path, out_dir: &Path) -> Result<ExportReport> {
     model.save(&weights)?;
 
     let _guard = tch::no_grad_guard();
-    let example = example_input(model.info.board_size, 3);
+    let example = example_input(model.info.variant, 3);
     let net = &model.net;
     let traced = CModule::create_by_tracing(
         "LoaZeroNet",
@@ -120,7 +234,7 @@ pub fn export(model_path: &Path, out_dir: &Path) -> Result<ExportReport> {
     let loaded = CModule::load(&tmp).with_context(|| format!("reading back {}", tmp.display()))?;
     let mut max_abs_diff = 0f64;
     for count in [1, 5] {
-        let x = example_input(model.info.board_size, count);
+        let x = example_input(model.info.variant, count);
         let want = net.forward_export(&x);
         let got = loaded
             .forward_ts(&[&x])
@@ -160,33 +274,42 @@ mod tests {
     use crate::config::NetConfig;
     use crate::model::ModelInfo;
 
-    #[test]
-    fn export_writes_three_files_that_agree() {
-        crate::test_threads();
-        let dir = tempfile::tempdir().unwrap();
-        let net = NetConfig {
+    fn tiny() -> NetConfig {
+        NetConfig {
             blocks: 2,
             channels: 8,
             global_pool_every: 2,
             policy_channels: 4,
             value_channels: 4,
             value_hidden: 8,
-        };
-        for variant in [Variant::Standard, Variant::Six] {
+        }
+    }
+
+    #[test]
+    fn export_writes_three_files_that_agree() {
+        crate::test_threads();
+        let dir = tempfile::tempdir().unwrap();
+        for variant in Variant::ALL {
             tch::manual_seed(2);
-            let model = Model::new(ModelInfo::new(&net, variant), Device::Cpu);
+            let model = Model::new(ModelInfo::new(&tiny(), variant), Device::Cpu);
             let path = dir.path().join(format!("{variant}.safetensors"));
             model.save(&path).unwrap();
             let out = dir.path().join(format!("export-{variant}"));
             let report = export(&path, &out).unwrap();
             assert_eq!(report.files.len(), 3);
             assert!(report.max_abs_diff < 1e-5);
-            let desc: serde_json::Value =
+            let desc: Value =
                 serde_json::from_str(&std::fs::read_to_string(out.join(DESCRIPTION_FILE)).unwrap())
                     .unwrap();
             let n = variant.geometry().size as u64;
+            let p = policy_size(variant) as u64;
             assert_eq!(desc["board"]["size"], n);
-            assert_eq!(desc["output"]["shape"][1], 8 * n * n + 4);
+            assert_eq!(desc["variant"], variant.name());
+            assert_eq!(desc["output"]["shape"][1], p + 4);
+            assert_eq!(
+                desc["input"]["shape"][1],
+                input_layout(variant).num_planes() as u64
+            );
             // The weights file is a model file holding every variable.
             let f = tensor_file::read(&out.join(WEIGHTS_FILE)).unwrap();
             assert_eq!(f.tensors.len(), model.vs.variables().len());
@@ -196,10 +319,100 @@ mod tests {
             assert_eq!(again.info, model.info);
             // The TorchScript file runs at batch 7 and agrees with the Rust net.
             let m = CModule::load(out.join(TORCHSCRIPT_FILE)).unwrap();
-            let x = example_input(n as usize, 7);
+            let x = example_input(variant, 7);
             let got = tch::no_grad(|| m.forward_ts(&[&x]).unwrap());
             let want = tch::no_grad(|| model.net.forward_export(&x));
+            assert_eq!(got.size(), vec![7, p as i64 + 4]);
             assert!(got.allclose(&want, 1e-5, 1e-5, false));
+        }
+    }
+
+    /// `model.json` alone is enough to encode moves: the cell names, direction steps and
+    /// index formula it states give `policy_index` for every legal move of positions of
+    /// each variant, and its planes and scales are the encoder's.
+    #[test]
+    fn description_states_the_layout() {
+        let rules = Rules::classic();
+        for variant in Variant::ALL {
+            let model = Model::new(ModelInfo::new(&tiny(), variant), Device::Cpu);
+            let desc = describe(&model);
+            let g = variant.geometry();
+            let n = g.size as usize;
+            let layout = input_layout(variant);
+            let planes: Vec<&str> = desc["input"]["planes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap())
+                .collect();
+            assert_eq!(planes, layout.planes);
+            let scales: Vec<f32> = desc["input"]["scale"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap() as f32)
+                .collect();
+            assert_eq!(scales, layout.scales);
+            let cells = desc["board"]["cells"].as_array().unwrap();
+            assert_eq!(cells.len(), n * n);
+            assert_eq!(
+                cells.iter().filter(|c| !c.is_null()).count(),
+                g.num_cells as usize
+            );
+            let cell_of = |name: &str| cells.iter().position(|c| c == name).unwrap();
+            let policy = &desc["output"]["policy_logits"];
+            let steps: Vec<(i64, i64)> = policy["directions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| {
+                    (
+                        d["step"][0].as_i64().unwrap(),
+                        d["step"][1].as_i64().unwrap(),
+                    )
+                })
+                .collect();
+            let extra_plane = policy["drop_plane"]
+                .as_u64()
+                .or(policy["remove_plane"].as_u64());
+            let mut pos = Position::start(variant, &rules);
+            for k in 0..40 {
+                if pos.outcome(&rules).is_some() {
+                    break;
+                }
+                let moves = pos.legal_moves(&rules);
+                for &mv in moves.iter().filter(|m| !m.is_pass()) {
+                    let from = cell_of(&name_on(mv.from(), g));
+                    let index = if mv.is_drop() || mv.is_remove() {
+                        extra_plane.unwrap() as usize * n * n + from
+                    } else {
+                        let to = cell_of(&name_on(mv.to(), g));
+                        let (dc, dr) = (
+                            (to % n) as i64 - (from % n) as i64,
+                            (to / n) as i64 - (from / n) as i64,
+                        );
+                        let len = dc.abs().max(dr.abs());
+                        let plane = steps
+                            .iter()
+                            .position(|&s| s == (dc / len, dr / len))
+                            .unwrap();
+                        plane * n * n + from
+                    };
+                    assert_eq!(Some(index), pos.policy_index(mv), "{variant} {mv}");
+                }
+                pos.play(moves[(k * 3 + 1) % moves.len()]);
+            }
+            let persp = desc["output"]["value"]["perspective"].as_str().unwrap();
+            if variant == Variant::Ambiloa {
+                assert!(persp.contains("team"));
+                assert_eq!(desc["turn_order"][1], "west");
+            }
+            if variant == Variant::Alveole {
+                assert_eq!(desc["board"]["shape"], "hex");
+                assert!(cells[8].is_null()); // (col 8, row 0) is off the hexagon
+                assert_eq!(cells[0], "a1");
+                assert_eq!(cells[80], "i5");
+            }
         }
     }
 }

@@ -1,11 +1,14 @@
 //! `train`: the policy-value network (tch), its input encoding, the inference service
 //! for search, the replay window, the trainer with exact checkpoints, and export.
 //!
-//! * [`encoding`]: positions → `u8` planes (side-to-move view), versioned.
-//! * [`net`]: the residual network; [`model`]: a network with its description and files.
+//! * [`encoding`]: positions → `u8` planes (side-to-move view), per variant
+//!   ([`encoding::input_layout`]), versioned.
+//! * [`net`]: the residual network (input and policy planes of its variant); [`model`]: a
+//!   network with its description and files; a model serves the variants of its layout
+//!   only ([`ModelInfo::check_variant`]).
 //! * [`evaluator`]: [`NetEvaluator`], the network behind `selfplay::Evaluator`.
-//! * [`replay`]: the window of newest self-play positions; [`batch`]: training batches
-//!   with symmetry augmentation.
+//! * [`replay`]: the window of newest self-play positions of one layout; [`batch`]:
+//!   training batches with augmentation over the board's symmetries (8 or 12).
 //! * [`optimizer`], [`trainer`]: SGD/AdamW with state as named tensors; resumable
 //!   training; [`metrics`]: JSON-lines metrics and progress.
 //! * [`export`]: safetensors + TorchScript + `model.json`.
@@ -28,7 +31,7 @@
 //! let mut trainer = Trainer::new(config.clone(), Variant::Standard)?;   // fresh net
 //! //  or Trainer::resume(&checkpoint, Some(config.clone()))?            // exact resume
 //! //  or Trainer::from_model(&model, config.clone())?                    // new optimizer
-//! let mut window = ReplayWindow::new(config.window_positions, 8);
+//! let mut window = ReplayWindow::new(config.window_positions, Variant::Standard);
 //! let report = window.refresh(&shards_dir)?;      // report.skipped: bad shards, named
 //! let mut log = MetricsLog::open(&run_dir.join("metrics.jsonl"))?;
 //! trainer.train(&window, steps, Some(&mut log), true)?;

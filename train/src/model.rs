@@ -1,13 +1,20 @@
 //! A model: the network's variables in a [`nn::VarStore`] plus what is needed to use them
-//! ([`ModelInfo`]: shape, board size, encoding version). Model files are safetensors with
-//! the info as JSON metadata (see [`crate::tensor_file`]); a training checkpoint is also
-//! a valid model file (its optimizer tensors are ignored when loading a model).
+//! ([`ModelInfo`]: variant, encoding version, input and policy planes, shape). Model files
+//! are safetensors with the info as JSON metadata (see [`crate::tensor_file`]); a training
+//! checkpoint is also a valid model file (its optimizer tensors are ignored when loading a
+//! model).
+//!
+//! A model is made for one variant's layout (input planes, grid, policy planes); it can be
+//! used for another variant only where that layout is identical
+//! ([`crate::encoding::same_layout`], e.g. `standard` and `scrambled-eggs`).
 
 use crate::config::NetConfig;
-use crate::encoding::ENCODING_VERSION;
+use crate::encoding::{check_version, input_layout, num_planes, same_layout, ENCODING_VERSION};
 use crate::net::Net;
 use crate::tensor_file;
 use anyhow::{bail, Context, Result};
+use loa::policy::policy_planes;
+use loa::Variant;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use tch::{nn, Device, Kind, Tensor};
@@ -19,6 +26,20 @@ pub const MODEL_FORMAT_VERSION: u32 = 1;
 /// Prefix of the network's tensors in model and checkpoint files.
 pub const NET_PREFIX: &str = "net.";
 
+/// A [`Variant`] as its name in JSON.
+mod variant_name {
+    use loa::Variant;
+    use serde::{de::Error, Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &Variant, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(v.name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Variant, D::Error> {
+        String::deserialize(d)?.parse().map_err(D::Error::custom)
+    }
+}
+
 /// What a model file says about its network.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -27,13 +48,20 @@ pub struct ModelInfo {
     pub format: String,
     /// Layout version ([`MODEL_FORMAT_VERSION`]).
     pub format_version: u32,
-    /// Input encoding version ([`ENCODING_VERSION`]).
+    /// Input encoding version. Files of version 1 (`standard`, `scrambled-eggs`, `6x6`,
+    /// whose planes did not change) read as [`ENCODING_VERSION`].
     pub encoding_version: u32,
-    /// Board side length (8 or 6).
+    /// The variant whose layout the network has (and was trained on).
+    #[serde(with = "variant_name")]
+    pub variant: Variant,
+    /// Side of the grid the network sees (8, 6, or 9 for the hexagonal board).
     pub board_size: usize,
-    /// The variant trained on (informational; any variant of this board size can be
-    /// evaluated).
-    pub variant: String,
+    /// Number of input planes ([`crate::encoding::num_planes`]); absent in version-1 files.
+    #[serde(default)]
+    pub input_planes: usize,
+    /// Number of policy planes ([`loa::policy::policy_planes`]); absent in version-1 files.
+    #[serde(default)]
+    pub policy_planes: usize,
     /// The network shape.
     pub net: NetConfig,
     /// Training steps behind these weights.
@@ -44,48 +72,93 @@ pub struct ModelInfo {
 }
 
 impl ModelInfo {
-    /// The description of a fresh network.
-    pub fn new(net: &NetConfig, variant: loa::Variant) -> ModelInfo {
+    /// The description of a fresh network for `variant`.
+    pub fn new(net: &NetConfig, variant: Variant) -> ModelInfo {
         ModelInfo {
             format: MODEL_FORMAT.into(),
             format_version: MODEL_FORMAT_VERSION,
             encoding_version: ENCODING_VERSION,
+            variant,
             board_size: variant.geometry().size as usize,
-            variant: variant.to_string(),
+            input_planes: num_planes(variant),
+            policy_planes: policy_planes(variant),
             net: net.clone(),
             step: 0,
             trainer: None,
         }
     }
 
-    fn check(&self, path: &Path) -> Result<()> {
+    /// Parses the description of the model or checkpoint file `path` (for messages),
+    /// checks that this build can use it, and brings a version-1 description to the
+    /// current encoding version (same planes). Errors name the file.
+    pub fn parse(text: &str, path: &Path) -> Result<ModelInfo> {
+        let mut info: ModelInfo = serde_json::from_str(text)
+            .with_context(|| format!("{}: bad model description", path.display()))?;
+        info.check(path)?;
+        Ok(info)
+    }
+
+    fn check(&mut self, path: &Path) -> Result<()> {
+        let file = path.display();
         if self.format != MODEL_FORMAT {
-            bail!(
-                "{}: not a loazero model (format `{}`)",
-                path.display(),
-                self.format
-            );
+            bail!("{file}: not a loazero model (format `{}`)", self.format);
         }
         if self.format_version != MODEL_FORMAT_VERSION {
             bail!(
-                "{}: model format version {}, this build reads {MODEL_FORMAT_VERSION}",
-                path.display(),
+                "{file}: model format version {}, this build reads {MODEL_FORMAT_VERSION}",
                 self.format_version
             );
         }
-        if self.encoding_version != ENCODING_VERSION {
+        let variant = self.variant;
+        check_version(variant, self.encoding_version)
+            .map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
+        let size = variant.geometry().size as usize;
+        if self.board_size != size {
             bail!(
-                "{}: model uses input encoding version {}, this build has {ENCODING_VERSION}",
-                path.display(),
-                self.encoding_version
+                "{file}: a {variant} model on a {0}x{0} grid; {variant} has {size}x{size}",
+                self.board_size
             );
         }
-        if !(2..=8).contains(&self.board_size) {
-            bail!("{}: bad board size {}", path.display(), self.board_size);
+        let (planes, policy) = (num_planes(variant), policy_planes(variant));
+        if self.encoding_version == 1 && self.input_planes == 0 && self.policy_planes == 0 {
+            self.input_planes = planes;
+            self.policy_planes = policy;
         }
+        if self.input_planes != planes || self.policy_planes != policy {
+            bail!(
+                "{file}: a {variant} model with {} input and {} policy planes; {variant} has \
+                 {planes} and {policy} under encoding version {ENCODING_VERSION}",
+                self.input_planes,
+                self.policy_planes
+            );
+        }
+        self.encoding_version = ENCODING_VERSION;
         self.net
             .validate()
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+            .map_err(|e| anyhow::anyhow!("{file}: {e}"))
+    }
+
+    /// Whether this model can read positions of `variant` and write its policy: `variant`
+    /// must have the model's layout (input planes, grid, policy planes), e.g. a `standard`
+    /// model plays `scrambled-eggs`; otherwise an error saying why.
+    pub fn check_variant(&self, variant: Variant) -> Result<()> {
+        if same_layout(self.variant, variant) {
+            return Ok(());
+        }
+        let (a, b) = (input_layout(self.variant), input_layout(variant));
+        bail!(
+            "a {} model cannot be used for {variant}: the network layouts differ \
+             ({} input planes on {}x{} and {} policy planes vs {} on {}x{} and {})",
+            self.variant,
+            a.num_planes(),
+            a.size,
+            a.size,
+            policy_planes(self.variant),
+            b.num_planes(),
+            b.size,
+            b.size,
+            policy_planes(variant)
+        )
     }
 }
 
@@ -103,7 +176,7 @@ impl Model {
     /// A freshly initialised network (weights from torch's global RNG) on `device`.
     pub fn new(info: ModelInfo, device: Device) -> Model {
         let vs = nn::VarStore::new(device);
-        let net = Net::new(&vs.root(), &info.net, info.board_size);
+        let net = Net::new(&vs.root(), &info.net, info.variant);
         Model { vs, net, info }
     }
 
@@ -184,9 +257,7 @@ impl Model {
 /// checkpoint file.
 pub fn read_model_file(path: &Path) -> Result<(ModelInfo, Vec<(String, Tensor)>)> {
     let file = tensor_file::read(path)?;
-    let info: ModelInfo = serde_json::from_str(&file.description)
-        .with_context(|| format!("{}: bad model description", path.display()))?;
-    info.check(path)?;
+    let info = ModelInfo::parse(&file.description, path)?;
     let tensors = file
         .tensors
         .into_iter()
@@ -214,22 +285,108 @@ mod tests {
     fn save_load_round_trip() {
         crate::test_threads();
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("m.safetensors");
-        tch::manual_seed(1);
-        let m = Model::new(ModelInfo::new(&tiny(), loa::Variant::Six), Device::Cpu);
-        m.save(&path).unwrap();
-        let back = Model::load(&path, Device::Cpu).unwrap();
-        assert_eq!(back.info, m.info);
-        assert_eq!(back.info.board_size, 6);
-        for ((n1, t1), (n2, t2)) in m.weights().iter().zip(back.weights()) {
-            assert_eq!(n1, &n2);
-            assert!(t1.equal(&t2), "{n1}");
+        for variant in [Variant::Six, Variant::Parachute, Variant::Alveole] {
+            let path = dir.path().join(format!("{variant}.safetensors"));
+            tch::manual_seed(1);
+            let m = Model::new(ModelInfo::new(&tiny(), variant), Device::Cpu);
+            m.save(&path).unwrap();
+            let back = Model::load(&path, Device::Cpu).unwrap();
+            assert_eq!(back.info, m.info);
+            assert_eq!(back.info.variant, variant);
+            assert_eq!(back.info.board_size, variant.geometry().size as usize);
+            assert_eq!(back.info.input_planes, num_planes(variant));
+            assert_eq!(back.info.policy_planes, policy_planes(variant));
+            for ((n1, t1), (n2, t2)) in m.weights().iter().zip(back.weights()) {
+                assert_eq!(n1, &n2);
+                assert!(t1.equal(&t2), "{n1}");
+            }
+            // A file with another shape is refused with a clear message.
+            let mut info = m.info.clone();
+            info.net.channels = 16;
+            let mut other = Model::new(info, Device::Cpu);
+            let err = other.set_weights(&m.weights()).unwrap_err().to_string();
+            assert!(err.contains("shape"), "{err}");
         }
-        // A file with another shape is refused with a clear message.
-        let mut info = m.info.clone();
-        info.net.channels = 16;
-        let mut other = Model::new(info, Device::Cpu);
-        let err = other.set_weights(&m.weights()).unwrap_err().to_string();
-        assert!(err.contains("shape"), "{err}");
+    }
+
+    /// Writes `m`'s weights with the description `edit` makes of its info's JSON.
+    fn write_edited(m: &Model, path: &Path, edit: impl FnOnce(&mut serde_json::Value)) {
+        let mut desc = serde_json::to_value(&m.info).unwrap();
+        edit(&mut desc);
+        let tensors: Vec<(String, Tensor)> = m
+            .weights()
+            .into_iter()
+            .map(|(n, t)| (format!("{NET_PREFIX}{n}"), t))
+            .collect();
+        tensor_file::write(path, &tensors, &desc.to_string()).unwrap();
+    }
+
+    /// Version-1 model files (no plane counts) of the variants whose planes did not change
+    /// still load; other variants, other versions and inconsistent layouts are refused
+    /// with the file named.
+    #[test]
+    fn version_one_files_and_bad_layouts() {
+        crate::test_threads();
+        let dir = tempfile::tempdir().unwrap();
+        let v1 = |d: &mut serde_json::Value| {
+            let o = d.as_object_mut().unwrap();
+            o.insert("encoding_version".into(), 1.into());
+            o.remove("input_planes");
+            o.remove("policy_planes");
+        };
+        for variant in [Variant::Standard, Variant::ScrambledEggs, Variant::Six] {
+            let m = Model::new(ModelInfo::new(&tiny(), variant), Device::Cpu);
+            let path = dir.path().join(format!("v1-{variant}.safetensors"));
+            write_edited(&m, &path, v1);
+            let back = Model::load(&path, Device::Cpu).unwrap();
+            assert_eq!(back.info, m.info, "{variant}");
+            assert_eq!(back.info.encoding_version, ENCODING_VERSION);
+        }
+        let refused = |variant: Variant, name: &str, edit: &dyn Fn(&mut serde_json::Value)| {
+            let m = Model::new(ModelInfo::new(&tiny(), variant), Device::Cpu);
+            let path = dir.path().join(name);
+            write_edited(&m, &path, edit);
+            let err = format!("{:#}", Model::load(&path, Device::Cpu).err().unwrap());
+            assert!(err.contains(name), "{err}");
+            err
+        };
+        let err = refused(Variant::Gemma, "v1-gemma.safetensors", &v1);
+        assert!(err.contains("version 1"), "{err}");
+        let err = refused(Variant::Standard, "v3.safetensors", &|d| {
+            d["encoding_version"] = 3.into();
+        });
+        assert!(err.contains("version 3"), "{err}");
+        let err = refused(Variant::Parachute, "planes.safetensors", &|d| {
+            d["input_planes"] = 7.into();
+        });
+        assert!(err.contains("7 input"), "{err}");
+        let err = refused(Variant::Alveole, "size.safetensors", &|d| {
+            d["board_size"] = 8.into();
+        });
+        assert!(err.contains("8x8"), "{err}");
+        let err = refused(Variant::Standard, "unknown.safetensors", &|d| {
+            d["variant"] = "chess".into();
+        });
+        assert!(err.contains("unknown variant"), "{err}");
+    }
+
+    #[test]
+    fn models_serve_variants_of_the_same_layout_only() {
+        let info = ModelInfo::new(&tiny(), Variant::Standard);
+        assert!(info.check_variant(Variant::Standard).is_ok());
+        assert!(info.check_variant(Variant::ScrambledEggs).is_ok());
+        for other in [
+            Variant::Six,
+            Variant::Parachute,
+            Variant::Gemma,
+            Variant::Ambiloa,
+            Variant::Alveole,
+        ] {
+            let err = info.check_variant(other).unwrap_err().to_string();
+            assert!(err.contains("standard model cannot be used for"), "{err}");
+            assert!(err.contains(other.name()), "{err}");
+        }
+        let gemma = ModelInfo::new(&tiny(), Variant::Gemma);
+        assert!(gemma.check_variant(Variant::Standard).is_err());
     }
 }

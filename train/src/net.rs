@@ -1,22 +1,24 @@
 //! The policy-value network: a residual tower with optional global-pooling blocks, a
-//! convolutional policy head (8 direction planes × cells) and a win/draw/loss value head.
+//! convolutional policy head (the variant's policy planes over the grid) and a
+//! win/draw/loss value head.
 //!
 //! Every layer is size-agnostic (convolutions and global pooling), and the forward pass
-//! never bakes a batch size, so traced exports run at any batch size.
+//! never bakes a batch size, so traced exports run at any batch size. The stem takes the
+//! variant's input planes ([`crate::encoding::input_layout`]).
 //!
-//! Outputs of [`Net::forward`]:
-//! * policy logits `[B, 8·N·N]`, index `direction · N·N + row · N + col` — exactly
-//!   [`loa::Position::policy_index`] (dense cell index = `row · N + col`);
-//! * WDL logits `[B, 3]` in the order win, draw, loss for the side to move; the scalar
-//!   value is `P(win) − P(loss)` ([`wdl_to_value`]).
+//! Outputs of [`Net::forward`], for a variant with grid side `N` and `P` policy planes
+//! ([`loa::policy::policy_planes`]: directions, then a drop or removal plane):
+//! * policy logits `[B, P·N·N]`, index `plane · N·N + row · N + col` — exactly
+//!   [`loa::Position::policy_index`] (grid cell = `row · N + col`);
+//! * WDL logits `[B, 3]` in the order win, draw, loss for the side (team) to move; the
+//!   scalar value is `P(win) − P(loss)` ([`wdl_to_value`]).
 
 use crate::config::NetConfig;
-use crate::encoding::{plane_scales, NUM_PLANES};
+use crate::encoding::plane_scales;
+use loa::policy::policy_planes;
+use loa::Variant;
 use tch::nn::{self, ModuleT};
 use tch::{Kind, Tensor};
-
-/// Number of policy planes (move directions on square boards).
-pub const POLICY_PLANES: usize = 8;
 
 fn conv(p: nn::Path, cin: usize, cout: usize, k: i64) -> nn::Conv2D {
     nn::conv2d(
@@ -79,7 +81,10 @@ impl ResBlock {
 /// The network's layers. Holds tensors that live in a [`nn::VarStore`]; `Send`, not `Sync`.
 pub struct Net {
     config: NetConfig,
+    variant: Variant,
     board_size: usize,
+    input_planes: usize,
+    policy_planes: usize,
     stem: nn::Conv2D,
     stem_bn: nn::BatchNorm,
     blocks: Vec<ResBlock>,
@@ -96,7 +101,7 @@ pub struct Net {
 
 /// Network outputs for a batch.
 pub struct NetOutput {
-    /// `[B, 8·N·N]` policy logits (unmasked).
+    /// `[B, P·N·N]` policy logits (unmasked).
     pub policy: Tensor,
     /// `[B, 3]` win/draw/loss logits.
     pub wdl: Tensor,
@@ -109,23 +114,31 @@ pub fn wdl_to_value(wdl: &Tensor) -> Tensor {
 }
 
 impl Net {
-    /// Creates the layers under `p` (variables named like `blocks.3.conv1.weight`) for an
-    /// `n×n` board. Weights are initialised from torch's global RNG (`tch::manual_seed`).
-    pub fn new(p: &nn::Path, config: &NetConfig, board_size: usize) -> Net {
+    /// Creates the layers under `p` (variables named like `blocks.3.conv1.weight`) for
+    /// `variant`'s input and policy layout. Weights are initialised from torch's global
+    /// RNG (`tch::manual_seed`).
+    pub fn new(p: &nn::Path, config: &NetConfig, variant: Variant) -> Net {
         let c = config.channels;
+        let board_size = variant.geometry().size as usize;
+        let scales = plane_scales(variant);
+        let input_planes = scales.len();
+        let policy_planes = policy_planes(variant);
         let blocks = (0..config.blocks)
             .map(|i| {
                 let gp = config.global_pool_every > 0 && (i + 1) % config.global_pool_every == 0;
                 ResBlock::new(p / "blocks" / i, c, gp)
             })
             .collect();
-        let scales = Tensor::from_slice(&plane_scales(board_size))
-            .view([1, NUM_PLANES as i64, 1, 1])
+        let scales = Tensor::from_slice(&scales)
+            .view([1, input_planes as i64, 1, 1])
             .to_device(p.device());
         Net {
             config: config.clone(),
+            variant,
             board_size,
-            stem: conv(p / "stem" / "conv", NUM_PLANES, c, 3),
+            input_planes,
+            policy_planes,
+            stem: conv(p / "stem" / "conv", input_planes, c, 3),
             stem_bn: bn(p / "stem" / "bn", c),
             blocks,
             policy_conv: conv(p / "policy" / "conv", c, config.policy_channels, 3),
@@ -133,7 +146,7 @@ impl Net {
             policy_out: nn::conv2d(
                 p / "policy" / "out",
                 config.policy_channels as i64,
-                POLICY_PLANES as i64,
+                policy_planes as i64,
                 1,
                 Default::default(),
             ),
@@ -160,14 +173,29 @@ impl Net {
         &self.config
     }
 
-    /// Side length of the board.
+    /// The variant whose layout the net reads and writes.
+    pub fn variant(&self) -> Variant {
+        self.variant
+    }
+
+    /// Side of the grid (`N`).
     pub fn board_size(&self) -> usize {
         self.board_size
     }
 
+    /// Number of input planes.
+    pub fn input_planes(&self) -> usize {
+        self.input_planes
+    }
+
+    /// Number of policy planes.
+    pub fn policy_planes(&self) -> usize {
+        self.policy_planes
+    }
+
     /// Length of the policy output.
     pub fn policy_len(&self) -> usize {
-        POLICY_PLANES * self.board_size * self.board_size
+        self.policy_planes * self.board_size * self.board_size
     }
 
     /// Makes inputs of `kind` (call after converting the store to half/bf16).
@@ -243,21 +271,38 @@ mod tests {
     }
 
     #[test]
-    fn shapes_for_both_board_sizes() {
+    fn shapes_for_every_variant() {
         crate::test_threads();
-        for (variant, n) in [(Variant::Standard, 8usize), (Variant::Six, 6)] {
+        // (variant, input planes, grid side, policy planes)
+        let expected = [
+            (Variant::Standard, 7, 8, 8),
+            (Variant::ScrambledEggs, 7, 8, 8),
+            (Variant::Six, 7, 6, 8),
+            (Variant::Parachute, 10, 8, 9),
+            (Variant::Gemma, 8, 8, 9),
+            (Variant::Ambiloa, 15, 8, 8),
+            (Variant::Alveole, 6, 9, 6),
+        ];
+        for (variant, planes, n, pp) in expected {
             let vs = nn::VarStore::new(tch::Device::Cpu);
-            let net = Net::new(&vs.root(), &tiny(), n);
+            let net = Net::new(&vs.root(), &tiny(), variant);
+            assert_eq!(net.input_planes(), planes);
+            assert_eq!(net.policy_planes(), pp);
+            assert_eq!(net.board_size(), n);
+            assert_eq!(
+                vs.variables()["stem.conv.weight"].size(),
+                vec![8, planes as i64, 3, 3]
+            );
             let pos = loa::Position::start(variant, &Rules::classic());
             let mut data = encode(&pos);
             data.extend(encode(&pos));
-            let x = Tensor::from_slice(&data).view([2, NUM_PLANES as i64, n as i64, n as i64]);
+            let x = Tensor::from_slice(&data).view([2, planes as i64, n as i64, n as i64]);
             let out = net.forward(&x, false);
-            assert_eq!(out.policy.size(), vec![2, (8 * n * n) as i64]);
+            assert_eq!(out.policy.size(), vec![2, (pp * n * n) as i64], "{variant}");
             assert_eq!(out.wdl.size(), vec![2, 3]);
             assert_eq!(net.policy_len(), loa::policy::policy_size(variant));
             let e = net.forward_export(&x);
-            assert_eq!(e.size(), vec![2, (8 * n * n + 4) as i64]);
+            assert_eq!(e.size(), vec![2, (pp * n * n + 4) as i64]);
             let v = wdl_to_value(&out.wdl);
             let v0 = v.double_value(&[0]);
             assert!((-1.0..=1.0).contains(&v0));
@@ -268,7 +313,7 @@ mod tests {
     fn global_pool_blocks_and_names() {
         crate::test_threads();
         let vs = nn::VarStore::new(tch::Device::Cpu);
-        let _net = Net::new(&vs.root(), &tiny(), 8);
+        let _net = Net::new(&vs.root(), &tiny(), Variant::Standard);
         let vars = vs.variables();
         assert!(vars.contains_key("blocks.1.pool_fc.weight"));
         assert!(!vars.contains_key("blocks.0.pool_fc.weight"));
@@ -283,7 +328,7 @@ mod tests {
         crate::test_threads();
         tch::manual_seed(3);
         let vs = nn::VarStore::new(tch::Device::Cpu);
-        let net = Net::new(&vs.root(), &tiny(), 8);
+        let net = Net::new(&vs.root(), &tiny(), Variant::Standard);
         let rules = Rules::classic();
         let mut pos = loa::Position::start(Variant::Standard, &rules);
         let a = encode(&pos);

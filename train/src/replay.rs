@@ -1,7 +1,11 @@
-//! The replay window: the newest `capacity` positions of one board size across the shard
-//! files of a directory (written by the selfplay crate). Defective shards are reported
-//! once and skipped, never fatal.
+//! The replay window: the newest `capacity` positions of one network layout across the
+//! shard files of a directory (written by the selfplay crate): positions of the window's
+//! variant, and of variants with the same layout ([`crate::encoding::same_layout`], e.g.
+//! `standard` and `scrambled-eggs`). Defective shards are reported once and skipped,
+//! never fatal.
 
+use crate::encoding::same_layout;
+use loa::Variant;
 use selfplay::data::{list_shards, read_shard, DataError, Sample};
 use std::collections::{HashSet, VecDeque};
 use std::path::{Path, PathBuf};
@@ -16,8 +20,8 @@ pub struct RefreshReport {
     /// Shards that could not be read (truncated, corrupt, unreadable), each naming its
     /// file; they are not retried.
     pub skipped: Vec<DataError>,
-    /// Positions ignored because their board size is not the window's.
-    pub other_board: usize,
+    /// Positions ignored because their variant's layout is not the window's.
+    pub other_layout: usize,
     /// Old shards dropped from the window.
     pub evicted_shards: usize,
 }
@@ -25,7 +29,7 @@ pub struct RefreshReport {
 /// The newest positions for training. Plain data, `Send + Sync`.
 pub struct ReplayWindow {
     capacity: usize,
-    board_size: usize,
+    variant: Variant,
     /// Oldest first.
     shards: VecDeque<(PathBuf, Vec<Sample>)>,
     /// Every shard already considered (read, skipped as defective, or too old).
@@ -36,11 +40,11 @@ pub struct ReplayWindow {
 }
 
 impl ReplayWindow {
-    /// An empty window for `board_size`×`board_size` positions.
-    pub fn new(capacity: usize, board_size: usize) -> ReplayWindow {
+    /// An empty window for positions of `variant`'s layout.
+    pub fn new(capacity: usize, variant: Variant) -> ReplayWindow {
         ReplayWindow {
             capacity: capacity.max(1),
-            board_size,
+            variant,
             shards: VecDeque::new(),
             seen: HashSet::new(),
             total: 0,
@@ -48,13 +52,11 @@ impl ReplayWindow {
         }
     }
 
-    /// A window over given samples (tests, supervised data); other board sizes dropped.
-    pub fn from_samples(samples: Vec<Sample>, capacity: usize, board_size: usize) -> Self {
-        let mut w = ReplayWindow::new(capacity, board_size);
-        let samples: Vec<Sample> = samples
-            .into_iter()
-            .filter(|s| s.position.geometry().size as usize == board_size)
-            .collect();
+    /// A window over given samples (tests, supervised data); samples of another layout
+    /// are dropped.
+    pub fn from_samples(samples: Vec<Sample>, capacity: usize, variant: Variant) -> Self {
+        let mut w = ReplayWindow::new(capacity, variant);
+        let samples: Vec<Sample> = samples.into_iter().filter(|s| w.accepts(s)).collect();
         w.total = samples.len();
         w.shards.push_back((PathBuf::from("<memory>"), samples));
         w.evict();
@@ -80,11 +82,9 @@ impl ReplayWindow {
             match read_shard(&path) {
                 Ok(samples) => {
                     let before = samples.len();
-                    let samples: Vec<Sample> = samples
-                        .into_iter()
-                        .filter(|s| s.position.geometry().size as usize == self.board_size)
-                        .collect();
-                    report.other_board += before - samples.len();
+                    let samples: Vec<Sample> =
+                        samples.into_iter().filter(|s| self.accepts(s)).collect();
+                    report.other_layout += before - samples.len();
                     fresh_samples += samples.len();
                     fresh.push((path, samples));
                 }
@@ -131,9 +131,14 @@ impl ReplayWindow {
         self.len() == 0
     }
 
-    /// The board size of the window's positions.
-    pub fn board_size(&self) -> usize {
-        self.board_size
+    /// The variant whose layout the window's positions have.
+    pub fn variant(&self) -> Variant {
+        self.variant
+    }
+
+    /// Whether `sample` belongs in this window (its variant has the window's layout).
+    pub fn accepts(&self, sample: &Sample) -> bool {
+        same_layout(self.variant, sample.position.variant())
     }
 
     /// Number of shards held.
@@ -186,18 +191,24 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(15));
         let mut b = tags(3, 50);
         b.push(sample(Variant::Six, 90));
+        b.push(sample(Variant::Gemma, 91));
+        b.insert(1, sample(Variant::ScrambledEggs, 51));
+        b[2].position.set_ply(52);
+        b[3].position.set_ply(53);
         write_shard(&d.join("b.shard"), &b).unwrap();
 
-        let mut w = ReplayWindow::new(5, 8);
+        let mut w = ReplayWindow::new(5, Variant::Standard);
         let r = w.refresh(d).unwrap();
         assert_eq!(r.skipped.len(), 1);
         assert!(r.skipped[0].to_string().contains("bad.shard"));
-        assert_eq!(r.other_board, 1);
+        // 6x6 and gemma have other layouts; scrambled-eggs has standard's.
+        assert_eq!(r.other_layout, 2);
         assert_eq!(r.new_shards, 2);
         assert_eq!(w.len(), 5);
-        // Newest five: the last two of a, then all of b.
+        // Newest five: the last one of a, then the four kept of b.
         let got: Vec<u32> = (0..5).map(|i| w.get(i).position.ply()).collect();
-        assert_eq!(got, vec![12, 13, 50, 51, 52]);
+        assert_eq!(got, vec![13, 50, 51, 52, 53]);
+        assert_eq!(w.get(2).position.variant(), Variant::ScrambledEggs);
 
         // A new shard pushes a out; the bad one is not retried.
         std::thread::sleep(std::time::Duration::from_millis(15));
@@ -207,7 +218,13 @@ mod tests {
         assert!(r.skipped.is_empty());
         assert_eq!(r.evicted_shards, 1);
         let got: Vec<u32> = (0..5).map(|i| w.get(i).position.ply()).collect();
-        assert_eq!(got, vec![51, 52, 70, 71, 72]);
+        assert_eq!(got, vec![52, 53, 70, 71, 72]);
         assert_eq!(w.shard_count(), 2);
+
+        // A gemma window keeps only the gemma position of these shards.
+        let mut g = ReplayWindow::new(5, Variant::Gemma);
+        let r = g.refresh(d).unwrap();
+        assert_eq!((g.len(), r.other_layout), (1, 12));
+        assert_eq!(g.get(0).position.variant(), Variant::Gemma);
     }
 }

@@ -118,7 +118,7 @@ pub struct Trainer {
 }
 
 impl Trainer {
-    /// A fresh network for `variant`'s board (weights seeded by `config.seed`).
+    /// A fresh network for `variant`'s layout (weights seeded by `config.seed`).
     pub fn new(config: TrainConfig, variant: loa::Variant) -> Result<Trainer> {
         config.validate().map_err(anyhow::Error::msg)?;
         let device = resolve_device(&config.device)?;
@@ -164,8 +164,7 @@ impl Trainer {
     /// other keys, e.g. the learning rate, may change).
     pub fn resume(path: &Path, config: Option<TrainConfig>) -> Result<Trainer> {
         let mut file = tensor_file::read(path)?;
-        let mut info: ModelInfo = serde_json::from_str(&file.description)
-            .with_context(|| format!("{}: bad checkpoint description", path.display()))?;
+        let mut info = ModelInfo::parse(&file.description, path)?;
         let state: TrainerState = match info.trainer.take() {
             Some(v) => serde_json::from_value(v)
                 .with_context(|| format!("{}: bad trainer state", path.display()))?,
@@ -256,25 +255,25 @@ impl Trainer {
     }
 
     /// One optimisation step on a batch sampled uniformly (with replacement) from
-    /// `window`, each sample under a random symmetry when augmentation is on.
+    /// `window`, each sample under a random board symmetry (of the variant's
+    /// `num_symmetries`) when augmentation is on. The window's variant must have the
+    /// network's layout.
     pub fn train_step(&mut self, window: &ReplayWindow) -> Result<StepStats> {
         if window.is_empty() {
             bail!("the replay window is empty: no training data");
         }
-        if window.board_size() != self.model.info.board_size {
-            bail!(
-                "the replay window holds {0}x{0} positions, the network plays {1}x{1}",
-                window.board_size(),
-                self.model.info.board_size
-            );
-        }
+        self.model
+            .info
+            .check_variant(window.variant())
+            .context("the replay window")?;
+        let symmetries = self.model.info.variant.geometry().num_symmetries as usize;
         let b = self.config.batch_size;
         let mut samples = Vec::with_capacity(b);
         let mut syms = Vec::with_capacity(b);
         for _ in 0..b {
             samples.push(window.get(self.rng.random_range(0..window.len())));
             syms.push(if self.config.augment_symmetries {
-                self.rng.random_range(0..8)
+                self.rng.random_range(0..symmetries)
             } else {
                 0
             });
@@ -282,14 +281,15 @@ impl Trainer {
         self.train_on(&samples, &syms)
     }
 
-    /// One optimisation step on exactly these samples and symmetries.
+    /// One optimisation step on exactly these samples and symmetries (errors as
+    /// [`make_batch`]).
     pub fn train_on(&mut self, samples: &[&Sample], symmetries: &[usize]) -> Result<StepStats> {
         let batch = make_batch(
             samples,
             symmetries,
-            self.model.info.board_size,
+            self.model.info.variant,
             self.config.search_value_weight as f32,
-        )
+        )?
         .to_device(self.device);
         let out = self.model.net.forward(&batch.input, true);
         let (loss, stats) = self.losses(&out.policy, &out.wdl, &batch);
@@ -303,19 +303,19 @@ impl Trainer {
     }
 
     /// Losses and accuracies on these samples (identity symmetry) without training:
-    /// batch norm in inference mode, no gradients.
-    pub fn evaluate(&self, samples: &[&Sample]) -> StepStats {
+    /// batch norm in inference mode, no gradients. Errors as [`make_batch`].
+    pub fn evaluate(&self, samples: &[&Sample]) -> Result<StepStats> {
         let _guard = tch::no_grad_guard();
         let syms = vec![0; samples.len()];
         let batch = make_batch(
             samples,
             &syms,
-            self.model.info.board_size,
+            self.model.info.variant,
             self.config.search_value_weight as f32,
-        )
+        )?
         .to_device(self.device);
         let out = self.model.net.forward(&batch.input, false);
-        self.losses(&out.policy, &out.wdl, &batch).1
+        Ok(self.losses(&out.policy, &out.wdl, &batch).1)
     }
 
     fn losses(&self, policy: &Tensor, wdl: &Tensor, batch: &Batch) -> (Tensor, StepStats) {
@@ -417,11 +417,10 @@ impl Trainer {
     /// A one-line description for logs.
     pub fn describe(&self) -> String {
         format!(
-            "{}x{} net on {}x{} at step {} ({:?}, lr {}), {}",
+            "{}x{} net for {} at step {} ({:?}, lr {}), {}",
             self.config.net.blocks,
             self.config.net.channels,
-            self.model.info.board_size,
-            self.model.info.board_size,
+            self.model.info.variant,
             self.model.info.step,
             self.config.optimizer,
             self.config.lr,
@@ -448,11 +447,11 @@ mod tests {
     }
 
     /// Positions from seeded random games, with a policy on some and outcomes.
-    fn random_samples(n: usize, seed: u64) -> Vec<Sample> {
+    fn random_samples(variant: Variant, n: usize, seed: u64) -> Vec<Sample> {
         let rules = Rules::classic();
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let mut out = Vec::new();
-        let mut pos = Position::start(Variant::Standard, &rules);
+        let mut pos = Position::start(variant, &rules);
         while out.len() < n {
             let moves: Vec<Move> = pos.legal_moves(&rules).to_vec();
             let policy = if rng.random_bool(0.7) {
@@ -472,7 +471,7 @@ mod tests {
             });
             pos.play(moves[rng.random_range(0..moves.len())]);
             if pos.outcome(&rules).is_some() {
-                pos = Position::start(Variant::Standard, &rules);
+                pos = Position::start(variant, &rules);
             }
         }
         out
@@ -493,11 +492,15 @@ mod tests {
     }
 
     /// N steps + checkpoint + resume + M steps == N + M uninterrupted steps, bit for bit,
-    /// for both optimizers (CPU, fixed seed).
+    /// for both optimizers (CPU, fixed seed), on the square and the hexagonal board.
     #[test]
     fn resume_continues_exactly() {
-        let window = ReplayWindow::from_samples(random_samples(200, 5), 1000, 8);
-        for optimizer in [OptimizerKind::Sgd, OptimizerKind::Adamw] {
+        for (variant, optimizer) in [
+            (Variant::Standard, OptimizerKind::Sgd),
+            (Variant::Standard, OptimizerKind::Adamw),
+            (Variant::Alveole, OptimizerKind::Adamw),
+        ] {
+            let window = ReplayWindow::from_samples(random_samples(variant, 200, 5), 1000, variant);
             let config = TrainConfig {
                 net: tiny_net(),
                 batch_size: 16,
@@ -516,11 +519,11 @@ mod tests {
             };
             let dir = tempfile::tempdir().unwrap();
             let ckpt = dir.path().join("ckpt.safetensors");
-            let mut straight = Trainer::new(config.clone(), Variant::Standard).unwrap();
+            let mut straight = Trainer::new(config.clone(), variant).unwrap();
             for _ in 0..7 {
                 straight.train_step(&window).unwrap();
             }
-            let mut first = Trainer::new(config.clone(), Variant::Standard).unwrap();
+            let mut first = Trainer::new(config.clone(), variant).unwrap();
             for _ in 0..4 {
                 first.train_step(&window).unwrap();
             }
@@ -535,6 +538,7 @@ mod tests {
             // The checkpoint is also a model file.
             let m = Model::load(&ckpt, Device::Cpu).unwrap();
             assert_eq!(m.info.step, 4);
+            assert_eq!(m.info.variant, variant);
             // A changed net shape is refused.
             let mut other = config.clone();
             other.net.channels = 16;
@@ -548,7 +552,11 @@ mod tests {
 
     #[test]
     fn training_reduces_loss_and_logs() {
-        let window = ReplayWindow::from_samples(random_samples(64, 9), 1000, 8);
+        let window = ReplayWindow::from_samples(
+            random_samples(Variant::Standard, 64, 9),
+            1000,
+            Variant::Standard,
+        );
         let config = TrainConfig {
             net: tiny_net(),
             batch_size: 32,
@@ -574,14 +582,51 @@ mod tests {
         assert_eq!(lines[3]["step"], 40);
         assert!(lines[3]["policy_accuracy"].as_f64().is_some());
         assert!(lines[3]["samples_per_sec"].as_f64().unwrap() > 0.0);
-        let empty = ReplayWindow::new(10, 8);
+        let empty = ReplayWindow::new(10, Variant::Standard);
         assert!(t
             .train_step(&empty)
             .unwrap_err()
             .to_string()
             .contains("empty"));
-        let six = ReplayWindow::new(10, 6);
-        assert!(t.train_step(&six).is_err());
+        for other in [Variant::Six, Variant::Gemma] {
+            let w = ReplayWindow::from_samples(random_samples(other, 4, 1), 10, other);
+            let err = format!("{:#}", t.train_step(&w).unwrap_err());
+            assert!(err.contains("cannot be used for"), "{err}");
+        }
+        let scrambled = random_samples(Variant::ScrambledEggs, 40, 2);
+        let w = ReplayWindow::from_samples(scrambled, 100, Variant::ScrambledEggs);
+        t.train_step(&w).unwrap();
+    }
+
+    /// Training on the variants with extra planes (parachute: drops; ambiloa: four
+    /// players) and on the hexagonal board with 12-fold augmentation lowers the loss.
+    #[test]
+    fn training_reduces_loss_in_other_variants() {
+        for variant in [Variant::Parachute, Variant::Ambiloa, Variant::Alveole] {
+            let window = ReplayWindow::from_samples(random_samples(variant, 64, 9), 1000, variant);
+            assert_eq!(window.len(), 64);
+            let config = TrainConfig {
+                net: tiny_net(),
+                batch_size: 32,
+                optimizer: OptimizerKind::Adamw,
+                lr: 0.01,
+                warmup_steps: 1,
+                threads: 1,
+                ..TrainConfig::default()
+            };
+            let mut t = Trainer::new(config, variant).unwrap();
+            let first = t.train(&window, 10, None, false).unwrap();
+            let later = t.train(&window, 30, None, false).unwrap();
+            assert!(
+                later.stats.loss < first.stats.loss,
+                "{variant}: {first:?} {later:?}"
+            );
+            assert!(t.describe().contains(variant.name()));
+            eprintln!(
+                "{variant}: mean loss {:.4} (steps 1-10) -> {:.4} (steps 11-40)",
+                first.stats.loss, later.stats.loss
+            );
+        }
     }
 
     /// Positions where the side to move connects with exactly one or two moves, found by
@@ -662,13 +707,13 @@ mod tests {
             ..TrainConfig::default()
         };
         let mut t = Trainer::new(config, Variant::Standard).unwrap();
-        let before = t.evaluate(&refs).policy_accuracy;
+        let before = t.evaluate(&refs).unwrap().policy_accuracy;
         let syms = vec![0; refs.len()];
         let mut acc = 0.0;
         for step in 0..400 {
             t.train_on(&refs, &syms).unwrap();
             if step % 25 == 24 {
-                acc = t.evaluate(&refs).policy_accuracy;
+                acc = t.evaluate(&refs).unwrap().policy_accuracy;
                 if acc >= 0.99 {
                     break;
                 }

@@ -53,11 +53,16 @@ fn torchscript_reproduces_rust_outputs_in_python() {
         );
         return;
     };
-    for variant in [loa::Variant::Standard, loa::Variant::Six] {
+    for variant in [
+        loa::Variant::Standard,
+        loa::Variant::Six,
+        loa::Variant::Alveole,
+        loa::Variant::Parachute,
+    ] {
         let dir = tempfile::tempdir().unwrap();
         let model = exported(dir.path(), variant);
         let batch = 6;
-        let x = example_input(variant.geometry().size as usize, batch);
+        let x = example_input(variant, batch);
         let want = tch::no_grad(|| model.net.forward_export(&x));
         let xs = Vec::<u8>::try_from(x.flatten(0, -1)).unwrap();
         let ys = Vec::<f32>::try_from(want.flatten(0, -1)).unwrap();
@@ -88,7 +93,45 @@ fn torchscript_reproduces_rust_outputs_in_python() {
             .unwrap_or_else(|| panic!("no difference printed: {text}"));
         assert!(diff < 1e-5, "{variant}: {diff}");
         eprintln!("{variant}: python torch.jit.load vs rust: max abs diff {diff:.1e}");
+        check_layout_in_python(&py, dir.path(), batch, variant);
     }
+}
+
+/// Reads `model.json` and the encoded inputs in Python and checks what the description
+/// promises: the validity plane marks exactly the named cells, every plane is 0 on the
+/// grid cells off the board, and the policy has one plane per listed name.
+fn check_layout_in_python(py: &Path, dir: &Path, batch: usize, variant: loa::Variant) {
+    const SCRIPT: &str = r#"
+import json, sys, torch
+export, inputs, batch = sys.argv[1], sys.argv[2], int(sys.argv[3])
+d = json.load(open(export + "/model.json"))
+_, planes, n, _ = d["input"]["shape"]
+x = torch.frombuffer(bytearray(open(inputs, "rb").read()), dtype=torch.uint8).view(batch, planes, n, n)
+cells = d["board"]["cells"]
+valid = torch.tensor([c is not None for c in cells], dtype=torch.uint8).view(n, n)
+ones = d["input"]["planes"].index(d["board"]["validity_plane"])
+assert bool((x[:, ones] == valid).all()), "validity plane"
+assert int(x[:, :, valid == 0].sum()) == 0, "off-board cells must be zero"
+pol = d["output"]["policy_logits"]
+assert pol["len"] == len(pol["planes"]) * n * n, "policy length"
+assert d["output"]["shape"][1] == pol["len"] + 4
+print("layout ok", d["variant"], planes, "planes", len(pol["planes"]), "policy planes", int(valid.sum()), "cells")
+"#;
+    let out = Command::new(py)
+        .args(["-c", SCRIPT])
+        .arg(dir.join("export"))
+        .arg(dir.join("x.bin"))
+        .arg(batch.to_string())
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{variant}: {text}");
+    assert!(text.contains(&format!("layout ok {variant}")), "{text}");
+    eprintln!("{}", text.trim());
 }
 
 #[test]
@@ -108,19 +151,25 @@ fn onnx_conversion_agrees_with_onnxruntime() {
         );
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    exported(dir.path(), loa::Variant::Standard);
-    let out = Command::new(&py)
-        .arg(root().join("scripts/onnx_export.py"))
-        .arg(dir.path().join("export"))
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "{text}");
-    assert!(dir.path().join("export/model.onnx").exists());
-    eprintln!("{}", text.trim());
+    for variant in [
+        loa::Variant::Standard,
+        loa::Variant::Alveole,
+        loa::Variant::Parachute,
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        exported(dir.path(), variant);
+        let out = Command::new(&py)
+            .arg(root().join("scripts/onnx_export.py"))
+            .arg(dir.path().join("export"))
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "{variant}: {text}");
+        assert!(dir.path().join("export/model.onnx").exists());
+        eprintln!("{variant}: {}", text.trim());
+    }
 }

@@ -1,6 +1,7 @@
 //! The train crate as the run loop uses it: shards in a directory (one corrupt) →
 //! replay window → training steps with metrics → checkpoint and model files → a
-//! `NetEvaluator` on the model, hot-swapped to newer weights.
+//! `NetEvaluator` on the model, hot-swapped to newer weights; for the square board, the
+//! hexagonal board (`alveole`) and compound turns with drops (`parachute`).
 
 use loa::{Move, Position, Rules, Variant};
 use selfplay::data::{shard_file_name, write_shard, Sample};
@@ -8,11 +9,11 @@ use selfplay::{EvalBatch, Evaluator};
 use train::metrics::MetricsLog;
 use train::{InferenceConfig, NetConfig, NetEvaluator, ReplayWindow, TrainConfig, Trainer};
 
-fn game_samples(games: usize) -> Vec<Sample> {
+fn game_samples(variant: Variant, games: usize) -> Vec<Sample> {
     let rules = Rules::classic();
     let mut out = Vec::new();
     for g in 0..games {
-        let mut pos = Position::start(Variant::Standard, &rules);
+        let mut pos = Position::start(variant, &rules);
         let mut k = g;
         let mut game = Vec::new();
         while pos.outcome(&rules).is_none() && pos.ply() < 60 {
@@ -30,7 +31,7 @@ fn game_samples(games: usize) -> Vec<Sample> {
                 search_value: 0.1,
                 outcome: 0.0,
             });
-            k = k * 31 + 7;
+            k = k.wrapping_mul(31).wrapping_add(7);
             pos.play(moves[k % n]);
         }
         let result = pos.outcome(&rules);
@@ -45,10 +46,20 @@ fn game_samples(games: usize) -> Vec<Sample> {
 #[test]
 fn shards_to_trained_model_to_evaluator() {
     tch::set_num_threads(1);
+    for variant in [Variant::Standard, Variant::Alveole, Variant::Parachute] {
+        pipeline(variant);
+    }
+}
+
+fn pipeline(variant: Variant) {
     let dir = tempfile::tempdir().unwrap();
     let shards = dir.path().join("shards");
     std::fs::create_dir_all(&shards).unwrap();
-    let samples = game_samples(6);
+    let samples = game_samples(variant, 6);
+    if variant == Variant::Parachute {
+        assert!(samples.iter().any(|s| s.position.drop_pending()));
+        assert!(samples.iter().any(|s| s.moves.iter().any(|m| m.is_drop())));
+    }
     let half = samples.len() / 2;
     write_shard(&shards.join(shard_file_name("w0", 0)), &samples[..half]).unwrap();
     write_shard(&shards.join(shard_file_name("w0", 1)), &samples[half..]).unwrap();
@@ -69,14 +80,14 @@ fn shards_to_trained_model_to_evaluator() {
         window_positions: 10_000,
         ..TrainConfig::default()
     };
-    let mut window = ReplayWindow::new(config.window_positions, 8);
+    let mut window = ReplayWindow::new(config.window_positions, variant);
     let report = window.refresh(&shards).unwrap();
     assert_eq!(report.new_shards, 2);
     assert_eq!(report.skipped.len(), 1);
     assert!(report.skipped[0].to_string().contains("broken.shard"));
     assert_eq!(window.len(), samples.len());
 
-    let mut trainer = Trainer::new(config.clone(), Variant::Standard).unwrap();
+    let mut trainer = Trainer::new(config.clone(), variant).unwrap();
     let mut log = MetricsLog::open(&dir.path().join("metrics.jsonl")).unwrap();
     let summary = trainer.train(&window, 10, Some(&mut log), false).unwrap();
     assert_eq!(summary.steps, 10);
@@ -90,11 +101,20 @@ fn shards_to_trained_model_to_evaluator() {
 
     let eval = NetEvaluator::load(&model_path, &InferenceConfig::default()).unwrap();
     assert_eq!(eval.info().step, 10);
+    assert_eq!(eval.info().variant, variant);
     let mut batch = EvalBatch::new();
-    for s in &samples[..5] {
+    // The first positions, and (parachute) positions owing a drop.
+    for s in samples[..5]
+        .iter()
+        .chain(samples.iter().filter(|s| s.position.drop_pending()).take(3))
+    {
         batch.push(s.position, &s.moves);
     }
     eval.evaluate(&mut batch).unwrap();
+    for i in 0..batch.len() {
+        let sum: f32 = batch.priors[batch.range(i)].iter().sum();
+        assert!((sum - 1.0).abs() < 1e-4, "{variant}: priors sum to {sum}");
+    }
     let before = batch.priors.clone();
 
     // More training, then hot-swap the evaluator's weights from the trainer.
@@ -121,10 +141,17 @@ fn shards_to_trained_model_to_evaluator() {
     assert_eq!(lines.lines().count(), 3);
 }
 
-/// The network drives the selfplay crate's MCTS: a few moves of a game, legal each time.
+/// The network drives the selfplay crate's MCTS: a few moves of a game, legal each time,
+/// on the square and the hexagonal board.
 #[test]
 fn mcts_plays_with_the_network() {
     tch::set_num_threads(1);
+    for variant in [Variant::Standard, Variant::Alveole] {
+        mcts_game(variant);
+    }
+}
+
+fn mcts_game(variant: Variant) {
     tch::manual_seed(5);
     let net = NetConfig {
         blocks: 1,
@@ -134,10 +161,7 @@ fn mcts_plays_with_the_network() {
         value_channels: 4,
         value_hidden: 8,
     };
-    let model = train::Model::new(
-        train::ModelInfo::new(&net, Variant::Standard),
-        tch::Device::Cpu,
-    );
+    let model = train::Model::new(train::ModelInfo::new(&net, variant), tch::Device::Cpu);
     let eval: std::sync::Arc<dyn Evaluator> = std::sync::Arc::new(
         NetEvaluator::from_weights(
             model.info.clone(),
@@ -148,7 +172,7 @@ fn mcts_plays_with_the_network() {
         .unwrap(),
     );
     let mut player = selfplay::MctsPlayer::new(selfplay::MctsConfig::default(), 32, eval);
-    let mut game = loa::Game::new(Variant::Standard, Rules::classic());
+    let mut game = loa::Game::new(variant, Rules::classic());
     for _ in 0..4 {
         let mv = player.choose_move(&game).unwrap();
         assert!(game.legal_moves().as_slice().contains(&mv));
