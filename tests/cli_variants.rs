@@ -70,9 +70,17 @@ fn start_positions_print_as_documented() {
         assert!(line.split(' ').any(|m| m == mv), "{mv} missing in {line}");
     }
     let o = loazero(&["show", "--variant", "ambiloa"]);
-    assert!(stdout(&o).contains("south (black) to move"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("south (black) to move"),
+        "{}",
+        stdout(&o)
+    );
     let o = loazero(&["show", "--variant", "parachute"]);
-    assert!(stdout(&o).contains("reserves black 6 white 6"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("reserves black 6 white 6"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[test]
@@ -89,14 +97,28 @@ fn parachute_compound_turns_replay() {
     let out = stdout(&o);
     // The drop is Black's (the side stays), it puts a white piece on d4 and spends one of
     // Black's reserve.
-    assert!(out.contains("ply 1: a3-c3 -> 8/b6w/w6b/b6w/w6b/2b4w/w6b/8 b@ 6:6"), "{out}");
-    assert!(out.contains("ply 2: @d4 -> 8/b6w/w6b/b6w/w2w3b/2b4w/w6b/8 w 5:6"), "{out}");
-    assert!(out.contains("ply 4: @e4 -> 8/b6w/w6b/b6w/w2wb2b/2b2w2/w6b/8 b 5:5"), "{out}");
+    assert!(
+        out.contains("ply 1: a3-c3 -> 8/b6w/w6b/b6w/w6b/2b4w/w6b/8 b@ 6:6"),
+        "{out}"
+    );
+    assert!(
+        out.contains("ply 2: @d4 -> 8/b6w/w6b/b6w/w2w3b/2b4w/w6b/8 w 5:6"),
+        "{out}"
+    );
+    assert!(
+        out.contains("ply 4: @e4 -> 8/b6w/w6b/b6w/w2wb2b/2b2w2/w6b/8 b 5:5"),
+        "{out}"
+    );
     assert_eq!(last_line(&o), "result: none");
     // A drop where a move is due, and a move where the drop is due, are errors naming the ply.
     for (text, ply) in [("1. @d4", "ply 1"), ("1. a3-c3 h3-f3", "ply 2")] {
         let f = record(text);
-        let o = loazero(&["replay", "--variant", "parachute", f.path().to_str().unwrap()]);
+        let o = loazero(&[
+            "replay",
+            "--variant",
+            "parachute",
+            f.path().to_str().unwrap(),
+        ]);
         assert!(!o.status.success());
         assert!(stderr(&o).contains(ply), "{text}: {}", stderr(&o));
     }
@@ -161,7 +183,11 @@ fn ambiloa_turn_order_and_bad_input() {
     assert!(stderr(&o).contains("b8-b6"), "{}", stderr(&o));
     // Malformed positions name the problem; never a panic.
     for (variant, text, needle) in [
-        ("ambiloa", "1nnnnnn1/w6e/w6e/w6e/w6e/w6e/w6e/1ssssss1 b", "'b'"),
+        (
+            "ambiloa",
+            "1nnnnnn1/w6e/w6e/w6e/w6e/w6e/w6e/1ssssss1 b",
+            "'b'",
+        ),
         ("parachute", "8/b6w/w6b/b6w/w6b/b6w/w6b/8 b", "reserves"),
         ("parachute", "8/b6w/w6b/b6w/w6b/b6w/w6b/8 b 9:x", "9:x"),
         ("alveole", "wb1wb/b4w/7/w6b/b7w/w6b/7/b4w b", "rows"),

@@ -35,10 +35,14 @@ pub fn run(args: Args) -> Result<()> {
     if !build_lib.is_empty() && loaded.as_ref().map(PathBuf::from) != Some(build_lib.into()) {
         println!("built against    {build_lib} (rpath)");
     }
+    let planes: Vec<String> = loa::Variant::ALL
+        .iter()
+        .map(|&v| format!("{v} {}", train::encoding::num_planes(v)))
+        .collect();
     println!(
-        "encoding         version {} ({} planes)",
+        "encoding         version {} (input planes: {})",
         train::encoding::ENCODING_VERSION,
-        train::encoding::NUM_PLANES
+        planes.join(", ")
     );
     println!(
         "cpu              {} logical cores; torch threads {} (intra-op), {} (inter-op); \

@@ -172,6 +172,6 @@ pub fn run(args: Args) -> Result<()> {
 /// `model:` players load their network through [`super::common::net_evaluator`].
 pub fn player_factory() -> PlayerFactory {
     PlayerFactory::new().with_model_loader(std::sync::Arc::new(|path, device| {
-        super::common::net_evaluator(path, device)
+        super::common::net_evaluator(path, device, None)
     }))
 }

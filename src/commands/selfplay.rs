@@ -59,7 +59,11 @@ pub enum EvaluatorChoice {
 
 /// Builds the evaluator for `choice`. The one place that maps an evaluator choice to an
 /// implementation: the network evaluator plugs in here.
-pub fn build_evaluator(choice: &EvaluatorChoice) -> Result<Arc<dyn Evaluator>> {
+/// A model must fit `variant`.
+pub fn build_evaluator(
+    choice: &EvaluatorChoice,
+    variant: loa::Variant,
+) -> Result<Arc<dyn Evaluator>> {
     match choice {
         EvaluatorChoice::Builtin(EvaluatorKind::Uniform) => {
             Ok(Arc::new(selfplay::UniformEvaluator::new()))
@@ -67,7 +71,7 @@ pub fn build_evaluator(choice: &EvaluatorChoice) -> Result<Arc<dyn Evaluator>> {
         EvaluatorChoice::Builtin(EvaluatorKind::Heuristic) => {
             Ok(Arc::new(selfplay::HeuristicEvaluator::new()))
         }
-        EvaluatorChoice::Model(path) => super::common::net_evaluator(path, "cpu"),
+        EvaluatorChoice::Model(path) => super::common::net_evaluator(path, "cpu", Some(variant)),
     }
 }
 
@@ -107,7 +111,10 @@ pub fn run(args: Args) -> Result<()> {
         (None, Some(k)) => EvaluatorChoice::Builtin(k),
         (None, None) => EvaluatorChoice::Builtin(EvaluatorKind::Heuristic),
     };
-    let evaluator = build_evaluator(&choice)?;
+    let variant = config
+        .variant()
+        .map_err(|e| anyhow!("bad self-play configuration: {e}"))?;
+    let evaluator = build_evaluator(&choice, variant)?;
     play(&config, evaluator, games, out)
 }
 
@@ -197,7 +204,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         args.evaluator.clone()
     };
     for kind in kinds {
-        let evaluator = build_evaluator(&EvaluatorChoice::Builtin(kind))?;
+        let evaluator = build_evaluator(&EvaluatorChoice::Builtin(kind), loa::Variant::Standard)?;
         let name = evaluator.name();
         let r = selfplay::bench::bench_search(
             evaluator,
@@ -231,7 +238,7 @@ fn bench_network_selfplay(path: &Path, args: &BenchArgs) -> Result<()> {
     let evaluator = train::NetEvaluator::load(path, &train::InferenceConfig::default())
         .map_err(|e| anyhow!("cannot load model {}: {e:#}", path.display()))?;
     let info = evaluator.info().clone();
-    let variant: loa::Variant = info.variant.parse().map_err(|e: String| anyhow!(e))?;
+    let variant = info.variant;
     let evaluator = Arc::new(evaluator);
     let mut config = SelfplayConfig {
         variant: variant.name().into(),

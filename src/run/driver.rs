@@ -105,8 +105,7 @@ impl Driver {
     /// with `config`, after the caller took the lock and cleaned up.
     pub fn open(run: RunDir, config: RunConfig, display: LoopDisplay) -> Result<Driver> {
         let metrics = MetricsLog::open(&run.metrics())?;
-        let board = config.variant().geometry().size as usize;
-        let window = ReplayWindow::new(config.train.window_positions, board);
+        let window = ReplayWindow::new(config.train.window_positions, config.variant());
         let (state, trainer) = if run.state().exists() {
             (LoopState::load(&run.state())?, None)
         } else {
