@@ -14,6 +14,11 @@ pub struct Args {
     /// new run: a run directory keeps its own config.toml (change keys with --set).
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// Variant of a new run: without --config, the embedded configs/<variant>.toml (its
+    /// tuned settings over the default); with --config, that file with
+    /// selfplay.variant set. A resumed run must name its own variant.
+    #[arg(long, value_parser = |s: &str| s.parse::<loa::Variant>())]
+    pub variant: Option<loa::Variant>,
     /// Run directory; restarting with the same directory resumes the run.
     #[arg(long, default_value = "runs/default")]
     pub dir: PathBuf,
@@ -59,9 +64,30 @@ pub fn run(args: Args) -> Result<()> {
                 );
             }
         }
-        RunConfig::load(Some(&saved), &sets)?
+        let config = RunConfig::load(Some(&saved), &sets)?;
+        if let Some(v) = args.variant {
+            if v != config.variant() {
+                bail!(
+                    "{} is a {} run; it cannot go on as {v} (choose another --dir)",
+                    args.dir.display(),
+                    config.variant()
+                );
+            }
+        }
+        config
     } else {
-        RunConfig::load(args.config.as_deref(), &sets)?
+        match (args.variant, &args.config) {
+            (Some(v), None) => RunConfig::from_toml_str(
+                crate::run::config::variant_toml(v),
+                &format!("configs/{}.toml (embedded)", v.name()),
+                &sets,
+            )?,
+            (Some(v), Some(_)) => {
+                sets.insert(0, format!("selfplay.variant={:?}", v.name()));
+                RunConfig::load(args.config.as_deref(), &sets)?
+            }
+            (None, _) => RunConfig::load(args.config.as_deref(), &sets)?,
+        }
     };
     if args.print_config {
         print!("{}", config.to_toml());

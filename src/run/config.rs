@@ -16,6 +16,21 @@ use train::TrainConfig;
 /// The embedded default config (`configs/default.toml`).
 pub const DEFAULT_TOML: &str = include_str!("../../configs/default.toml");
 
+/// The embedded `configs/<variant>.toml` of `variant` (its tuned settings, merged over the
+/// default like any config file); the default itself for `standard`.
+pub fn variant_toml(variant: loa::Variant) -> &'static str {
+    use loa::Variant;
+    match variant {
+        Variant::Standard => DEFAULT_TOML,
+        Variant::ScrambledEggs => include_str!("../../configs/scrambled-eggs.toml"),
+        Variant::Six => include_str!("../../configs/6x6.toml"),
+        Variant::Parachute => include_str!("../../configs/parachute.toml"),
+        Variant::Gemma => include_str!("../../configs/gemma.toml"),
+        Variant::Ambiloa => include_str!("../../configs/ambiloa.toml"),
+        Variant::Alveole => include_str!("../../configs/alveole.toml"),
+    }
+}
+
 /// The loop's own settings (`[run]`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -321,6 +336,14 @@ struct PartialRating {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn every_variant_has_an_embedded_config_of_its_own_variant() {
+        for v in loa::Variant::ALL {
+            let c = RunConfig::from_toml_str(variant_toml(v), v.name(), &[]).unwrap();
+            assert_eq!(c.variant(), v);
+        }
+    }
+
     use super::*;
 
     /// Every key path of a TOML table (`a.b.c`).
