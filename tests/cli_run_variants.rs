@@ -118,7 +118,10 @@ fn each_special_variant_trains_plays_and_exports() {
         ]);
         assert!(o.status.success(), "{variant}: {}", text(&o));
         let json = std::fs::read_to_string(export.join("model.json")).unwrap();
-        assert!(json.contains(&format!("\"{variant}\"")), "{variant}: {json}");
+        assert!(
+            json.contains(&format!("\"{variant}\"")),
+            "{variant}: {json}"
+        );
 
         // Another layout is refused with a message naming both variants, not a panic.
         let o = loazero(&[
@@ -128,7 +131,10 @@ fn each_special_variant_trains_plays_and_exports() {
             "--player".into(),
             format!("model:path={},sims=8", model.display()),
         ]);
-        assert!(!o.status.success(), "{variant}: a 6x6 search with its model ran");
+        assert!(
+            !o.status.success(),
+            "{variant}: a 6x6 search with its model ran"
+        );
         let err = text(&o);
         assert!(err.contains(variant) && !err.contains("panicked"), "{err}");
     }

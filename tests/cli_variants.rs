@@ -201,3 +201,47 @@ fn ambiloa_turn_order_and_bad_input() {
         assert!(!err.contains("panicked"), "{err}");
     }
 }
+
+#[test]
+fn selfplay_plays_every_special_variant_and_its_records_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    for variant in ["parachute", "gemma", "ambiloa", "alveole"] {
+        let out = dir.path().join(variant);
+        let o = loazero(&[
+            "selfplay",
+            "--variant",
+            variant,
+            "--evaluator",
+            "heuristic",
+            "--games",
+            "2",
+            "--simulations",
+            "16",
+            "--threads",
+            "1",
+            "--seed",
+            "3",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{variant}: {}", stderr(&o));
+        let scan = selfplay::data::read_recent_shards(&out.join("shards"), None).unwrap();
+        assert!(
+            scan.skipped.is_empty() && !scan.samples.is_empty(),
+            "{variant}"
+        );
+        let v: loa::Variant = variant.parse().unwrap();
+        assert!(scan.samples.iter().all(|s| s.position.variant() == v));
+        for r in std::fs::read_dir(out.join("games")).unwrap() {
+            let r = r.unwrap().path();
+            let o = loazero(&["replay", "--variant", variant, r.to_str().unwrap()]);
+            assert!(
+                o.status.success(),
+                "{variant} {}: {}",
+                r.display(),
+                stderr(&o)
+            );
+            assert!(last_line(&o).starts_with("result: "), "{}", stdout(&o));
+        }
+    }
+}

@@ -34,6 +34,10 @@ pub struct Args {
     /// Override the config's simulations per full search.
     #[arg(long)]
     pub simulations: Option<u32>,
+    /// Override the config's variant (standard, scrambled-eggs, 6x6, parachute, gemma,
+    /// ambiloa, alveole); a --model must fit it.
+    #[arg(long, value_parser = |s: &str| s.parse::<loa::Variant>())]
+    pub variant: Option<loa::Variant>,
     /// Override the config's random seed.
     #[arg(long)]
     pub seed: Option<u64>,
@@ -96,6 +100,9 @@ pub fn run(args: Args) -> Result<()> {
     };
     if let Some(t) = args.threads {
         config.threads = t;
+    }
+    if let Some(v) = args.variant {
+        config.variant = v.name().into();
     }
     if let Some(s) = args.simulations {
         config.simulations = s;
