@@ -7,7 +7,7 @@
 //! * [`arena`]: matches between two players from balanced openings, in parallel, with
 //!   records and results files; [`elo`]: Elo from a score with its interval.
 //! * [`ratings`]: Bradley–Terry maximum-likelihood Elo over many players.
-//! * [`gate`]: candidate vs best with SPRT or a win-rate threshold.
+//! * [`mod@gate`]: candidate vs best with SPRT or a win-rate threshold.
 //! * [`protocol`]: the `loazero engine` line protocol (spec in eval/PROTOCOL.md).
 
 pub mod arena;

@@ -14,7 +14,7 @@ pub struct Args {
     /// new run: a run directory keeps its own config.toml (change keys with --set).
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Variant of a new run: without --config, the embedded configs/<variant>.toml (its
+    /// Variant of a new run: without --config, the embedded `configs/<variant>.toml` (its
     /// tuned settings over the default); with --config, that file with
     /// selfplay.variant set. A resumed run must name its own variant.
     #[arg(long, value_parser = |s: &str| s.parse::<loa::Variant>())]
