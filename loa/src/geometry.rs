@@ -202,6 +202,43 @@ const fn square_symmetry(s: usize, n: i32, file: i32, rank: i32) -> (i32, i32) {
     (f, r)
 }
 
+/// The square at grid cell (col, row) of board `g` (whose `shape` and `size` are set), if
+/// that cell is on the board.
+const fn cell_at(g: &Geometry, col: i32, row: i32) -> Option<usize> {
+    match g.shape {
+        Shape::Square if on_square_board(g.size, col, row) => Some((row * 8 + col) as usize),
+        Shape::Hex if on_hex_board(col, row) => Some(hex_square(col, row)),
+        _ => None,
+    }
+}
+
+/// Fills the rays, targets, neighbours and lines of square `sq` at grid cell (col, row),
+/// for the board's move directions `steps` (direction `d` and `d + steps.len() / 2` share
+/// an axis).
+const fn add_lines(g: &mut Geometry, sq: usize, col: i32, row: i32, steps: &[(i8, i8)]) {
+    let dirs = steps.len();
+    let mut d = 0;
+    while d < dirs {
+        let (dc, dr) = steps[d];
+        let mut k = 1;
+        while let Some(t) = cell_at(g, col + dc as i32 * k, row + dr as i32 * k) {
+            g.ray[sq][d] |= 1u64 << t;
+            g.target[sq][d][k as usize] = t as u8;
+            if k == 1 {
+                g.neighbours[sq] |= 1u64 << t;
+            }
+            k += 1;
+        }
+        d += 1;
+    }
+    let axes = dirs / 2;
+    let mut a = 0;
+    while a < axes {
+        g.line[sq][a] = g.ray[sq][a] | g.ray[sq][a + axes] | (1u64 << sq);
+        a += 1;
+    }
+}
+
 impl Geometry {
     /// Builds the tables of an `n×n` square board (`2 ≤ n ≤ 8`).
     pub const fn square(n: u8, name: &'static str) -> Geometry {
@@ -236,31 +273,7 @@ impl Geometry {
                 g.sparse[idx as usize] = sq as u8;
                 g.grid_cell[sq] = idx;
                 g.grid_square[idx as usize] = sq as u8;
-                let mut d = 0;
-                while d < 8 {
-                    let (df, dr) = SQUARE_STEPS[d];
-                    let mut k = 1;
-                    loop {
-                        let f = file + df as i32 * k;
-                        let r = rank + dr as i32 * k;
-                        if !on_square_board(n, f, r) {
-                            break;
-                        }
-                        let t = (r * 8 + f) as usize;
-                        g.ray[sq][d] |= 1u64 << t;
-                        g.target[sq][d][k as usize] = t as u8;
-                        if k == 1 {
-                            g.neighbours[sq] |= 1u64 << t;
-                        }
-                        k += 1;
-                    }
-                    d += 1;
-                }
-                let mut a = 0;
-                while a < 4 {
-                    g.line[sq][a] = g.ray[sq][a] | g.ray[sq][a + 4] | (1u64 << sq);
-                    a += 1;
-                }
+                add_lines(&mut g, sq, file, rank, &SQUARE_STEPS);
                 let mut s = 0;
                 while s < 8 {
                     let (f, r) = square_symmetry(s, n as i32, file, rank);
@@ -336,31 +349,7 @@ impl Geometry {
                     g.sparse[sq] = sq as u8;
                     g.grid_cell[sq] = (row * n + col) as u8;
                     g.grid_square[(row * n + col) as usize] = sq as u8;
-                    let mut d = 0;
-                    while d < 6 {
-                        let (dc, dr) = HEX_STEPS[d];
-                        let mut k = 1;
-                        loop {
-                            let c = col + dc as i32 * k;
-                            let r = row + dr as i32 * k;
-                            if !on_hex_board(c, r) {
-                                break;
-                            }
-                            let t = hex_square(c, r);
-                            g.ray[sq][d] |= 1u64 << t;
-                            g.target[sq][d][k as usize] = t as u8;
-                            if k == 1 {
-                                g.neighbours[sq] |= 1u64 << t;
-                            }
-                            k += 1;
-                        }
-                        d += 1;
-                    }
-                    let mut a = 0;
-                    while a < 3 {
-                        g.line[sq][a] = g.ray[sq][a] | g.ray[sq][a + 3] | (1u64 << sq);
-                        a += 1;
-                    }
+                    add_lines(&mut g, sq, col, row, &HEX_STEPS);
                     let mut s = 0;
                     while s < 12 {
                         let (c2, r2) = hex_symmetry(s, col, row, true);
