@@ -21,7 +21,8 @@ use crate::evaluation::{centrality, distance_to_centre_of_mass_n, evaluate};
 use crate::tt::{Bound, TranspositionTable};
 use anyhow::{bail, Result};
 use loa::rules::{NoMove, Repetition};
-use loa::{Color, Game, Move, MoveList, Outcome, Player, Position, Rules, Square};
+use loa::tactics::has_connecting_move;
+use loa::{Color, Game, Move, MoveList, Outcome, Position, Rules, Square};
 use std::time::{Duration, Instant};
 
 /// Score of a win at the root; a win `k` plies away scores `WIN - k`.
@@ -698,30 +699,9 @@ impl AlphaBeta {
     }
 
     /// A move of the side to move that wins by connection within its turn, if there is one,
-    /// with the number of plies to the win: 2 for the move of a `parachute` compound turn
-    /// (a drop then completes the win), else 1 (a connecting move, a `gemma` removal that
-    /// leaves the rest connected, or the winning drop of a pending compound turn).
+    /// with the plies to the win ([`loa::tactics::winning_move`]).
     fn winning_move(&self, pos: &Position) -> Option<(Move, i32)> {
-        let us = pos.to_move();
-        let rules = self.rules;
-        if pos.drop_pending() {
-            return winning_drop(pos, &rules).map(|mv| (mv, 1));
-        }
-        let compound = pos.reserve(us) > 0;
-        let mut found = None;
-        for_each_connecting_move(pos, us, |mv| {
-            let child = pos.after(mv);
-            let wins = if compound {
-                winning_drop(&child, &rules).is_some()
-            } else {
-                child.connection_outcome_after(mv, &rules) == Some(Outcome::Win(us))
-            };
-            if wins {
-                found = Some(mv);
-            }
-            wins
-        });
-        found.map(|mv| (mv, if compound { 2 } else { 1 }))
+        loa::tactics::winning_move(pos, &self.rules)
     }
 
     #[inline]
@@ -776,144 +756,6 @@ impl AlphaBeta {
         }
         pv
     }
-}
-
-/// The connected groups of `bits`, or `None` if there are more than five (then no single
-/// move can connect them: a move merges at most the four groups around its target plus,
-/// by vanishing, a singleton group it leaves).
-fn groups_upto5(g: &loa::Geometry, mut bits: u64) -> Option<([u64; 5], usize)> {
-    let mut groups = [0u64; 5];
-    let mut n = 0;
-    while bits != 0 {
-        if n == 5 {
-            return None;
-        }
-        let mut group = bits & bits.wrapping_neg();
-        loop {
-            let grown = g.dilate(group) & bits;
-            if grown == group {
-                break;
-            }
-            group = grown;
-        }
-        groups[n] = group;
-        n += 1;
-        bits &= !group;
-    }
-    Some((groups, n))
-}
-
-/// The pieces that move at `color`'s next turn in `pos`: the player to move's own pieces
-/// when `color` is to move, else those of the team's player who moves next (`ambiloa`
-/// seats); all of `color`'s pieces in the other variants.
-fn next_movers(pos: &Position, color: Color) -> u64 {
-    match pos.player() {
-        None => pos.pieces(color),
-        Some(player) => {
-            // Order S, W, N, E: Black's seat s is followed by White's seat s, White's seat s
-            // by Black's seat 1 - s.
-            let seat = if color == pos.to_move() || color == Color::White {
-                player.seat()
-            } else {
-                player.seat() ^ 1
-            };
-            pos.player_pieces(Player::of(color, seat))
-        }
-    }
-}
-
-/// Calls `f` with every move of `color` (to move or not; its next player in `ambiloa`)
-/// after which all of `color`'s pieces form one group, until `f` returns true: normal
-/// moves, and in `gemma` the removal of a stuck piece standing alone. Cheap bit tests
-/// reject most moves before the connection test: every group other than the mover's must
-/// touch the target cell, and so must what is left of the mover's own group. Drops are not
-/// considered (they add the opponent's pieces).
-fn for_each_connecting_move(pos: &Position, color: Color, mut f: impl FnMut(Move) -> bool) {
-    let g = pos.geometry();
-    let own = pos.pieces(color);
-    let enemy = pos.pieces(color.opponent());
-    let movers = next_movers(pos, color);
-    let forbidden = own | pos.vanished();
-    let occupied = own | enemy;
-    let Some((groups, n)) = groups_upto5(g, own) else {
-        return;
-    };
-    let groups = &groups[..n];
-    let flag = g.move_flag;
-    let mut done = false;
-    loa::movegen::for_each_move(
-        g,
-        movers,
-        occupied,
-        enemy,
-        forbidden,
-        |from, _, to, capture| {
-            if done {
-                return;
-            }
-            let from_bit = 1u64 << from;
-            let around = g.neighbours[to as usize];
-            for &grp in groups {
-                let rest = grp & !from_bit;
-                if rest != 0 && rest & around == 0 {
-                    return;
-                }
-            }
-            let after = (own & !from_bit) | (1u64 << to);
-            if g.is_connected(after) {
-                done = f(Move::new_on(from, to, capture, flag));
-            }
-        },
-    );
-    if done || !pos.variant().has_vanishing() || n != 2 {
-        return;
-    }
-    // Removing a piece splits nothing and joins nothing: it connects the rest only when it
-    // is a group of its own and the rest is the other group.
-    for &grp in groups {
-        if grp.count_ones() == 1
-            && grp & movers != 0
-            && loa::movegen::count_moves(g, grp, occupied, enemy, forbidden) == 0
-            && f(Move::remove(grp.trailing_zeros() as Square, flag))
-        {
-            return;
-        }
-    }
-}
-
-/// Whether `color` (to move or not) has a move that connects all its pieces (ignoring
-/// what the move does to the other side).
-fn has_connecting_move(pos: &Position, color: Color) -> bool {
-    let mut found = false;
-    for_each_connecting_move(pos, color, |_| {
-        found = true;
-        true
-    });
-    found
-}
-
-/// While a drop is pending: a drop after which the side to move wins by connection, if
-/// there is one. A drop adds an opponent's piece, so it wins only when the side to move is
-/// already connected; drops away from every opponent's piece (which leave the opponent
-/// unconnected) are tried first.
-fn winning_drop(pos: &Position, rules: &Rules) -> Option<Move> {
-    let us = pos.to_move();
-    if !pos.drop_pending() || !pos.is_connected(us) {
-        return None;
-    }
-    let g = pos.geometry();
-    let empty = g.cells & !pos.occupied() & !pos.vanished();
-    let near = g.dilate(pos.pieces(us.opponent()));
-    for mut cells in [empty & !near, empty & near] {
-        while cells != 0 {
-            let mv = Move::drop(cells.trailing_zeros() as Square, g.move_flag);
-            cells &= cells - 1;
-            if pos.after(mv).connection_outcome_after(mv, rules) == Some(Outcome::Win(us)) {
-                return Some(mv);
-            }
-        }
-    }
-    None
 }
 
 /// Ordering of the drops of a pending compound turn: an opponent's piece hurts it most far

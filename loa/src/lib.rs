@@ -7,6 +7,7 @@
 //! * [`Variant`]: start position and board ([`Geometry`]).
 //! * [`notation`] and [`record`]: text forms; [`perft`]: tree counts.
 //! * [`policy`]: move ⇄ network policy index, and the board symmetries.
+//! * [`tactics`]: connecting moves and wins within a turn, shared by the searches.
 //!
 //! All types are plain data: `Send + Sync`, no interior mutability, no global state
 //! beyond compile-time tables.
@@ -23,6 +24,7 @@ pub mod policy;
 pub mod position;
 pub mod record;
 pub mod rules;
+pub mod tactics;
 pub mod variant;
 pub mod zobrist;
 

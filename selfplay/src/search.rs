@@ -419,108 +419,14 @@ impl Search {
         None
     }
 
-    /// Whether the side to move at `pos` (whose moves are in `self.moves`) can connect
-    /// and win at once with one move. Never true when it is wrong; may miss wins that
-    /// need more than one move of the side to move: false while a drop is pending and
-    /// when the side to move still holds a reserve (its move is only the first part of a
-    /// compound turn, whose connection is checked after the drop).
+    /// Whether the side to move at `pos` can connect and win at once with one move
+    /// ([`loa::tactics::winning_move`]). Never true when it is wrong; false while a drop is
+    /// pending and when the side to move still holds a reserve (its move is only the first
+    /// part of a compound turn, whose connection is checked after the drop).
     fn has_immediate_win(&self, pos: &Position) -> bool {
-        let us = pos.to_move();
-        if pos.drop_pending() || pos.reserve(us) > 0 {
-            return false;
-        }
-        let g = pos.geometry();
-        let own = pos.pieces(us);
-        if pos.variant().has_vanishing() {
-            // A removal wins when the rest of the side's pieces is connected (rare: only
-            // stuck pieces can be removed, so the full check is cheap enough).
-            for &mv in self.moves.iter().filter(|m| m.is_remove()) {
-                if pos.after(mv).connection_outcome_after(mv, &self.rules) == Some(Outcome::Win(us))
-                {
-                    return true;
-                }
-            }
-        }
-        // After a move f→t the only new piece is t, so every group of the side to move
-        // (minus f) must touch t: t lies in the intersection of the groups' dilations,
-        // leaving out f's group when f is a lone piece. Most positions fail this before
-        // any move is looked at.
-        let mut dilations = [0u64; 64];
-        let mut groups = [0u64; 64];
-        let mut num_groups = 0;
-        let mut all = g.cells;
-        let mut singles = 0u64;
-        let mut rest = own;
-        while rest != 0 {
-            let mut group = rest & rest.wrapping_neg();
-            let mut grown_all;
-            loop {
-                grown_all = g.dilate(group);
-                let grown = grown_all & rest;
-                if grown == group {
-                    break;
-                }
-                group = grown;
-            }
-            rest &= !group;
-            if group.count_ones() == 1 {
-                singles |= group;
-            }
-            groups[num_groups] = group;
-            dilations[num_groups] = grown_all;
-            all &= grown_all;
-            num_groups += 1;
-        }
-        let groups = &groups[..num_groups];
-        let dilations = &dilations[..num_groups];
-        let all_but = |from: u64| {
-            groups
-                .iter()
-                .zip(dilations)
-                .filter(|(&grp, _)| grp & from == 0)
-                .fold(g.cells, |acc, (_, &d)| acc & d)
-        };
-        if all == 0 {
-            let mut s = singles;
-            let mut possible = false;
-            while s != 0 {
-                let bit = s & s.wrapping_neg();
-                s &= s - 1;
-                if all_but(bit) != 0 {
-                    possible = true;
-                    break;
-                }
-            }
-            if !possible {
-                return false;
-            }
-        }
-        for &mv in self.moves.iter() {
-            if !mv.is_step() {
-                continue;
-            }
-            let from = 1u64 << mv.from();
-            let to = 1u64 << mv.to();
-            let targets = if from & singles != 0 {
-                all_but(from)
-            } else {
-                all
-            };
-            if to & targets == 0 {
-                continue;
-            }
-            let after = own ^ from ^ to;
-            if !g.is_connected(after) {
-                continue;
-            }
-            if mv.is_capture()
-                && pos.after(mv).connection_outcome_after(mv, &self.rules) != Some(Outcome::Win(us))
-            {
-                continue;
-            }
-            return true;
-        }
-        false
+        !pos.drop_pending()
+            && pos.reserve(pos.to_move()) == 0
+            && loa::tactics::winning_move(pos, &self.rules).is_some()
     }
 
     /// Occurrences of `hash` in the game history and along the current path (the
