@@ -385,13 +385,7 @@ fn write_game(
     };
     if let Some(rel) = &result.record {
         let path = dir.join(rel);
-        let tmp = path.with_extension("tmp");
-        let mut f = std::fs::File::create(&tmp)
-            .with_context(|| format!("cannot create {}", tmp.display()))?;
-        f.write_all(record.as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, &path)
-            .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))?;
+        selfplay::data::write_atomically(&path, record.as_bytes())?;
     }
     let mut line = serde_json::to_string(result)?;
     line.push('\n');

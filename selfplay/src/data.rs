@@ -23,7 +23,6 @@
 use loa::{Color, ExtraState, Move, Position, Rules, Variant};
 use serde::{Deserialize, Serialize};
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// First bytes of every shard.
@@ -238,40 +237,7 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> DataError + '_ {
     }
 }
 
-/// Writes `bytes` to `path` atomically: a temporary file in the same directory, fsync,
-/// rename, then fsync of the directory (best effort). Readers see the old file, no file,
-/// or the complete new one — never a partial one.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), DataError> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .ok_or_else(|| DataError::Io {
-            path: path.to_path_buf(),
-            source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path"),
-        })?
-        .to_string_lossy();
-    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let unique = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let tmp = dir.join(format!(".{name}.tmp.{}.{unique}", std::process::id()));
-    let result = (|| {
-        let mut f = fs::File::create(&tmp).map_err(io_err(&tmp))?;
-        f.write_all(bytes).map_err(io_err(&tmp))?;
-        f.sync_all().map_err(io_err(&tmp))?;
-        drop(f);
-        fs::rename(&tmp, path).map_err(io_err(path))?;
-        if let Ok(d) = fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
-}
+pub use crate::atomic_file::write_atomically;
 
 /// Serialises `samples` into the shard format (see the module docs).
 pub fn encode_shard(samples: &[Sample]) -> Vec<u8> {

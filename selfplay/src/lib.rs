@@ -8,6 +8,7 @@
 //!   progress display; [`bench`](mod@bench): search speed.
 //! * [`config`]: [`MctsConfig`], [`SelfplayConfig`].
 
+pub mod atomic_file;
 pub mod bench;
 pub mod config;
 pub mod data;

@@ -1,9 +1,8 @@
 //! `loazero ratings`: Bradley–Terry Elo over every game in results files.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use eval::arena::read_results;
 use eval::ratings::{fit, RatedGame};
-use std::io::Write;
 use std::path::PathBuf;
 
 /// Arguments of `loazero ratings`.
@@ -48,12 +47,7 @@ pub fn run(args: Args) -> Result<()> {
             args.dir.with_file_name("ratings.csv")
         }
     });
-    let tmp = csv.with_extension("csv.tmp");
-    let mut f =
-        std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
-    f.write_all(table.to_csv().as_bytes())?;
-    f.sync_all()?;
-    std::fs::rename(&tmp, &csv).with_context(|| format!("cannot write {}", csv.display()))?;
+    selfplay::data::write_atomically(&csv, table.to_csv().as_bytes())?;
     println!("written: {}", csv.display());
     Ok(())
 }

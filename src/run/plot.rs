@@ -352,28 +352,16 @@ fn write_png(
     draw: impl FnOnce(&Root) -> Result<()>,
 ) -> Result<PathBuf> {
     let path = dir.join(name);
-    // BitMapBackend picks the encoder from the extension, so the temporary file must
-    // end in `.png` as well.
-    let stem = name.strip_suffix(".png").unwrap_or(name);
-    let tmp = dir.join(format!(".{stem}.tmp.png"));
-    let rendered = (|| -> Result<()> {
-        let root = BitMapBackend::new(&tmp, size).into_drawing_area();
-        root.fill(&WHITE)?;
-        draw(&root)?;
-        root.present()?;
-        drop(root);
-        std::fs::File::open(&tmp)
-            .and_then(|f| f.sync_all())
-            .with_context(|| format!("cannot sync {}", tmp.display()))?;
-        Ok(())
-    })();
-    if let Err(e) = rendered {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e.context(format!("cannot draw {}", path.display())));
-    }
-    std::fs::rename(&tmp, &path).with_context(|| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("cannot move {} to {}", tmp.display(), path.display())
+    // BitMapBackend picks the encoder from the extension: the temporary file keeps it.
+    selfplay::atomic_file::write_atomically_with(&path, |tmp| {
+        let rendered = (|| -> Result<()> {
+            let root = BitMapBackend::new(tmp, size).into_drawing_area();
+            root.fill(&WHITE)?;
+            draw(&root)?;
+            root.present()?;
+            Ok(())
+        })();
+        rendered.map_err(|e| std::io::Error::other(format!("cannot draw: {e:#}")))
     })?;
     Ok(path)
 }

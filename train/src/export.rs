@@ -226,39 +226,45 @@ pub fn export(model_path: &Path, out_dir: &Path) -> Result<ExportReport> {
     )
     .context("tracing the network")?;
     let ts = out_dir.join(TORCHSCRIPT_FILE);
-    let tmp = out_dir.join(format!(".{TORCHSCRIPT_FILE}.tmp.{}", std::process::id()));
-    traced
-        .save(&tmp)
-        .with_context(|| format!("writing {}", tmp.display()))?;
-    // Check the file as written, at batch sizes other than the traced one.
-    let loaded = CModule::load(&tmp).with_context(|| format!("reading back {}", tmp.display()))?;
-    let mut max_abs_diff = 0f64;
-    for count in [1, 5] {
-        let x = example_input(model.info.variant, count);
-        let want = net.forward_export(&x);
-        let got = loaded
-            .forward_ts(&[&x])
-            .context("running the traced module")?;
-        if got.size() != want.size() {
-            let _ = std::fs::remove_file(&tmp);
-            bail!(
-                "traced module output shape {:?} != {:?} at batch {count}",
-                got.size(),
-                want.size()
-            );
+    // Written beside the destination and checked as written, at batch sizes other than
+    // the traced one, before it replaces anything.
+    let check = |tmp: &Path| -> Result<f64> {
+        traced
+            .save(tmp)
+            .with_context(|| format!("writing {}", tmp.display()))?;
+        let loaded =
+            CModule::load(tmp).with_context(|| format!("reading back {}", tmp.display()))?;
+        let mut max_abs_diff = 0f64;
+        for count in [1, 5] {
+            let x = example_input(model.info.variant, count);
+            let want = net.forward_export(&x);
+            let got = loaded
+                .forward_ts(&[&x])
+                .context("running the traced module")?;
+            if got.size() != want.size() {
+                bail!(
+                    "traced module output shape {:?} != {:?} at batch {count}",
+                    got.size(),
+                    want.size()
+                );
+            }
+            let d = (got - want)
+                .abs()
+                .max()
+                .to_kind(Kind::Double)
+                .double_value(&[]);
+            max_abs_diff = max_abs_diff.max(d);
         }
-        let d = (got - want)
-            .abs()
-            .max()
-            .to_kind(Kind::Double)
-            .double_value(&[]);
-        max_abs_diff = max_abs_diff.max(d);
-    }
-    if max_abs_diff > 1e-4 {
-        let _ = std::fs::remove_file(&tmp);
-        bail!("traced module differs from the network by {max_abs_diff}");
-    }
-    std::fs::rename(&tmp, &ts).with_context(|| format!("renaming to {}", ts.display()))?;
+        if max_abs_diff > 1e-4 {
+            bail!("traced module differs from the network by {max_abs_diff}");
+        }
+        Ok(max_abs_diff)
+    };
+    let mut max_abs_diff = 0.0;
+    selfplay::atomic_file::write_atomically_with(&ts, |tmp| {
+        max_abs_diff = check(tmp).map_err(|e| std::io::Error::other(format!("{e:#}")))?;
+        Ok(())
+    })?;
 
     let json_path = out_dir.join(DESCRIPTION_FILE);
     selfplay::data::write_atomically(&json_path, format!("{text}\n").as_bytes())?;
