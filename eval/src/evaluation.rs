@@ -20,6 +20,7 @@
 //! Pure functions: thread-safe.
 
 use crate::config::EvalWeights;
+use loa::features::{board_distance, min_distance_sum, CentreOfMass};
 use loa::geometry::Shape;
 use loa::{Color, Geometry, Position, Square};
 
@@ -45,8 +46,6 @@ struct BoardTables {
     edge: u64,
     /// Board centre coordinate (both axes), doubled to stay integral.
     centre2: i32,
-    /// Cells at distance `k ≥ 1` from a cell of an unbounded board: `ring_cells · k`.
-    ring_cells: u32,
     /// `bands[kind][v]`: the cells whose coordinate of that kind is `v` (kinds: col, row,
     /// and on the hexagonal board `col - row + 8`). A bounding region is an intersection of
     /// unions of bands.
@@ -61,12 +60,6 @@ struct BoardTables {
     triangles: [[u64; 2]; 64],
 }
 
-/// Hex distance of an axial displacement (steps (±1,0), (0,±1), ±(1,1) cost 1).
-#[inline]
-fn hex_norm(dx: i32, dy: i32) -> i32 {
-    dx.abs().max(dy.abs()).max((dx - dy).abs())
-}
-
 impl BoardTables {
     fn new(g: &Geometry) -> BoardTables {
         let hex = g.shape == Shape::Hex;
@@ -77,7 +70,6 @@ impl BoardTables {
             centrality: [0; 64],
             edge: 0,
             centre2: n - 1,
-            ring_cells: 2 * g.axes as u32,
             bands: [[0; BAND_VALUES]; 3],
             kinds: if hex { 3 } else { 2 },
             forward: [0; 64],
@@ -92,7 +84,7 @@ impl BoardTables {
             t.coords[sq] = (x, y);
             let ring = if hex {
                 let half = (n - 1) / 2;
-                half - hex_norm(x - half, y - half)
+                half - board_distance(Shape::Hex, x - half, y - half)
             } else {
                 x.min(y).min(n - 1 - x).min(n - 1 - y)
             };
@@ -131,14 +123,10 @@ impl BoardTables {
         self.norm(n * x - sx, n * y - sy)
     }
 
-    /// Board distance of a displacement: hex distance or Chebyshev distance.
+    /// Board distance of a displacement ([`board_distance`]).
     #[inline]
     fn norm(&self, dx: i32, dy: i32) -> i32 {
-        if self.hex {
-            hex_norm(dx, dy)
-        } else {
-            dx.abs().max(dy.abs())
-        }
+        board_distance(if self.hex { Shape::Hex } else { Shape::Square }, dx, dy)
     }
 }
 
@@ -171,36 +159,10 @@ pub fn centrality(g: &Geometry, sq: Square) -> i32 {
 /// of mass of `set`, times `set`'s piece count; 0 for an empty set or a square that is not
 /// on the board.
 pub fn distance_to_centre_of_mass_n(g: &Geometry, sq: Square, set: u64) -> i32 {
-    let t = tables(g);
-    let set = set & g.cells;
-    if set == 0 || !g.contains(sq) {
+    if !g.contains(sq) {
         return 0;
     }
-    let (mut sx, mut sy) = (0, 0);
-    let mut bits = set;
-    while bits != 0 {
-        let (x, y) = t.coords[bits.trailing_zeros() as usize];
-        bits &= bits - 1;
-        sx += x;
-        sy += y;
-    }
-    t.distance_n(sq as usize, sx, sy, set.count_ones() as i32)
-}
-
-/// Smallest possible sum of board distances of `n` pieces to one cell (a packed group: 1
-/// piece at distance 0, `ring_cells` at distance 1, `2·ring_cells` at distance 2, ...;
-/// `ring_cells` is 8 on square boards, 6 on the hexagonal one).
-fn min_distance_sum(n: u32, ring_cells: u32) -> u32 {
-    let mut left = n.saturating_sub(1);
-    let mut sum = 0;
-    let mut ring = 1;
-    while left > 0 {
-        let k = left.min(ring_cells * ring);
-        sum += k * ring;
-        left -= k;
-        ring += 1;
-    }
-    sum
+    CentreOfMass::of(g, set).distance_n(g, sq)
 }
 
 /// Quad counts of a set of cells of the 8×8 layout over every 2×2 window touching the board
@@ -385,7 +347,7 @@ pub fn side_features(pos: &Position, color: Color, w: &EvalWeights) -> SideFeatu
     // The surplus of the pieces to come adds to that of the pieces on the board, per piece
     // on the board (so a held reserve never looks like an improvement).
     let dist = dist_n as f32 / n as f32;
-    let packed = min_distance_sum(n + incoming, t.ring_cells) as f32;
+    let packed = min_distance_sum(g, n + incoming) as f32;
     let surplus = (dist - packed).max(0.0) / n as f32;
     // Distance of the exact centre of mass to the centre, in half cells.
     let com_distance =
@@ -511,17 +473,6 @@ mod tests {
     use loa::{ExtraState, Game, Rules, Variant};
     use rand::rngs::SmallRng;
     use rand::{Rng, SeedableRng};
-
-    #[test]
-    fn min_distance_sums() {
-        assert_eq!(min_distance_sum(1, 8), 0);
-        assert_eq!(min_distance_sum(9, 8), 8);
-        assert_eq!(min_distance_sum(12, 8), 14);
-        // Hexagonal packing: 6 cells at distance 1, 12 at distance 2.
-        assert_eq!(min_distance_sum(7, 6), 6);
-        assert_eq!(min_distance_sum(9, 6), 10);
-        assert_eq!(min_distance_sum(19, 6), 30);
-    }
 
     fn naive_quads(p: u64) -> Quads {
         let at = |f: i32, r: i32| {

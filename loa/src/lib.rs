@@ -7,12 +7,14 @@
 //! * [`Variant`]: start position and board ([`Geometry`]).
 //! * [`notation`] and [`record`]: text forms; [`perft`]: tree counts.
 //! * [`policy`]: move ⇄ network policy index, and the board symmetries.
+//! * [`features`]: centre of mass, board distances, tightest packing (the evaluations).
 //! * [`tactics`]: connecting moves and wins within a turn, shared by the searches.
 //!
 //! All types are plain data: `Send + Sync`, no interior mutability, no global state
 //! beyond compile-time tables.
 
 mod color;
+pub mod features;
 pub mod game;
 pub mod geometry;
 pub mod linecount;

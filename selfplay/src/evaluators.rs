@@ -6,7 +6,7 @@
 //! else shares its batch.
 
 use crate::evaluator::{EvalBatch, EvalError, Evaluator};
-use loa::geometry::Shape;
+use loa::features::{min_distance_sum, CentreOfMass};
 use loa::{Color, Geometry, Move, MoveKind, Position};
 
 /// Uniform priors over the legal moves and value 0 for every position.
@@ -107,24 +107,24 @@ impl HeuristicEvaluator {
 
     /// Unnormalised log-prior of `mv` in `pos`; `own` and `opp` are the centres of mass
     /// of the side to move and of its opponent.
-    fn move_score(&self, pos: &Position, mv: Move, own: (f32, f32), opp: (f32, f32)) -> f32 {
+    fn move_score(&self, pos: &Position, mv: Move, own: &CentreOfMass, opp: &CentreOfMass) -> f32 {
         let g = pos.geometry();
         match mv.kind() {
             MoveKind::Pass => 0.0,
             MoveKind::Quiet | MoveKind::Capture => {
-                let d_from = distance_to(g, mv.from(), own);
-                let d_to = distance_to(g, mv.to(), own);
+                let d_from = own.distance(g, mv.from());
+                let d_to = own.distance(g, mv.to());
                 let mut s = self.prior_sharpness * (d_from - d_to);
                 if mv.is_capture() {
                     s += self.capture_bonus;
                 }
                 s
             }
-            MoveKind::Remove => self.prior_sharpness * (distance_to(g, mv.square(), own) - 1.0),
+            MoveKind::Remove => self.prior_sharpness * (own.distance(g, mv.square()) - 1.0),
             MoveKind::Drop => {
                 let sq = mv.square();
                 let them = pos.pieces(pos.to_move().opponent());
-                let mut s = self.drop_distance_weight * distance_to(g, sq, opp);
+                let mut s = self.drop_distance_weight * opp.distance(g, sq);
                 if g.neighbours[sq as usize] & them != 0 {
                     s -= self.drop_contact_penalty;
                 }
@@ -132,43 +132,6 @@ impl HeuristicEvaluator {
             }
         }
     }
-}
-
-/// Board distance between grid coordinate differences: Chebyshev on square boards, the
-/// hex distance on the hexagonal board's axial grid (neighbours differ by (±1, 0),
-/// (0, ±1) or ±(1, 1)).
-#[inline]
-fn grid_distance(g: &Geometry, dc: f32, dr: f32) -> f32 {
-    match g.shape {
-        Shape::Square => dc.abs().max(dr.abs()),
-        Shape::Hex => dc.abs().max(dr.abs()).max((dc - dr).abs()),
-    }
-}
-
-/// Distance of cell `sq` to the point `centre` (grid coordinates).
-#[inline]
-fn distance_to(g: &Geometry, sq: u8, centre: (f32, f32)) -> f32 {
-    let (c, r) = g.coords(sq);
-    grid_distance(g, c as f32 - centre.0, r as f32 - centre.1)
-}
-
-/// Centre of mass of a bitboard as (col, row), and the piece count.
-#[inline]
-fn centre_of_mass(g: &Geometry, bits: u64) -> (f32, f32, u32) {
-    let mut sum_c = 0u32;
-    let mut sum_r = 0u32;
-    let mut n = 0u32;
-    let mut b = bits;
-    while b != 0 {
-        let sq = b.trailing_zeros() as u8;
-        b &= b - 1;
-        let (c, r) = g.coords(sq);
-        sum_c += c as u32;
-        sum_r += r as u32;
-        n += 1;
-    }
-    let n_f = n.max(1) as f32;
-    (sum_c as f32 / n_f, sum_r as f32 / n_f, n)
 }
 
 /// The cells pieces may still stand on, when that limits the concentration bound
@@ -179,33 +142,15 @@ fn standing_room(pos: &Position) -> Option<u64> {
         .then(|| pos.geometry().cells & !pos.vanished())
 }
 
-/// Smallest possible sum of distances to a centre for `n` pieces on an unbounded board
-/// (rings of 1, 8, 16 … cells on square boards, 1, 6, 12 … on the hexagonal one, at
-/// distances 0, 1, 2 …).
-fn min_distance_sum(g: &Geometry, n: u32) -> f32 {
-    let per_ring = g.directions() as u32;
-    let mut left = n;
-    let mut sum = 0;
-    let mut ring = 0;
-    while left > 0 {
-        let cells = if ring == 0 { 1 } else { per_ring * ring };
-        let k = left.min(cells);
-        sum += k * ring;
-        left -= k;
-        ring += 1;
-    }
-    sum as f32
-}
-
-/// Sum of the `n` smallest distances from `centre` to the cells of `room`.
-fn min_distance_sum_in(g: &Geometry, n: u32, room: u64, centre: (f32, f32)) -> f32 {
+/// Sum of the `n` smallest distances from the centre `com` to the cells of `room`.
+fn min_distance_sum_in(g: &Geometry, n: u32, room: u64, com: &CentreOfMass) -> f32 {
     let mut buf = [0.0f32; 64];
     let mut len = 0;
     let mut b = room;
     while b != 0 {
         let sq = b.trailing_zeros() as u8;
         b &= b - 1;
-        buf[len] = distance_to(g, sq, centre);
+        buf[len] = com.distance(g, sq);
         len += 1;
     }
     let d = &mut buf[..len];
@@ -220,7 +165,8 @@ fn min_distance_sum_in(g: &Geometry, n: u32, room: u64, centre: (f32, f32)) -> f
 /// (mean excess distance to the centre of mass, number of groups) of one side; `room`
 /// as [`standing_room`].
 fn side_terms(g: &Geometry, bits: u64, room: Option<u64>) -> (f32, u32) {
-    let (cc, cr, n) = centre_of_mass(g, bits);
+    let com = CentreOfMass::of(g, bits);
+    let n = com.count as u32;
     if n <= 1 {
         return (0.0, n);
     }
@@ -229,11 +175,11 @@ fn side_terms(g: &Geometry, bits: u64, room: Option<u64>) -> (f32, u32) {
     while b != 0 {
         let sq = b.trailing_zeros() as u8;
         b &= b - 1;
-        sum += distance_to(g, sq, (cc, cr));
+        sum += com.distance(g, sq);
     }
     let min = match room {
-        Some(room) => min_distance_sum_in(g, n, room, (cc, cr)),
-        None => min_distance_sum(g, n),
+        Some(room) => min_distance_sum_in(g, n, room, &com),
+        None => min_distance_sum(g, n) as f32,
     };
     let excess = (sum - min).max(0.0) / n as f32;
     (excess, g.count_groups(bits))
@@ -247,12 +193,12 @@ impl Evaluator for HeuristicEvaluator {
             batch.values[i] = self.value(&pos);
             let g = pos.geometry();
             let us: Color = pos.to_move();
-            let (cc, cr, _) = centre_of_mass(g, pos.pieces(us));
-            let (oc, or, _) = centre_of_mass(g, pos.pieces(us.opponent()));
+            let own = CentreOfMass::of(g, pos.pieces(us));
+            let opp = CentreOfMass::of(g, pos.pieces(us.opponent()));
             let range = batch.range(i);
             let mut max_score = f32::NEG_INFINITY;
             for j in range.clone() {
-                let score = self.move_score(&pos, batch.moves[j], (cc, cr), (oc, or));
+                let score = self.move_score(&pos, batch.moves[j], &own, &opp);
                 batch.priors[j] = score;
                 max_score = max_score.max(score);
             }
