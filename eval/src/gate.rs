@@ -26,7 +26,7 @@ pub enum GateMethod {
 pub struct GateConfig {
     /// `threshold` (default) or `sprt`.
     pub method: GateMethod,
-    /// Most games played. Default 200.
+    /// Most games played. Default 30.
     pub max_games: usize,
     /// Score the candidate needs (threshold rule). Default 0.55.
     pub threshold: f64,
@@ -46,7 +46,7 @@ impl Default for GateConfig {
     fn default() -> Self {
         GateConfig {
             method: GateMethod::Threshold,
-            max_games: 200,
+            max_games: 30,
             threshold: 0.55,
             elo0: 0.0,
             elo1: 35.0,

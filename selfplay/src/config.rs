@@ -34,7 +34,7 @@ pub struct MctsConfig {
     /// (its visit distribution becomes a policy target). Default 0.25; 1 disables the
     /// randomisation.
     pub full_search_probability: f32,
-    /// Simulations of a cheap (non-full) search. Default 64.
+    /// Simulations of a cheap (non-full) search. Default 16.
     pub cheap_simulations: u32,
     /// Virtual loss per in-flight simulation through an edge, in value units
     /// (an in-flight visit counts as a result of `-virtual_loss`). Default 1.0.
@@ -46,7 +46,9 @@ pub struct MctsConfig {
     /// once and proven-lost moves are avoided. Default true.
     pub solver: bool,
     /// Gumbel root (sequential halving over the top-k moves by prior + Gumbel noise)
-    /// instead of PUCT + Dirichlet at the root. Default false.
+    /// instead of PUCT + Dirichlet at the root. Default false for players (`mcts:`,
+    /// `model:`); true in [`SelfplayConfig`]'s default (measured stronger for training,
+    /// docs/experiments.md).
     pub gumbel: bool,
     /// Number of root moves considered by the Gumbel root. Default 16.
     pub gumbel_top_k: u32,
@@ -68,7 +70,7 @@ impl Default for MctsConfig {
             temperature_plies: 16,
             temperature_end: 0.0,
             full_search_probability: 0.25,
-            cheap_simulations: 64,
+            cheap_simulations: 16,
             virtual_loss: 1.0,
             leaves_per_batch: 8,
             solver: true,
@@ -135,7 +137,7 @@ impl MctsConfig {
 pub struct SelfplayConfig {
     /// Search parameters.
     pub mcts: MctsConfig,
-    /// Simulations of a full search. Default 200.
+    /// Simulations of a full search. Default 64.
     pub simulations: u32,
     /// Variant name (`standard`, `scrambled-eggs`, `6x6`, `parachute`, `gemma`, `ambiloa`,
     /// `alveole`). Default `standard`.
@@ -156,7 +158,7 @@ pub struct SelfplayConfig {
     /// No resignation before this ply. Default 20.
     pub resign_min_ply: u32,
     /// A game still running after this many plies is adjudicated a draw (a safety net
-    /// on top of the rules' own ply limit). Default 400.
+    /// on top of the rules' own ply limit). Default 300.
     pub max_game_plies: u32,
     /// Samples per shard file. Default 4096.
     pub shard_samples: usize,
@@ -169,8 +171,11 @@ pub struct SelfplayConfig {
 impl Default for SelfplayConfig {
     fn default() -> Self {
         SelfplayConfig {
-            mcts: MctsConfig::default(),
-            simulations: 200,
+            mcts: MctsConfig {
+                gumbel: true,
+                ..MctsConfig::default()
+            },
+            simulations: 64,
             variant: "standard".into(),
             rules: "classic".into(),
             games_per_worker: 32,
@@ -178,7 +183,7 @@ impl Default for SelfplayConfig {
             resign_threshold: -0.95,
             resign_disabled_fraction: 0.1,
             resign_min_ply: 20,
-            max_game_plies: 400,
+            max_game_plies: 300,
             shard_samples: 4096,
             write_game_records: true,
             seed: None,

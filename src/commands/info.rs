@@ -99,8 +99,9 @@ pub struct NetBenchArgs {
     /// Batch size of the training measurement.
     #[arg(long, default_value_t = 256)]
     pub train_batch: usize,
-    /// Network presets to measure, comma-separated (cpu = 6×64, gpu = 10×128).
-    #[arg(long, value_delimiter = ',', default_value = "cpu,gpu")]
+    /// Network presets to measure, comma-separated (small = 4×32, the run default;
+    /// cpu = 6×64; gpu = 10×128).
+    #[arg(long, value_delimiter = ',', default_value = "small,cpu")]
     pub preset: Vec<String>,
     /// Variant (board size) of the inputs.
     #[arg(long, default_value = "standard")]

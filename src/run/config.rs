@@ -31,9 +31,10 @@ pub fn variant_toml(variant: loa::Variant) -> &'static str {
     }
 }
 
-/// The loop's own settings (`[run]`).
+/// The loop's own settings (`[run]`). Defaults: those of `configs/default.toml` (a test
+/// checks that the two agree).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct LoopConfig {
     /// Total training time of the run in minutes, across restarts (0 = no limit). No
     /// generation is started that would not end in time; the last best model is rated
@@ -61,9 +62,9 @@ pub struct LoopConfig {
     pub seed: u64,
 }
 
-/// Rating against fixed anchors (`[rating]`).
+/// Rating against fixed anchors (`[rating]`). Defaults: those of `configs/default.toml`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct RatingConfig {
     /// Rate the best model every this many generations (0 = only generation 0 and the
     /// end of the run).
@@ -81,9 +82,48 @@ pub struct RatingConfig {
     pub opening_plies: u32,
 }
 
-/// Everything `loazero run` is configured with.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+impl Default for LoopConfig {
+    fn default() -> Self {
+        LoopConfig {
+            minutes: 30.0,
+            generations: 0,
+            games_per_generation: 128,
+            train_steps_per_generation: 300,
+            checkpoint_every: 100,
+            gate: false,
+            gate_simulations: 48,
+            gate_opening_plies: 4,
+            match_threads: 0,
+            seed: 1,
+        }
+    }
+}
+
+impl Default for RatingConfig {
+    fn default() -> Self {
+        RatingConfig {
+            every: 4,
+            anchors: [
+                "random",
+                "mcts:evaluator=uniform,sims=64",
+                "alphabeta:depth=1",
+                "alphabeta:depth=2",
+            ]
+            .map(String::from)
+            .to_vec(),
+            games: 20,
+            anchor_games: 20,
+            simulations: 64,
+            opening_plies: 4,
+        }
+    }
+}
+
+/// Everything `loazero run` is configured with. Every table and key is optional in a file
+/// and takes the documented default (`configs/default.toml`, which equals the Rust
+/// defaults of each crate's config struct: one default per setting).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct RunConfig {
     /// The loop.
     pub run: LoopConfig,
@@ -95,14 +135,6 @@ pub struct RunConfig {
     pub gate: GateConfig,
     /// Rating against anchors.
     pub rating: RatingConfig,
-}
-
-impl Default for RunConfig {
-    /// The embedded default (`configs/default.toml`).
-    fn default() -> Self {
-        RunConfig::from_toml_str(DEFAULT_TOML, "configs/default.toml", &[])
-            .expect("the embedded default config is valid")
-    }
 }
 
 /// What a derived seed is for (each use gets its own stream).
@@ -138,35 +170,23 @@ fn merge(base: &mut toml::Table, over: toml::Table) {
     }
 }
 
-/// Parses the value of a `--set`: a TOML value (`100`, `0.5`, `true`, `"x"`,
-/// `["random"]`), or else the text as a string.
-fn parse_set_value(text: &str) -> toml::Value {
-    match toml::from_str::<toml::Table>(&format!("v = {text}")) {
-        Ok(mut t) => t.remove("v").unwrap_or(toml::Value::String(text.into())),
-        Err(_) => toml::Value::String(text.into()),
-    }
-}
-
-/// One `--set key=value` as a table holding only that key.
+/// One `--set key=value` as a table holding only that key: `key = value` read as TOML
+/// (dotted keys make the nested tables), the value read as a string when it is not a
+/// TOML value (`selfplay.variant=6x6`).
 fn set_table(set: &str) -> Result<toml::Table> {
     let (key, value) = set
         .split_once('=')
         .ok_or_else(|| anyhow!("--set {set}: expected key=value, e.g. selfplay.simulations=100"))?;
-    let parts: Vec<&str> = key.trim().split('.').map(str::trim).collect();
-    if parts.iter().any(|p| p.is_empty()) {
-        bail!("--set {set}: bad key `{}`", key.trim());
+    let (key, value) = (key.trim(), value.trim());
+    if key.is_empty() || key.split('.').any(|p| p.trim().is_empty()) {
+        bail!("--set {set}: bad key `{key}`");
     }
-    let mut table = toml::Table::new();
-    table.insert(
-        parts[parts.len() - 1].to_string(),
-        parse_set_value(value.trim()),
-    );
-    for p in parts[..parts.len() - 1].iter().rev() {
-        let mut outer = toml::Table::new();
-        outer.insert(p.to_string(), toml::Value::Table(table));
-        table = outer;
-    }
-    Ok(table)
+    toml::from_str::<toml::Table>(&format!("{key} = {value}"))
+        .or_else(|_| {
+            let quoted = toml::Value::String(value.to_string()).to_string();
+            toml::from_str::<toml::Table>(&format!("{key} = {quoted}"))
+        })
+        .map_err(|e| anyhow!("--set {set}: bad key `{key}`: {}", e.message()))
 }
 
 /// Checks that `table` uses only known keys with values of the right type, by reading it
@@ -200,7 +220,8 @@ impl RunConfig {
         // Unknown keys and wrong types, reported against the file's own text (with the
         // line) rather than the merged table.
         if let Err(e) = check_partial(&file) {
-            let located = toml::from_str::<PartialCheck>(text).err();
+            // Every key is optional, so reading the file alone locates the bad key.
+            let located = toml::from_str::<RunConfig>(text).err();
             match located {
                 Some(l) => bail!("{origin}: {l}"),
                 None => bail!("{origin}: {e}"),
@@ -291,49 +312,6 @@ impl RunConfig {
     }
 }
 
-/// Mirrors [`RunConfig`] with every table optional, to locate unknown keys in a file's
-/// own text (toml reports the line).
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-struct PartialCheck {
-    run: Option<PartialLoop>,
-    selfplay: Option<SelfplayConfig>,
-    train: Option<TrainConfig>,
-    gate: Option<GateConfig>,
-    rating: Option<PartialRating>,
-}
-
-/// [`LoopConfig`] with every key optional.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-struct PartialLoop {
-    minutes: Option<f64>,
-    generations: Option<u32>,
-    games_per_generation: Option<u64>,
-    train_steps_per_generation: Option<u64>,
-    checkpoint_every: Option<u64>,
-    gate: Option<bool>,
-    gate_simulations: Option<u32>,
-    gate_opening_plies: Option<u32>,
-    match_threads: Option<usize>,
-    seed: Option<u64>,
-}
-
-/// [`RatingConfig`] with every key optional.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-struct PartialRating {
-    every: Option<u32>,
-    anchors: Option<Vec<String>>,
-    games: Option<usize>,
-    anchor_games: Option<usize>,
-    simulations: Option<u32>,
-    opening_plies: Option<u32>,
-}
-
 #[cfg(test)]
 mod tests {
     #[test]
@@ -357,6 +335,42 @@ mod tests {
             match v {
                 toml::Value::Table(inner) => keys(inner, &path, out),
                 _ => out.push(path),
+            }
+        }
+    }
+
+    #[test]
+    fn the_rust_defaults_are_the_embedded_default() {
+        let from_file: RunConfig = toml::from_str(DEFAULT_TOML).unwrap();
+        let rust = RunConfig::default();
+        if from_file != rust {
+            // Name the keys that differ.
+            let (mut a, mut b) = (vec![], vec![]);
+            let fa: toml::Table = toml::from_str(&from_file.to_toml()).unwrap();
+            let fb: toml::Table = toml::from_str(&rust.to_toml()).unwrap();
+            keys_values(&fa, "", &mut a);
+            keys_values(&fb, "", &mut b);
+            let diff: Vec<String> = a
+                .iter()
+                .zip(&b)
+                .filter(|(x, y)| x != y)
+                .map(|(x, y)| format!("default.toml {x} / Rust {y}"))
+                .collect();
+            panic!("defaults differ:\n{}", diff.join("\n"));
+        }
+    }
+
+    /// Every `key = value` of a TOML table, in order.
+    fn keys_values(t: &toml::Table, prefix: &str, out: &mut Vec<String>) {
+        for (k, v) in t {
+            let path = if prefix.is_empty() {
+                k.clone()
+            } else {
+                format!("{prefix}.{k}")
+            };
+            match v {
+                toml::Value::Table(inner) => keys_values(inner, &path, out),
+                _ => out.push(format!("{path} = {v}")),
             }
         }
     }

@@ -10,30 +10,44 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct NetConfig {
-    /// Residual blocks in the tower. Default 6 (CPU preset); GPU preset 10.
+    /// Residual blocks in the tower. Default 4 ([`NetConfig::small`]); CPU preset 6, GPU
+    /// preset 10.
     pub blocks: usize,
-    /// Channels of the tower. Default 64 (CPU preset); GPU preset 128.
+    /// Channels of the tower. Default 32; CPU preset 64, GPU preset 128.
     pub channels: usize,
     /// Every `global_pool_every`-th block (the 3rd, 6th, …) is a global-pooling block
     /// (channel means and maxima feed a per-channel bias, as in KataGo); 0 disables
-    /// them. Default 3.
+    /// them. Default 2.
     pub global_pool_every: usize,
-    /// Channels of the policy head's 3×3 convolution. Default 32.
+    /// Channels of the policy head's 3×3 convolution. Default 16.
     pub policy_channels: usize,
-    /// Channels of the value head's 1×1 convolution. Default 32.
+    /// Channels of the value head's 1×1 convolution. Default 16.
     pub value_channels: usize,
-    /// Hidden units of the value head's fully connected layer. Default 128.
+    /// Hidden units of the value head's fully connected layer. Default 64.
     pub value_hidden: usize,
 }
 
 impl Default for NetConfig {
     fn default() -> Self {
-        NetConfig::cpu()
+        NetConfig::small()
     }
 }
 
 impl NetConfig {
-    /// The CPU preset: 6 blocks × 64 channels (the default).
+    /// The small preset: 4 blocks × 32 channels, the default of `loazero run` on a
+    /// 2-core CPU (a 6×64 network trains too few generations in 30 minutes there).
+    pub fn small() -> NetConfig {
+        NetConfig {
+            blocks: 4,
+            channels: 32,
+            global_pool_every: 2,
+            policy_channels: 16,
+            value_channels: 16,
+            value_hidden: 64,
+        }
+    }
+
+    /// The CPU preset: 6 blocks × 64 channels.
     pub fn cpu() -> NetConfig {
         NetConfig {
             blocks: 6,
@@ -54,12 +68,15 @@ impl NetConfig {
         }
     }
 
-    /// A preset by name: `cpu` or `gpu`.
+    /// A preset by name: `small` (= `default`), `cpu` or `gpu`.
     pub fn preset(name: &str) -> Result<NetConfig, String> {
         match name {
-            "cpu" | "small" | "default" => Ok(NetConfig::cpu()),
+            "small" | "default" => Ok(NetConfig::small()),
+            "cpu" => Ok(NetConfig::cpu()),
             "gpu" | "big" => Ok(NetConfig::gpu()),
-            _ => Err(format!("unknown net preset `{name}` (expected cpu or gpu)")),
+            _ => Err(format!(
+                "unknown net preset `{name}` (expected small, cpu or gpu)"
+            )),
         }
     }
 
@@ -118,7 +135,7 @@ pub struct InferenceConfig {
     /// unavailable is an error.
     pub device: String,
     /// Largest number of positions per forward pass. Requests are never split, so one
-    /// pass may exceed it by less than one request. Default 256.
+    /// pass may exceed it by less than one request. Default 512.
     pub max_batch: usize,
     /// How long the inference thread waits for more requests once it holds one, in
     /// microseconds, before running a partial batch. Default 1000 (1 ms).
@@ -135,7 +152,7 @@ impl Default for InferenceConfig {
     fn default() -> Self {
         InferenceConfig {
             device: "cpu".into(),
-            max_batch: 256,
+            max_batch: 512,
             deadline_us: 1000,
             precision: Precision::Float,
             threads: 0,
@@ -181,9 +198,9 @@ pub struct TrainConfig {
     /// Weight of the value loss (cross-entropy over win/draw/loss) against the policy
     /// cross-entropy. Default 1.0.
     pub value_loss_weight: f64,
-    /// Value target = (1 − w) · game outcome + w · search value. Default 0.0.
+    /// Value target = (1 − w) · game outcome + w · search value. Default 0.5.
     pub search_value_weight: f64,
-    /// Replay window: train on the newest this many positions. Default 200000.
+    /// Replay window: train on the newest this many positions. Default 60000.
     pub window_positions: usize,
     /// Sample one of the 8 board symmetries per training position. Default true.
     pub augment_symmetries: bool,
@@ -199,7 +216,7 @@ pub struct TrainConfig {
 impl Default for TrainConfig {
     fn default() -> Self {
         TrainConfig {
-            net: NetConfig::cpu(),
+            net: NetConfig::default(),
             device: "cpu".into(),
             threads: 0,
             batch_size: 256,
@@ -215,8 +232,8 @@ impl Default for TrainConfig {
             lr_decay_steps: 100_000,
             lr_min_fraction: 0.05,
             value_loss_weight: 1.0,
-            search_value_weight: 0.0,
-            window_positions: 200_000,
+            search_value_weight: 0.5,
+            window_positions: 60_000,
             augment_symmetries: true,
             seed: 1,
             log_every: 50,
@@ -308,7 +325,7 @@ mod tests {
             serde_json::from_str(r#"{"lr": 0.5, "net": {"blocks": 2}}"#).unwrap();
         assert_eq!(partial.lr, 0.5);
         assert_eq!(partial.net.blocks, 2);
-        assert_eq!(partial.net.channels, 64);
+        assert_eq!(partial.net.channels, NetConfig::default().channels);
         let err = serde_json::from_str::<TrainConfig>(r#"{"lrr": 0.5}"#).unwrap_err();
         assert!(err.to_string().contains("lrr"), "{err}");
         let err = serde_json::from_str::<TrainConfig>(r#"{"net": {"block": 2}}"#).unwrap_err();
