@@ -150,15 +150,42 @@ pub fn bench_net(args: NetBenchArgs) -> Result<()> {
         args.variant,
         args.precision
     );
+    let peak = (!device.is_cuda())
+        .then(|| train::cpu_peak::CpuPeak::detect(tch::get_num_threads().max(1) as usize))
+        .flatten();
+    if let Some(p) = &peak {
+        println!("CPU peak: {}", p.describe());
+    }
     for name in &args.preset {
         let net = NetConfig::preset(name).map_err(anyhow::Error::msg)?;
         let label = format!("{name} {}x{}", net.blocks, net.channels);
+        let mflop = 2.0 * train::net::macs_per_position(&net, args.variant) as f64 / 1e6;
+        println!("{label:<12} {mflop:.2} MFLOP per position (2 x multiply-accumulates)");
         for &b in &args.batch {
-            let t = train::bench::forward(&net, args.variant, device, kind, b, args.seconds);
-            println!(
-                "{label:<12} forward  batch {b:>5}: {:>10.0} positions/s  ({} passes in {:.2} s)",
-                t.per_sec, t.iterations, t.seconds
-            );
+            for (form, folded) in [("reference", false), ("folded", true)] {
+                let t = train::bench::forward(
+                    &net,
+                    args.variant,
+                    device,
+                    kind,
+                    b,
+                    args.seconds,
+                    folded,
+                );
+                let of_peak = peak.as_ref().map_or(String::new(), |p| {
+                    format!(
+                        "  {:>5.1}% of peak",
+                        100.0 * t.per_sec * mflop / 1e3 / p.gflops()
+                    )
+                });
+                println!(
+                    "{label:<12} forward {form:<9} batch {b:>5}: {:>10.0} positions/s {:>7.1} GFLOP/s{of_peak}  ({} passes in {:.2} s)",
+                    t.per_sec,
+                    t.per_sec * mflop / 1e3,
+                    t.iterations,
+                    t.seconds
+                );
+            }
         }
         if args.clients > 0 && args.per_request > 0 {
             let config = train::InferenceConfig {

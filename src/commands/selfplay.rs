@@ -266,6 +266,7 @@ fn bench_network_selfplay(path: &Path, args: &BenchArgs) -> Result<()> {
         tch::Kind::Float,
         mean_batch.round() as usize,
         args.seconds.min(3.0),
+        train::InferenceConfig::default().fold_batch_norm,
     );
     println!(
         "mcts network   {selfplay_rate:>10.0} evaluations/s in self-play ({} games, {} sims, \

@@ -4,6 +4,7 @@
 use crate::config::{NetConfig, TrainConfig};
 use crate::device::device_name;
 use crate::encoding::{encode, num_planes};
+use crate::folded::FoldedNet;
 use crate::model::{Model, ModelInfo};
 use crate::replay::ReplayWindow;
 use crate::trainer::Trainer;
@@ -60,7 +61,8 @@ fn synchronize(device: Device) {
 
 /// Forward passes (inference mode, `no_grad`, `u8` input copied from the CPU each time,
 /// outputs copied back) of a freshly initialised `net` at `batch` positions, for at least
-/// `min_secs` after a warm-up. `kind` is the CUDA inference precision.
+/// `min_secs` after a warm-up. `kind` is the CUDA inference precision; `folded` runs the
+/// inference form ([`FoldedNet`]) instead of the reference forward pass.
 pub fn forward(
     net: &NetConfig,
     variant: Variant,
@@ -68,6 +70,7 @@ pub fn forward(
     kind: Kind,
     batch: usize,
     min_secs: f64,
+    folded: bool,
 ) -> Throughput {
     let _guard = tch::no_grad_guard();
     let mut model = Model::new(ModelInfo::new(net, variant), device);
@@ -79,8 +82,12 @@ pub fn forward(
     let samples = sample_positions(variant, batch);
     let data: Vec<u8> = samples.iter().flat_map(|s| encode(&s.position)).collect();
     let x = Tensor::from_slice(&data).view([batch as i64, num_planes(variant) as i64, n, n]);
+    let folded = folded.then(|| FoldedNet::new(&model.net));
     let run = || {
-        let out = model.net.forward(&x, false);
+        let out = match &folded {
+            Some(f) => f.forward(&x),
+            None => model.net.forward(&x, false),
+        };
         let p = out.policy.to_kind(Kind::Float).to_device(Device::Cpu);
         let v = out.wdl.to_kind(Kind::Float).to_device(Device::Cpu);
         (p, v)
@@ -236,8 +243,10 @@ mod tests {
         };
         let inference = crate::config::InferenceConfig::default();
         for variant in Variant::ALL {
-            let f = forward(&net, variant, Device::Cpu, Kind::Float, 4, 0.0);
-            assert!(f.per_sec > 0.0 && f.iterations >= 2, "{variant}");
+            for folded in [false, true] {
+                let f = forward(&net, variant, Device::Cpu, Kind::Float, 4, 0.0, folded);
+                assert!(f.per_sec > 0.0 && f.iterations >= 2, "{variant}");
+            }
             let t = training(&net, variant, Device::Cpu, 8, 0.0).unwrap();
             assert!(t.per_sec > 0.0, "{variant}");
             let (e, mean_batch) = evaluator(&net, variant, &inference, 1, 4, 0.05).unwrap();

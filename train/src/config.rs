@@ -146,6 +146,10 @@ pub struct InferenceConfig {
     /// setting. Process-wide (it also changes training's). On a CPU shared with search
     /// threads, 1 is often fastest (OpenMP threads spin while waiting). Default 0.
     pub threads: usize,
+    /// Run inference on the folded network ([`crate::folded::FoldedNet`]: batch norms
+    /// folded into the convolutions; same outputs up to float rounding, faster). Default
+    /// true; false runs the reference [`crate::net::Net::forward`].
+    pub fold_batch_norm: bool,
 }
 
 impl Default for InferenceConfig {
@@ -156,6 +160,7 @@ impl Default for InferenceConfig {
             deadline_us: 1000,
             precision: Precision::Float,
             threads: 0,
+            fold_batch_norm: true,
         }
     }
 }

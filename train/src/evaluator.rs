@@ -9,6 +9,7 @@
 use crate::config::{InferenceConfig, Precision};
 use crate::device::{device_name, resolve_device};
 use crate::encoding::{encode_into, input_len, num_planes, same_layout};
+use crate::folded::FoldedNet;
 use crate::model::{read_model_file, Model, ModelInfo};
 use crate::net::wdl_to_value;
 use crossbeam_channel::{bounded, unbounded, Receiver, RecvTimeoutError, Sender};
@@ -232,6 +233,9 @@ struct InferenceLoop {
     stats: Arc<InferenceStats>,
     input: Vec<u8>,
     variant: loa::Variant,
+    /// The folded form of `model.net` when `config.fold_batch_norm` (rebuilt whenever
+    /// the weights change).
+    folded: Option<FoldedNet>,
 }
 
 impl InferenceLoop {
@@ -242,6 +246,7 @@ impl InferenceLoop {
         stats: Arc<InferenceStats>,
     ) -> Self {
         let variant = model.info.variant;
+        let folded = config.fold_batch_norm.then(|| FoldedNet::new(&model.net));
         InferenceLoop {
             model,
             config,
@@ -249,6 +254,7 @@ impl InferenceLoop {
             stats,
             input: Vec::new(),
             variant,
+            folded,
         }
     }
 
@@ -270,6 +276,9 @@ impl InferenceLoop {
                         .model
                         .set_weights(&tensors)
                         .map_err(|e| format!("{e:#}"));
+                    if self.config.fold_batch_norm {
+                        self.folded = Some(FoldedNet::new(&self.model.net));
+                    }
                     let _ = reply.send(r);
                     continue;
                 }
@@ -397,7 +406,10 @@ impl InferenceLoop {
             n as i64,
             n as i64,
         ])?;
-        let out = self.model.net.forward(&x, false);
+        let out = match &self.folded {
+            Some(folded) => folded.forward(&x),
+            None => self.model.net.forward(&x, false),
+        };
         let policy = out
             .policy
             .f_narrow(0, 0, total as i64)?

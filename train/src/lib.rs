@@ -48,10 +48,12 @@
 pub mod batch;
 pub mod bench;
 pub mod config;
+pub mod cpu_peak;
 pub mod device;
 pub mod encoding;
 pub mod evaluator;
 pub mod export;
+pub mod folded;
 pub mod metrics;
 pub mod model;
 pub mod net;

@@ -39,19 +39,19 @@ fn bn(p: nn::Path, c: usize) -> nn::BatchNorm {
 }
 
 /// Channel means and maxima over the board: `[B, C, H, W]` → `[B, 2C]`.
-fn global_pool(x: &Tensor) -> Tensor {
+pub(crate) fn global_pool(x: &Tensor) -> Tensor {
     let mean = x.mean_dim(&[2i64, 3][..], false, None);
     let max = x.amax(&[2i64, 3][..], false);
     Tensor::cat(&[mean, max], 1)
 }
 
-struct ResBlock {
-    conv1: nn::Conv2D,
-    bn1: nn::BatchNorm,
-    conv2: nn::Conv2D,
-    bn2: nn::BatchNorm,
+pub(crate) struct ResBlock {
+    pub(crate) conv1: nn::Conv2D,
+    pub(crate) bn1: nn::BatchNorm,
+    pub(crate) conv2: nn::Conv2D,
+    pub(crate) bn2: nn::BatchNorm,
     /// Global pooling: pooled features of the first half → per-channel bias.
-    pool_fc: Option<nn::Linear>,
+    pub(crate) pool_fc: Option<nn::Linear>,
 }
 
 impl ResBlock {
@@ -85,18 +85,18 @@ pub struct Net {
     board_size: usize,
     input_planes: usize,
     policy_planes: usize,
-    stem: nn::Conv2D,
-    stem_bn: nn::BatchNorm,
-    blocks: Vec<ResBlock>,
-    policy_conv: nn::Conv2D,
-    policy_bn: nn::BatchNorm,
-    policy_out: nn::Conv2D,
-    value_conv: nn::Conv2D,
-    value_bn: nn::BatchNorm,
-    value_fc1: nn::Linear,
-    value_fc2: nn::Linear,
+    pub(crate) stem: nn::Conv2D,
+    pub(crate) stem_bn: nn::BatchNorm,
+    pub(crate) blocks: Vec<ResBlock>,
+    pub(crate) policy_conv: nn::Conv2D,
+    pub(crate) policy_bn: nn::BatchNorm,
+    pub(crate) policy_out: nn::Conv2D,
+    pub(crate) value_conv: nn::Conv2D,
+    pub(crate) value_bn: nn::BatchNorm,
+    pub(crate) value_fc1: nn::Linear,
+    pub(crate) value_fc2: nn::Linear,
     /// `[1, planes, 1, 1]` input scales (see [`plane_scales`]), in the input kind.
-    scales: Tensor,
+    pub(crate) scales: Tensor,
 }
 
 /// Network outputs for a batch.
@@ -105,6 +105,32 @@ pub struct NetOutput {
     pub policy: Tensor,
     /// `[B, 3]` win/draw/loss logits.
     pub wdl: Tensor,
+}
+
+/// Multiply-accumulates of one forward pass per position of a `config` network on
+/// `variant`'s board: the convolutions and fully connected layers (batch norms, ReLUs,
+/// additions and pooling are a few operations per activation and left out). FLOPs are
+/// twice this.
+pub fn macs_per_position(config: &NetConfig, variant: Variant) -> u64 {
+    let n = variant.geometry().size as u64;
+    let cells = n * n;
+    let c = config.channels as u64;
+    let input = plane_scales(variant).len() as u64;
+    let (pc, vc, vh) = (
+        config.policy_channels as u64,
+        config.value_channels as u64,
+        config.value_hidden as u64,
+    );
+    let pooled_blocks = if config.global_pool_every == 0 {
+        0
+    } else {
+        (config.blocks / config.global_pool_every) as u64
+    };
+    let stem = cells * c * input * 9;
+    let tower = config.blocks as u64 * 2 * cells * c * c * 9 + pooled_blocks * 2 * c * c;
+    let policy = cells * pc * c * 9 + cells * policy_planes(variant) as u64 * pc;
+    let value = cells * vc * c + 2 * vc * vh + vh * 3;
+    stem + tower + policy + value
 }
 
 /// `P(win) − P(loss)` from `[B, 3]` WDL logits: `[B]`.
@@ -307,6 +333,17 @@ mod tests {
             let v0 = v.double_value(&[0]);
             assert!((-1.0..=1.0).contains(&v0));
         }
+    }
+
+    #[test]
+    fn macs_match_a_hand_count() {
+        // 4×32 on 8×8 with 7 input planes and 8 policy planes: stem 64·32·7·9, four
+        // blocks of two 3×3 convolutions 64·32·32·9, two pooling layers 2·32·32, policy
+        // 64·16·32·9 + 64·8·16, value 64·16·32 + 32·64 + 64·3.
+        let want = 129_024 + 4_718_592 + 4_096 + 294_912 + 8_192 + 32_768 + 2_048 + 192;
+        let small = NetConfig::small();
+        assert_eq!(macs_per_position(&small, Variant::Standard), want);
+        assert_eq!(want, 5_189_824);
     }
 
     #[test]

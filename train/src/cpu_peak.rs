@@ -1,0 +1,173 @@
+//! The nominal arithmetic peak of the CPU cores inference runs on, so that `bench net`
+//! can say what fraction of it the network reaches.
+//!
+//! Peak = cores × clock × FP32 FLOPs per cycle per core, with
+//! * cores: torch's intra-op threads (at most the logical CPUs);
+//! * clock: measured on x86-64 by timing a chain of dependent integer additions (one
+//!   per cycle on every x86 core since the Pentium Pro), which sees the turbo clock the
+//!   code really runs at; elsewhere `cpu MHz` of `/proc/cpuinfo` (often the base clock);
+//! * FLOPs per cycle from the vector units: two FMA pipes × lanes × 2 — AVX-512 on Intel
+//!   and on AMD Zen 5 (family 26) and later (2 × 16 × 2 = 64), AVX-512 on Zen 4 (which
+//!   runs 512-bit instructions on 256-bit pipes) and AVX2 (2 × 8 × 2 = 32), SSE otherwise
+//!   (2 × 4 × 2 = 16). bf16 dot products (`avx512_bf16`) double the rate for bf16 inputs.
+
+/// The peak and how it was derived.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CpuPeak {
+    /// Cores counted.
+    pub cores: usize,
+    /// Clock in GHz.
+    pub ghz: f64,
+    /// Where the clock comes from (`measured` or `/proc/cpuinfo`).
+    pub clock_source: &'static str,
+    /// FP32 FLOPs per cycle per core.
+    pub flops_per_cycle: u32,
+    /// The vector extension the figure assumes (`avx512`, `avx2` or `sse`).
+    pub isa: &'static str,
+    /// Whether the CPU has bf16 dot products (`avx512_bf16`).
+    pub bf16: bool,
+}
+
+impl CpuPeak {
+    /// The peak of `cores` cores of this machine, from `/proc/cpuinfo`; `None` where that
+    /// file cannot be read or names no clock (not Linux, or an unusual kernel).
+    pub fn detect(cores: usize) -> Option<CpuPeak> {
+        let text = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+        let mut peak = CpuPeak::from_cpuinfo(&text, cores)?;
+        if let Some(ghz) = measured_clock_ghz() {
+            peak.ghz = ghz;
+            peak.clock_source = "measured";
+        }
+        Some(peak)
+    }
+
+    /// [`CpuPeak::detect`] on the text of a `/proc/cpuinfo`.
+    pub fn from_cpuinfo(text: &str, cores: usize) -> Option<CpuPeak> {
+        let field = |name: &str| {
+            text.lines()
+                .find(|l| l.split(':').next().is_some_and(|k| k.trim() == name))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        };
+        let mhz: f64 = field("cpu MHz")?.parse().ok()?;
+        let flags = field("flags").unwrap_or_default();
+        let has = |f: &str| flags.split_whitespace().any(|x| x == f);
+        let amd = field("vendor_id").is_some_and(|v| v == "AuthenticAMD");
+        let family: u32 = field("cpu family")
+            .and_then(|f| f.parse().ok())
+            .unwrap_or(0);
+        let (isa, flops_per_cycle) = if has("avx512f") && (!amd || family >= 26) {
+            ("avx512", 64)
+        } else if has("avx512f") {
+            ("avx512", 32)
+        } else if has("avx2") && has("fma") {
+            ("avx2", 32)
+        } else {
+            ("sse", 16)
+        };
+        let logical = text.lines().filter(|l| l.starts_with("processor")).count();
+        Some(CpuPeak {
+            cores: cores.clamp(1, logical.max(1)),
+            ghz: mhz / 1000.0,
+            clock_source: "/proc/cpuinfo",
+            flops_per_cycle,
+            isa,
+            bf16: has("avx512_bf16"),
+        })
+    }
+
+    /// Peak FP32 GFLOP/s.
+    pub fn gflops(&self) -> f64 {
+        self.cores as f64 * self.ghz * self.flops_per_cycle as f64
+    }
+
+    /// One line: the peak and its derivation.
+    pub fn describe(&self) -> String {
+        format!(
+            "{:.0} GFLOP/s fp32 = {} cores x {:.2} GHz ({}) x {} FLOP/cycle ({}{})",
+            self.gflops(),
+            self.cores,
+            self.ghz,
+            self.clock_source,
+            self.flops_per_cycle,
+            self.isa,
+            if self.bf16 { ", bf16 dot products" } else { "" }
+        )
+    }
+}
+
+/// The clock of the core this thread runs on, in GHz: the best of a few timings of a
+/// chain of dependent additions (latency one cycle). `None` off x86-64.
+pub fn measured_clock_ghz() -> Option<f64> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        const ADDS_PER_ROUND: u64 = 100;
+        let rounds: u64 = 200_000;
+        let mut best = 0f64;
+        for _ in 0..5 {
+            let start = std::time::Instant::now();
+            let mut x: u64 = 0;
+            for _ in 0..rounds {
+                // SAFETY: register-only arithmetic on `x`; no memory, no stack, flags only.
+                unsafe {
+                    std::arch::asm!(
+                        ".rept 100",
+                        "add {x}, 1",
+                        ".endr",
+                        x = inout(reg) x,
+                        options(nomem, nostack),
+                    );
+                }
+            }
+            let secs = start.elapsed().as_secs_f64();
+            std::hint::black_box(x);
+            best = best.max((rounds * ADDS_PER_ROUND) as f64 / secs / 1e9);
+        }
+        Some(best)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ZEN4: &str = "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu MHz\t\t: 2596.124\n\
+        flags\t\t: fpu sse avx2 fma avx512f avx512_vnni avx512_bf16\n\
+        processor\t: 1\nvendor_id\t: AuthenticAMD\ncpu MHz\t\t: 2596.124\n";
+
+    #[test]
+    fn peaks_follow_the_vector_units() {
+        let p = CpuPeak::from_cpuinfo(ZEN4, 2).unwrap();
+        assert_eq!(
+            (p.cores, p.flops_per_cycle, p.isa, p.bf16),
+            (2, 32, "avx512", true)
+        );
+        assert!((p.gflops() - 2.0 * 2.596124 * 32.0).abs() < 1e-9);
+        // More threads than logical CPUs count as the CPUs.
+        assert_eq!(CpuPeak::from_cpuinfo(ZEN4, 8).unwrap().cores, 2);
+        let zen5 = ZEN4.replace(
+            "vendor_id\t: AuthenticAMD\n",
+            "vendor_id\t: AuthenticAMD\ncpu family\t: 26\n",
+        );
+        assert_eq!(CpuPeak::from_cpuinfo(&zen5, 1).unwrap().flops_per_cycle, 64);
+        let intel = ZEN4.replace("AuthenticAMD", "GenuineIntel");
+        assert_eq!(
+            CpuPeak::from_cpuinfo(&intel, 1).unwrap().flops_per_cycle,
+            64
+        );
+        let old = "processor : 0\ncpu MHz : 2000\nflags : sse sse2\n";
+        assert_eq!(CpuPeak::from_cpuinfo(old, 1).unwrap().gflops(), 2.0 * 16.0);
+        assert!(CpuPeak::from_cpuinfo("processor : 0\n", 1).is_none());
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn the_measured_clock_is_a_plausible_clock() {
+        let ghz = measured_clock_ghz().unwrap();
+        assert!((0.3..8.0).contains(&ghz), "{ghz} GHz");
+    }
+}
