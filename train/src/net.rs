@@ -121,11 +121,10 @@ pub fn macs_per_position(config: &NetConfig, variant: Variant) -> u64 {
         config.value_channels as u64,
         config.value_hidden as u64,
     );
-    let pooled_blocks = if config.global_pool_every == 0 {
-        0
-    } else {
-        (config.blocks / config.global_pool_every) as u64
-    };
+    let pooled_blocks = config
+        .blocks
+        .checked_div(config.global_pool_every)
+        .unwrap_or(0) as u64;
     let stem = cells * c * input * 9;
     let tower = config.blocks as u64 * 2 * cells * c * c * 9 + pooled_blocks * 2 * c * c;
     let policy = cells * pc * c * 9 + cells * policy_planes(variant) as u64 * pc;
