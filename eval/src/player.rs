@@ -630,14 +630,24 @@ mod tests {
             "mcts:evaluator=heuristic,sims=800"
         );
         for (text, canonical, sims, ms) in [
-            ("model:path=m.st,ms=200", "model:path=m.st,ms=200", NO_SIM_CAP, Some(200)),
+            (
+                "model:path=m.st,ms=200",
+                "model:path=m.st,ms=200",
+                NO_SIM_CAP,
+                Some(200),
+            ),
             (
                 "model: ms=200, sims=9, path=m.st, device=cuda",
                 "model:path=m.st,sims=9,ms=200,device=cuda",
                 9,
                 Some(200),
             ),
-            ("model:path=m.st", "model:path=m.st,sims=800", DEFAULT_SIMS, None),
+            (
+                "model:path=m.st",
+                "model:path=m.st,sims=800",
+                DEFAULT_SIMS,
+                None,
+            ),
         ] {
             let spec = PlayerSpec::parse(text).unwrap();
             assert_eq!(spec.name(), canonical);

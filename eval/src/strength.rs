@@ -576,7 +576,8 @@ mod tests {
         assert_eq!(lines[0], CSV_HEADER);
         assert_eq!(lines.len(), 4);
         assert!(
-            lines[1].starts_with("time-5ms,time,5,\"mcts:evaluator=heuristic,ms=5\",alphabeta:ms=5,2,"),
+            lines[1]
+                .starts_with("time-5ms,time,5,\"mcts:evaluator=heuristic,ms=5\",alphabeta:ms=5,2,"),
             "{}",
             lines[1]
         );
