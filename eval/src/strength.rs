@@ -200,6 +200,10 @@ impl StrengthConfig {
     }
 }
 
+/// Called after each pairing with it, every result so far (its own last) and whether it
+/// was reused from an earlier run; an error stops the benchmark.
+pub type OnPairing<'a> = dyn FnMut(&Pairing, &[PairingResult], bool) -> Result<()> + 'a;
+
 /// Plays every pairing of `config` into `out` (see the module docs), skipping complete
 /// ones. `on_game` sees every finished game with the running tally of the player;
 /// `on_pairing` is called after each pairing (played or reused) with every result so
@@ -209,7 +213,7 @@ pub fn run(
     config: &StrengthConfig,
     out: &Path,
     on_game: &(dyn Fn(&Pairing, &GameResult, &Tally) + Sync),
-    on_pairing: &mut dyn FnMut(&Pairing, &[PairingResult], bool) -> Result<()>,
+    on_pairing: &mut OnPairing<'_>,
 ) -> Result<Vec<PairingResult>> {
     let pairings = config.pairings()?;
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
@@ -567,9 +571,18 @@ mod tests {
         assert!(results.iter().all(|r| r.tally.games() == 2));
         // A clean sweep has an infinite estimate; done.json keeps it.
         let mut sweep = results[0].clone();
-        (sweep.elo, sweep.elo_upper) = (f64::INFINITY, f64::INFINITY);
+        (sweep.elo, sweep.elo_lower, sweep.elo_upper) = (f64::INFINITY, 100.0, f64::INFINITY);
         let text = serde_json::to_string(&sweep).unwrap();
-        assert_eq!(serde_json::from_str::<PairingResult>(&text).unwrap(), sweep);
+        let back = serde_json::from_str::<PairingResult>(&text).unwrap();
+        assert_eq!(
+            (back.elo, back.elo_lower, back.elo_upper),
+            (f64::INFINITY, 100.0, f64::INFINITY)
+        );
+        sweep.elo = f64::NEG_INFINITY;
+        let text = serde_json::to_string(&sweep).unwrap();
+        assert!(text.contains("\"-inf\""), "{text}");
+        let back = serde_json::from_str::<PairingResult>(&text).unwrap();
+        assert_eq!(back.elo, f64::NEG_INFINITY);
         let csv_text = std::fs::read_to_string(dir.path().join("results.csv")).unwrap();
         assert_eq!(csv_text, csv(&results));
         let lines: Vec<&str> = csv_text.lines().collect();
@@ -593,7 +606,14 @@ mod tests {
             Ok(())
         })
         .unwrap();
-        assert_eq!(again[..2], results[..2]);
+        // (JSON may change a float's last digit.)
+        for (a, r) in again[..2].iter().zip(&results[..2]) {
+            assert_eq!(
+                (&a.player, &a.baseline, a.tally),
+                (&r.player, &r.baseline, r.tally)
+            );
+            assert!((a.player_ms_per_move - r.player_ms_per_move).abs() < 1e-9);
+        }
         assert_eq!(
             seen.iter().map(|s| s.2).collect::<Vec<_>>(),
             [true, true, false]

@@ -244,6 +244,7 @@ fn draw(root: &Root, results: &[PairingResult]) -> Result<()> {
         .build_cartesian_2d(x_range.clone().log_scale(), (y_lo - pad)..(y_hi + pad))?;
     chart
         .configure_mesh()
+        .x_labels(12)
         .x_desc("time per move, ms (both sides; log scale)")
         .y_desc(format!(
             "Elo of the model (±95%; beyond ±{ELO_CLIP:.0} drawn at the edge)"
@@ -269,7 +270,11 @@ fn draw(root: &Root, results: &[PairingResult]) -> Result<()> {
         let style = TextStyle::from(("sans-serif", px(15.0, s)).into_font())
             .color(&c)
             .pos(Pos::new(HPos::Left, VPos::Bottom));
-        let label = format!("{} vs depth {d}: {:+.0}", sims_label(&r.player), r.elo);
+        let label = format!(
+            "{} vs depth {d}: {:+.0}",
+            sims_label(&r.player),
+            r.elo.round() + 0.0
+        );
         chart.draw_series(std::iter::once(Text::new(label, (x_range.start, y), style)))?;
     }
     if !timed.is_empty() {
