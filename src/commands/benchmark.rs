@@ -229,7 +229,8 @@ fn draw(root: &Root, results: &[PairingResult]) -> Result<()> {
     if timed.is_empty() {
         (x_lo, x_hi) = (10.0, 1000.0);
     }
-    let x_range = (x_lo / 1.6)..(x_hi * 1.6);
+    // Room on the right for the last point's label.
+    let x_range = (x_lo / 1.6)..(x_hi * 3.0);
     let (mut y_lo, mut y_hi) = (-100.0f64, 100.0f64);
     for r in results {
         y_lo = y_lo.min(clip(r.elo_lower));
@@ -302,7 +303,7 @@ fn draw(root: &Root, results: &[PairingResult]) -> Result<()> {
         chart.draw_series(timed.iter().map(|&(t, r)| {
             Text::new(
                 format!(
-                    "{}-{}-{}, model {:.0} ms",
+                    "{t:.0} ms: {}-{}-{}, used {:.0} ms",
                     r.tally.wins, r.tally.draws, r.tally.losses, r.player_ms_per_move
                 ),
                 (t * 1.04, clip(r.elo)),
