@@ -9,6 +9,8 @@
 //! * [`ratings`]: Bradley–Terry maximum-likelihood Elo over many players.
 //! * [`mod@gate`]: candidate vs best with SPRT or a win-rate threshold.
 //! * [`protocol`]: the `loazero engine` line protocol (spec in eval/PROTOCOL.md).
+//! * [`strength`]: `loazero benchmark`, a player against alpha-beta at equal time per move
+//!   and at fixed depths.
 
 pub mod arena;
 pub mod benchmark;
@@ -21,6 +23,7 @@ pub mod player;
 pub mod protocol;
 pub mod ratings;
 pub mod search;
+pub mod strength;
 pub mod tt;
 
 pub use arena::{play_match, GameResult, MatchConfig, MatchReport, Openings};

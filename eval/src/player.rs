@@ -8,10 +8,19 @@
 //!   `aspiration=N`, `weights=FILE.json`
 //!   (an [`EvalWeights`] object) and single weights as `w.NAME=VALUE`
 //!   (e.g. `w.mobility=0`).
-//! * `mcts:evaluator=heuristic|uniform,sims=N` — the selfplay crate's MCTS.
-//! * `model:path=P,sims=N[,device=cpu|cuda]` — MCTS with a trained network; the binary
-//!   supplies the network loader ([`PlayerFactory::with_model_loader`]) so this crate stays
-//!   free of torch.
+//! * `mcts:evaluator=heuristic|uniform[,sims=N][,ms=T]` — the selfplay crate's MCTS.
+//! * `model:path=P[,sims=N][,ms=T][,device=cpu|cuda]` — MCTS with a trained network; the
+//!   binary supplies the network loader ([`PlayerFactory::with_model_loader`]) so this crate
+//!   stays free of torch.
+//!
+//! MCTS players (`mcts`, `model`) search `sims` simulations per move (default 800); with
+//! `ms=T` they search for T milliseconds per move instead, and `sims`, if given, caps the
+//! simulations ([`NO_SIM_CAP`] when not).
+//!
+//! Time controls ([`Player::choose_move_within`], used by the engine protocol's `go
+//! movetime` and `time`): the budget replaces the spec's `ms`. A spec with `ms` keeps its
+//! other limits (`depth`, `nodes`, `sims`) as caps; a spec without `ms` (a fixed depth,
+//! node or simulation count) searches by the budget alone.
 
 use crate::config::{AlphaBetaConfig, EvalWeights};
 use crate::search::{AlphaBeta, SearchLimits, SearchResult};
@@ -26,6 +35,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+/// The `sims` of an MCTS spec with `ms` and no `sims`: no simulation cap.
+pub const NO_SIM_CAP: u32 = u32::MAX;
+
+/// Simulations per move of an MCTS spec with neither `sims` nor `ms`.
+pub const DEFAULT_SIMS: u32 = 800;
+
 /// Something that picks moves. A player may keep state between moves (search tables,
 /// trees); it is used by one thread at a time.
 pub trait Player: Send {
@@ -33,6 +48,13 @@ pub trait Player: Send {
     fn choose_move(&mut self, game: &Game) -> Result<Move>;
     /// The player's name (its canonical spec).
     fn name(&self) -> String;
+    /// A legal move of the current position of `game`, which is not over, chosen in about
+    /// `budget` of thinking time (see the module docs for how the budget combines with the
+    /// spec's limits). Players that do not search ignore the budget.
+    fn choose_move_within(&mut self, game: &Game, budget: Duration) -> Result<Move> {
+        let _ = budget;
+        self.choose_move(game)
+    }
     /// A one-line summary of the last search (depth, score, nodes), if the player searches.
     fn last_info(&self) -> Option<String> {
         None
@@ -60,17 +82,21 @@ pub enum PlayerSpec {
     Mcts {
         /// `heuristic` or `uniform`.
         evaluator: String,
-        /// Simulations per move.
+        /// Simulations per move; with `ms`, the cap ([`NO_SIM_CAP`]: none).
         sims: u32,
+        /// Thinking time per move in milliseconds (searches by time when set).
+        ms: Option<u64>,
     },
     /// MCTS with a trained network.
     Model {
         /// The model file.
         path: PathBuf,
-        /// Simulations per move.
+        /// Simulations per move; with `ms`, the cap ([`NO_SIM_CAP`]: none).
         sims: u32,
         /// `cpu` or `cuda`.
         device: String,
+        /// Thinking time per move in milliseconds (searches by time when set).
+        ms: Option<u64>,
     },
 }
 
@@ -210,7 +236,8 @@ impl PlayerSpec {
             }
             "mcts" => {
                 let mut evaluator = "heuristic".to_string();
-                let mut sims = 800;
+                let mut sims = None;
+                let mut ms = None;
                 for (k, v) in &pairs {
                     match k.as_str() {
                         "evaluator" | "eval" => {
@@ -219,27 +246,41 @@ impl PlayerSpec {
                                 bail!("player spec '{spec}': evaluator must be heuristic or uniform");
                             }
                         }
-                        "sims" => sims = positive(spec, k, v)?,
-                        _ => return Err(unknown(k, "evaluator, sims")),
+                        "sims" => sims = Some(positive(spec, k, v)?),
+                        "ms" => ms = Some(milliseconds(spec, k, v)?),
+                        _ => return Err(unknown(k, "evaluator, sims, ms")),
                     }
                 }
-                Ok(PlayerSpec::Mcts { evaluator, sims })
+                let sims = mcts_sims(sims, ms);
+                Ok(PlayerSpec::Mcts {
+                    evaluator,
+                    sims,
+                    ms,
+                })
             }
             "model" => {
                 let mut path = None;
-                let mut sims = 800;
+                let mut sims = None;
+                let mut ms = None;
                 let mut device = "cpu".to_string();
                 for (k, v) in &pairs {
                     match k.as_str() {
                         "path" => path = Some(PathBuf::from(v)),
-                        "sims" => sims = positive(spec, k, v)?,
+                        "sims" => sims = Some(positive(spec, k, v)?),
+                        "ms" => ms = Some(milliseconds(spec, k, v)?),
                         "device" => device = v.to_ascii_lowercase(),
-                        _ => return Err(unknown(k, "path, sims, device")),
+                        _ => return Err(unknown(k, "path, sims, ms, device")),
                     }
                 }
                 let path =
                     path.ok_or_else(|| anyhow!("player spec '{spec}': model needs path=FILE"))?;
-                Ok(PlayerSpec::Model { path, sims, device })
+                let sims = mcts_sims(sims, ms);
+                Ok(PlayerSpec::Model {
+                    path,
+                    sims,
+                    device,
+                    ms,
+                })
             }
             "" => bail!("empty player spec"),
             other => bail!(
@@ -252,6 +293,35 @@ impl PlayerSpec {
     pub fn name(&self) -> String {
         self.to_string()
     }
+}
+
+/// The `sims` field of an MCTS spec from its `sims` and `ms` keys.
+fn mcts_sims(sims: Option<u32>, ms: Option<u64>) -> u32 {
+    match (sims, ms) {
+        (Some(n), _) => n,
+        (None, Some(_)) => NO_SIM_CAP,
+        (None, None) => DEFAULT_SIMS,
+    }
+}
+
+fn milliseconds(spec: &str, key: &str, value: &str) -> Result<u64> {
+    let ms: u64 = number(spec, key, value)?;
+    if ms == 0 {
+        bail!("player spec '{spec}': {key} must be positive");
+    }
+    Ok(ms)
+}
+
+/// `,sims=N` and `,ms=T` as the spec shows them (`sims` omitted when it is no cap).
+fn mcts_limits(sims: u32, ms: Option<u64>) -> String {
+    let mut s = String::new();
+    if !(ms.is_some() && sims == NO_SIM_CAP) {
+        s += &format!(",sims={sims}");
+    }
+    if let Some(ms) = ms {
+        s += &format!(",ms={ms}");
+    }
+    s
 }
 
 fn positive(spec: &str, key: &str, value: &str) -> Result<u32> {
@@ -291,11 +361,25 @@ impl fmt::Display for PlayerSpec {
             PlayerSpec::Random { seed: None } => write!(f, "random"),
             PlayerSpec::Random { seed: Some(s) } => write!(f, "random:seed={s}"),
             PlayerSpec::AlphaBeta { text, .. } => write!(f, "{text}"),
-            PlayerSpec::Mcts { evaluator, sims } => {
-                write!(f, "mcts:evaluator={evaluator},sims={sims}")
+            PlayerSpec::Mcts {
+                evaluator,
+                sims,
+                ms,
+            } => {
+                write!(f, "mcts:evaluator={evaluator}{}", mcts_limits(*sims, *ms))
             }
-            PlayerSpec::Model { path, sims, device } => {
-                write!(f, "model:path={},sims={sims}", path.display())?;
+            PlayerSpec::Model {
+                path,
+                sims,
+                device,
+                ms,
+            } => {
+                write!(
+                    f,
+                    "model:path={}{}",
+                    path.display(),
+                    mcts_limits(*sims, *ms)
+                )?;
                 if device != "cpu" {
                     write!(f, ",device={device}")?;
                 }
@@ -351,11 +435,20 @@ impl PlayerFactory {
                 config.clone(),
                 *limits,
             ))),
-            PlayerSpec::Mcts { evaluator, sims } => {
+            PlayerSpec::Mcts {
+                evaluator,
+                sims,
+                ms,
+            } => {
                 let ev = crate::mcts::builtin_evaluator(evaluator)?;
-                crate::mcts::build(spec.name(), ev, *sims, seed)
+                crate::mcts::build(spec.name(), ev, *sims, *ms, seed)
             }
-            PlayerSpec::Model { path, sims, device } => {
+            PlayerSpec::Model {
+                path,
+                sims,
+                device,
+                ms,
+            } => {
                 let loader = self.model_loader.as_ref().ok_or_else(|| {
                     anyhow!(
                         "player '{spec}': model players need the network loader, which this \
@@ -375,7 +468,7 @@ impl PlayerFactory {
                         }
                     }
                 };
-                crate::mcts::build(spec.name(), ev, *sims, seed)
+                crate::mcts::build(spec.name(), ev, *sims, *ms, seed)
             }
         }
     }
@@ -443,6 +536,23 @@ impl Player for AlphaBetaPlayer {
     fn name(&self) -> String {
         self.name.clone()
     }
+    fn choose_move_within(&mut self, game: &Game, budget: Duration) -> Result<Move> {
+        let limits = if self.limits.time.is_some() {
+            SearchLimits {
+                time: Some(budget),
+                ..self.limits
+            }
+        } else {
+            SearchLimits {
+                time: Some(budget),
+                ..SearchLimits::default()
+            }
+        };
+        let r = self.search.search_game(game, limits)?;
+        let mv = r.best_move;
+        self.last = Some(r);
+        Ok(mv)
+    }
     fn last_info(&self) -> Option<String> {
         self.last.as_ref().map(|r| {
             format!(
@@ -501,6 +611,78 @@ mod tests {
     }
 
     #[test]
+    fn timed_mcts_specs_round_trip() {
+        for (text, sims, ms) in [
+            ("mcts:evaluator=heuristic,ms=50", NO_SIM_CAP, Some(50)),
+            ("mcts:evaluator=uniform,sims=64,ms=5", 64, Some(5)),
+            ("mcts:evaluator=heuristic,sims=800", DEFAULT_SIMS, None),
+        ] {
+            let spec = PlayerSpec::parse(text).unwrap();
+            assert_eq!(spec.name(), text);
+            assert_eq!(PlayerSpec::parse(&spec.name()).unwrap(), spec);
+            match spec {
+                PlayerSpec::Mcts { sims: s, ms: m, .. } => assert_eq!((s, m), (sims, ms)),
+                _ => panic!(),
+            }
+        }
+        assert_eq!(
+            PlayerSpec::parse("mcts").unwrap().name(),
+            "mcts:evaluator=heuristic,sims=800"
+        );
+        for (text, canonical, sims, ms) in [
+            (
+                "model:path=m.st,ms=200",
+                "model:path=m.st,ms=200",
+                NO_SIM_CAP,
+                Some(200),
+            ),
+            (
+                "model: ms=200, sims=9, path=m.st, device=cuda",
+                "model:path=m.st,sims=9,ms=200,device=cuda",
+                9,
+                Some(200),
+            ),
+            (
+                "model:path=m.st",
+                "model:path=m.st,sims=800",
+                DEFAULT_SIMS,
+                None,
+            ),
+        ] {
+            let spec = PlayerSpec::parse(text).unwrap();
+            assert_eq!(spec.name(), canonical);
+            assert_eq!(PlayerSpec::parse(&spec.name()).unwrap(), spec);
+            match spec {
+                PlayerSpec::Model { sims: s, ms: m, .. } => assert_eq!((s, m), (sims, ms)),
+                _ => panic!(),
+            }
+        }
+    }
+
+    #[test]
+    fn timed_players_answer_with_legal_moves() {
+        let f = PlayerFactory::new();
+        let game = Game::new(loa::Variant::Six, loa::Rules::classic());
+        for text in [
+            "mcts:evaluator=heuristic,ms=5",
+            "mcts:evaluator=heuristic,sims=20,ms=1000",
+            "mcts:evaluator=uniform,sims=20",
+            "alphabeta:depth=2",
+            "alphabeta:ms=5,depth=3",
+            "random",
+        ] {
+            let spec = PlayerSpec::parse(text).unwrap();
+            let mut p = f.build(&spec, 3).unwrap();
+            let legal = game.legal_moves();
+            assert!(legal.contains(&p.choose_move(&game).unwrap()), "{text}");
+            let mv = p
+                .choose_move_within(&game, Duration::from_millis(5))
+                .unwrap();
+            assert!(legal.contains(&mv), "{text}");
+        }
+    }
+
+    #[test]
     fn bad_specs_name_the_problem() {
         for (spec, needle) in [
             ("", "empty"),
@@ -510,6 +692,11 @@ mod tests {
             ("alphabeta:speed=3", "speed"),
             ("alphabeta:w.nonsense=1", "nonsense"),
             ("mcts:sims=0", "sims"),
+            ("mcts:ms=0", "ms"),
+            ("mcts:ms=fast", "ms=fast"),
+            ("mcts:depth=3", "depth"),
+            ("model:path=m.st,ms=-5", "ms=-5"),
+            ("model:path=m.st,ms=0", "ms"),
             ("mcts:evaluator=oracle", "evaluator"),
             ("model:sims=3", "path"),
             ("random:depth", "depth"),

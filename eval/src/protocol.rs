@@ -5,6 +5,7 @@
 use crate::player::{Player, PlayerFactory, PlayerSpec};
 use anyhow::{anyhow, bail, Result};
 use loa::{Game, Position, Rules, Variant};
+use std::time::{Duration, Instant};
 
 /// Default engine player.
 pub const DEFAULT_PLAYER: &str = "alphabeta:ms=1000";
@@ -18,6 +19,36 @@ pub struct Session<'f> {
     spec: PlayerSpec,
     player: Option<Box<dyn Player>>,
     seed: u64,
+    clock: Option<Clock>,
+}
+
+/// The engine's game clock, set by `time MY_MS OPP_MS [INC_MS]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Clock {
+    /// The engine's remaining time in milliseconds (0 once it is used up).
+    pub my_ms: u64,
+    /// The opponent's remaining time (informative; not used by the time management).
+    pub opp_ms: u64,
+    /// Increment added after each of the engine's moves.
+    pub inc_ms: u64,
+}
+
+/// The thinking time for one move on a clock with `my_ms` left and `inc_ms` increment, at
+/// `ply` plies into the game: `min(my / max(10, 30 − ply/2) + 0.8·inc, my/2)`, at least
+/// 1 ms. Early moves get about a thirtieth of the time left; from ply 40 on, a tenth; the
+/// increment is mostly spent, and no move takes more than half of what is left.
+pub fn move_budget(my_ms: u64, inc_ms: u64, ply: u32) -> Duration {
+    let moves_left = 30u64.saturating_sub(ply as u64 / 2).max(10);
+    let my = my_ms as f64;
+    let ms = (my / moves_left as f64 + 0.8 * inc_ms as f64).min(my / 2.0);
+    Duration::from_millis((ms as u64).max(1))
+}
+
+fn clock_number(text: &str, what: &str) -> Result<u64> {
+    // Negative times (a flag that fell) count as zero.
+    text.parse::<i64>()
+        .map(|v| v.max(0) as u64)
+        .map_err(|_| anyhow!("time: {what} '{text}' is not a number of milliseconds"))
 }
 
 /// What the caller does after a command.
@@ -41,12 +72,18 @@ impl<'f> Session<'f> {
             spec: player,
             player: None,
             seed: 1,
+            clock: None,
         }
     }
 
     /// The current game.
     pub fn game(&self) -> &Game {
         &self.game
+    }
+
+    /// The game clock set by the last `time` command (updated after each engine move).
+    pub fn clock(&self) -> Option<Clock> {
+        self.clock
     }
 
     /// Handles one line. Blank lines and `#` comments give no reply.
@@ -123,15 +160,57 @@ impl<'f> Session<'f> {
                 self.spec = spec;
                 ok()
             }
+            "time" => {
+                let parts: Vec<&str> = rest.split_whitespace().collect();
+                if parts.len() == 1 && parts[0].eq_ignore_ascii_case("off") {
+                    self.clock = None;
+                    return ok();
+                }
+                if !(2..=3).contains(&parts.len()) {
+                    bail!("time needs MY_MS OPP_MS [INC_MS] (or 'time off'), got '{rest}'");
+                }
+                self.clock = Some(Clock {
+                    my_ms: clock_number(parts[0], "MY_MS")?,
+                    opp_ms: clock_number(parts[1], "OPP_MS")?,
+                    inc_ms: match parts.get(2) {
+                        Some(t) => clock_number(t, "INC_MS")?,
+                        None => 0,
+                    },
+                });
+                ok()
+            }
             "genmove" | "go" => {
+                let movetime = match rest.split_whitespace().collect::<Vec<_>>()[..] {
+                    [] => None,
+                    [kw, t] if kw.eq_ignore_ascii_case("movetime") => {
+                        let ms: u64 = t.parse().ok().filter(|&ms| ms > 0).ok_or_else(|| {
+                            anyhow!("{cmd} movetime: '{t}' is not a positive number of milliseconds")
+                        })?;
+                        Some(Duration::from_millis(ms))
+                    }
+                    _ => bail!("{cmd} takes nothing or 'movetime T', not '{rest}'"),
+                };
                 if let Some(o) = self.game.outcome() {
                     bail!("the game is over ({})", o.name());
                 }
                 if self.player.is_none() {
                     self.player = Some(self.factory.build(&self.spec, self.seed)?);
                 }
+                let budget = movetime.or_else(|| {
+                    self.clock.map(|c| {
+                        move_budget(c.my_ms, c.inc_ms, self.game.position().ply())
+                    })
+                });
                 let player = self.player.as_mut().expect("built");
-                let mv = player.choose_move(&self.game)?;
+                let started = Instant::now();
+                let mv = match budget {
+                    Some(b) => player.choose_move_within(&self.game, b)?,
+                    None => player.choose_move(&self.game)?,
+                };
+                if let Some(c) = &mut self.clock {
+                    let used = started.elapsed().as_millis() as u64;
+                    c.my_ms = c.my_ms.saturating_sub(used) + c.inc_ms;
+                }
                 let mut lines = Vec::new();
                 if let Some(info) = player.last_info() {
                     lines.push(format!("info {info}"));
@@ -160,7 +239,7 @@ impl<'f> Session<'f> {
                 Ok(lines)
             }
             "help" => Ok(vec![
-                "commands: protocol isready variant rules new position play undo player genmove legal show board help quit".into(),
+                "commands: protocol isready variant rules new position play undo player time genmove go legal show board help quit".into(),
             ]),
             other => bail!("unknown command '{other}' (try help)"),
         }
@@ -229,6 +308,67 @@ mod tests {
         }
         assert!(lines(s.handle("show"))[0].starts_with("position 1bbbb1/"));
         assert_eq!(s.handle("quit"), Reply::Quit(vec!["ok bye".into()]));
+    }
+
+    #[test]
+    fn move_budget_follows_the_formula() {
+        let ms = |my, inc, ply| move_budget(my, inc, ply).as_millis() as u64;
+        // Early: a thirtieth of the time left plus 0.8 of the increment.
+        assert_eq!(ms(60_000, 0, 0), 2_000);
+        assert_eq!(ms(60_000, 1_000, 1), 2_800);
+        // Later: the divisor shrinks by one every two plies down to 10.
+        assert_eq!(ms(60_000, 0, 20), 3_000);
+        assert_eq!(ms(60_000, 0, 40), 6_000);
+        assert_eq!(ms(60_000, 0, 200), 6_000);
+        // Never more than half of what is left; never zero.
+        assert_eq!(ms(1_000, 5_000, 0), 500);
+        assert_eq!(ms(0, 0, 10), 1);
+    }
+
+    #[test]
+    fn time_controls() {
+        let f = PlayerFactory::new();
+        let mut s = Session::new(&f, PlayerSpec::parse("alphabeta:depth=2").unwrap());
+        assert_eq!(lines(s.handle("variant 6x6")), ["ok"]);
+        let out = lines(s.handle("go movetime 20"));
+        assert!(out.last().unwrap().starts_with("move "), "{out:?}");
+        assert_eq!(s.clock(), None);
+        assert_eq!(lines(s.handle("time 60000 50000 1000")), ["ok"]);
+        assert_eq!(
+            s.clock(),
+            Some(Clock {
+                my_ms: 60_000,
+                opp_ms: 50_000,
+                inc_ms: 1_000
+            })
+        );
+        let out = lines(s.handle("genmove"));
+        assert!(out.last().unwrap().starts_with("move "), "{out:?}");
+        // The engine's thinking time was deducted and the increment added.
+        let c = s.clock().unwrap();
+        assert!(c.my_ms <= 61_000 && c.my_ms > 55_000, "{c:?}");
+        assert_eq!(lines(s.handle("time -5 10")), ["ok"]);
+        assert_eq!(s.clock().unwrap().my_ms, 0);
+        assert!(lines(s.handle("go")).last().unwrap().starts_with("move "));
+        assert_eq!(lines(s.handle("time off")), ["ok"]);
+        assert_eq!(s.clock(), None);
+        assert_eq!(s.game().moves().len(), 3);
+        for (bad, needle) in [
+            ("time 100", "MY_MS OPP_MS"),
+            ("time 1 2 3 4", "MY_MS OPP_MS"),
+            ("time abc 100", "MY_MS 'abc'"),
+            ("time 100 100 x", "INC_MS 'x'"),
+            ("go movetime 0", "movetime"),
+            ("go movetime soon", "'soon'"),
+            ("genmove fast", "'fast'"),
+        ] {
+            let out = lines(s.handle(bad));
+            assert!(
+                out.len() == 1 && out[0].starts_with("error ") && out[0].contains(needle),
+                "{bad}: {out:?}"
+            );
+        }
+        assert_eq!(s.game().moves().len(), 3);
     }
 
     #[test]

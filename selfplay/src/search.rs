@@ -252,6 +252,32 @@ impl Search {
         Ok(())
     }
 
+    /// Runs the search begun by [`Search::begin`] (whose simulation count is the cap) until
+    /// it finishes or `deadline` passes, whichever comes first. The clock is read between
+    /// evaluator calls, so the search overshoots `deadline` by at most one batch; the root
+    /// is always expanded (so that [`Search::best_move`] has an answer), even past the
+    /// deadline. With a Gumbel root, stopping early leaves the last halving phase unfinished.
+    pub fn run_until(
+        &mut self,
+        evaluator: &dyn Evaluator,
+        batch: &mut EvalBatch,
+        deadline: std::time::Instant,
+    ) -> Result<(), EvalError> {
+        while !self.is_finished() {
+            let root_expanded = self.tree.edges[self.tree.root as usize].state == EXPANDED;
+            if root_expanded && std::time::Instant::now() >= deadline {
+                break;
+            }
+            batch.clear();
+            self.gather(batch);
+            if !batch.is_empty() {
+                evaluator.evaluate(batch)?;
+            }
+            self.absorb(batch)?;
+        }
+        Ok(())
+    }
+
     /// Appends up to `leaves_per_batch` leaves to `batch` (positions are appended
     /// contiguously; the batch may hold other searches' leaves before them). Simulations
     /// ending at terminal or proven nodes are completed at once. Returns the number of

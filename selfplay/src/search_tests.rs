@@ -223,6 +223,51 @@ fn visit_counts_sum_to_the_budget() {
 }
 
 #[test]
+fn run_until_stops_at_the_cap_or_the_deadline() {
+    use std::time::{Duration, Instant};
+    let rules = Rules::classic();
+    let game = Game::new(Variant::Standard, rules);
+    let ev = heuristic();
+    // A far deadline: the simulation cap ends the search, exactly as `run` would.
+    let mut search = Search::new(MctsConfig::default(), rules, 1);
+    search.set_root(&game);
+    search.begin(300, false);
+    let far = Instant::now() + Duration::from_secs(3600);
+    search
+        .run_until(ev.as_ref(), &mut EvalBatch::new(), far)
+        .unwrap();
+    assert_eq!(search.stats().simulations, 300);
+    assert!(search.is_finished());
+    // A deadline already past: the root is expanded (a move is known), nothing more.
+    let mut search = Search::new(MctsConfig::default(), rules, 1);
+    search.set_root(&game);
+    search.begin(u32::MAX, false);
+    search
+        .run_until(ev.as_ref(), &mut EvalBatch::new(), Instant::now())
+        .unwrap();
+    assert_eq!(search.stats().simulations, 0);
+    assert!(search.best_move().is_some());
+    // No cap: the deadline alone ends the search, with no pending leaf left behind.
+    search.begin(u32::MAX, false);
+    let soon = Instant::now() + Duration::from_millis(20);
+    search
+        .run_until(ev.as_ref(), &mut EvalBatch::new(), soon)
+        .unwrap();
+    assert!(search.stats().simulations > 0);
+    let total: u32 = search.root_moves().iter().map(|m| m.visits).sum();
+    assert_eq!(total, search.stats().simulations);
+    // The player: a budget of simulations or a deadline.
+    let mut player = MctsPlayer::new(MctsConfig::default(), 50, ev.clone());
+    player.choose_move(&game).unwrap();
+    assert_eq!(player.last_stats().simulations, 50);
+    let mv = player
+        .choose_move_until(&game, Instant::now() + Duration::from_secs(3600), 40)
+        .unwrap();
+    assert!(game.legal_moves().contains(&mv));
+    assert_eq!(player.last_stats().simulations, 40);
+}
+
+#[test]
 fn tree_is_reused_after_moves() {
     let rules = Rules::classic();
     let mut game = Game::new(Variant::Standard, rules);

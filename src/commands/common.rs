@@ -51,7 +51,29 @@ pub fn net_evaluator(
         device: device.to_string(),
         ..train::InferenceConfig::default()
     };
-    let evaluator = train::NetEvaluator::load(path, &config)
+    net_evaluator_with(path, &config, variant)
+}
+
+/// The inference settings of players that think against a clock: one torch thread (the
+/// opponent keeps the other cores; OpenMP threads would spin while the search works) and
+/// no wait for more requests before a forward pass (one search sends one batch at a
+/// time, so waiting only burns the budget).
+pub fn timed_inference(device: &str) -> train::InferenceConfig {
+    train::InferenceConfig {
+        device: device.to_string(),
+        deadline_us: 0,
+        threads: 1,
+        ..train::InferenceConfig::default()
+    }
+}
+
+/// [`net_evaluator`] with explicit inference settings (`config.device` is the device).
+pub fn net_evaluator_with(
+    path: &std::path::Path,
+    config: &train::InferenceConfig,
+    variant: Option<Variant>,
+) -> Result<std::sync::Arc<dyn selfplay::Evaluator>> {
+    let evaluator = train::NetEvaluator::load(path, config)
         .map_err(|e| anyhow!("cannot load model {}: {e:#}", path.display()))?;
     if let Some(v) = variant {
         evaluator

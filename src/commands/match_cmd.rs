@@ -13,7 +13,8 @@ use std::time::Instant;
 #[derive(clap::Args)]
 pub struct Args {
     /// Player A: random, alphabeta:depth=D | alphabeta:ms=T | alphabeta:nodes=N,
-    /// mcts:evaluator=heuristic|uniform,sims=N, model:path=P,sims=N[,device=cuda].
+    /// mcts:evaluator=heuristic|uniform,sims=N, model:path=P,sims=N[,device=cuda]; MCTS
+    /// players take ms=T for a time per move (sims then caps the simulations).
     #[arg(long)]
     pub a: String,
     /// Player B (same forms as --a).
@@ -173,5 +174,13 @@ pub fn run(args: Args) -> Result<()> {
 pub fn player_factory() -> PlayerFactory {
     PlayerFactory::new().with_model_loader(std::sync::Arc::new(|path, device| {
         super::common::net_evaluator(path, device, None)
+    }))
+}
+
+/// The factory of players that think against a clock (`engine`, `benchmark`): `model:`
+/// players load their network with [`super::common::timed_inference`].
+pub fn timed_player_factory() -> PlayerFactory {
+    PlayerFactory::new().with_model_loader(std::sync::Arc::new(|path, device| {
+        super::common::net_evaluator_with(path, &super::common::timed_inference(device), None)
     }))
 }

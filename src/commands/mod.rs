@@ -1,6 +1,7 @@
 //! One module per subcommand. Each exposes `Args` (clap) and `run(Args)`.
 
 pub mod bench;
+pub mod benchmark;
 pub mod bestmove;
 pub mod common;
 pub mod engine;
@@ -31,6 +32,9 @@ pub enum Command {
     Show(show::Args),
     /// Speed benchmarks: movegen (perft leaves/s).
     Bench(bench::Args),
+    /// Is the model stronger than alpha-beta? Equal-time and fixed-depth matches, a table,
+    /// results.csv/results.md and a PNG of Elo against time per move.
+    Benchmark(benchmark::Args),
     /// Play a match between two players: records, results file, W/D/L and Elo.
     #[command(name = "match")]
     Match(match_cmd::Args),
@@ -60,6 +64,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Replay(a) => replay::run(a),
         Command::Show(a) => show::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::Benchmark(a) => benchmark::run(a),
         Command::Match(a) => match_cmd::run(a),
         Command::Ratings(a) => ratings::run(a),
         Command::Bestmove(a) => bestmove::run(a),

@@ -311,12 +311,12 @@ pub fn padded_int_range(values: impl IntoIterator<Item = u64>) -> Range<i64> {
 // Drawing
 // ---------------------------------------------------------------------------------------
 
-type Root<'a> = DrawingArea<BitMapBackend<'a>, Shift>;
+pub(crate) type Root<'a> = DrawingArea<BitMapBackend<'a>, Shift>;
 
 /// Registers a TrueType font as `sans-serif` (plotters' `ab_glyph` backend has none):
 /// `$LOAZERO_FONT` if set, else the first of [`FONT_PATHS`] that exists. Errors name
 /// every path tried.
-fn register_font() -> Result<()> {
+pub(crate) fn register_font() -> Result<()> {
     let (candidates, from_env) = match std::env::var_os(FONT_ENV) {
         Some(p) if !p.is_empty() => (vec![PathBuf::from(p)], true),
         _ => (FONT_PATHS.iter().map(PathBuf::from).collect(), false),
@@ -345,7 +345,7 @@ fn register_font() -> Result<()> {
 
 /// Renders one image with `draw` on a white background and moves it to `dir/name`
 /// atomically (a hidden temporary file in `dir`, fsync, rename). Returns the final path.
-fn write_png(
+pub(crate) fn write_png(
     dir: &Path,
     name: &str,
     size: (u32, u32),
@@ -367,19 +367,19 @@ fn write_png(
 }
 
 /// Font sizes scaled with the image (1.0 at 1200×800).
-fn scale(root: &Root) -> f64 {
+pub(crate) fn scale(root: &Root) -> f64 {
     let (w, h) = root.dim_in_pixel();
     (f64::from(w) / 1200.0)
         .min(f64::from(h) / 800.0)
         .clamp(0.4, 4.0)
 }
 
-fn px(base: f64, s: f64) -> u32 {
+pub(crate) fn px(base: f64, s: f64) -> u32 {
     (base * s).round().max(1.0) as u32
 }
 
 /// A titled empty panel with `note` in its middle.
-fn draw_note(area: &Root, title: &str, note: &str) -> Result<()> {
+pub(crate) fn draw_note(area: &Root, title: &str, note: &str) -> Result<()> {
     let s = scale(area);
     let area = area.titled(title, ("sans-serif", px(28.0, s)))?;
     let (w, h) = area.dim_in_pixel();
@@ -392,7 +392,7 @@ fn draw_note(area: &Root, title: &str, note: &str) -> Result<()> {
 }
 
 /// Color of the `i`th series.
-fn color(i: usize) -> RGBColor {
+pub(crate) fn color(i: usize) -> RGBColor {
     const COLORS: [RGBColor; 6] = [
         RGBColor(31, 119, 180),
         RGBColor(214, 39, 40),

@@ -32,6 +32,7 @@ pub fn model_spec(path: &Path, sims: u32, device: &str) -> PlayerSpec {
         path: path.to_path_buf(),
         sims,
         device: device.to_string(),
+        ms: None,
     }
 }
 

@@ -1,0 +1,623 @@
+//! Strength against the alpha-beta baseline (`loazero benchmark`): an MCTS player (a
+//! trained model, usually) plays `alphabeta:ms=T` at the same time per move T, and
+//! `alphabeta:depth=D` at a fixed simulation count, one match per pairing from balanced
+//! openings with colours swapped ([`crate::arena`]).
+//!
+//! Output directory:
+//! * `PAIRING/` (`time-50ms`, `depth-2`, …): the match's `results.jsonl` and `games/`, and
+//!   `done.json` (a [`PairingResult`]) once the pairing is complete. A rerun reuses every
+//!   complete pairing whose players and game count are unchanged and replays the others
+//!   from their first game.
+//! * `results.csv` and `results.md`: every finished pairing, rewritten atomically (temporary
+//!   file, fsync, rename) after each one.
+
+use crate::arena::{play_match, Control, GameResult, MatchConfig, Openings};
+use crate::elo::Tally;
+use crate::player::{PlayerFactory, PlayerSpec, NO_SIM_CAP};
+use anyhow::{anyhow, bail, Context, Result};
+use loa::{Rules, Variant};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// What a benchmark plays.
+#[derive(Clone, Debug)]
+pub struct StrengthConfig {
+    /// The player measured: an `mcts:` or `model:` spec; its `sims` and `ms` are replaced
+    /// per pairing.
+    pub player: PlayerSpec,
+    /// Times per move (ms) of the equal-time pairings: player `ms=T` vs `alphabeta:ms=T`.
+    pub times_ms: Vec<u64>,
+    /// Depths of the fixed-depth pairings: player at `sims` vs `alphabeta:depth=D`.
+    pub depths: Vec<u32>,
+    /// Simulations per move of the player in the depth pairings.
+    pub sims: u32,
+    /// Games per pairing (even: every opening once with each colour).
+    pub games: usize,
+    /// Games played at once in the timed pairings (1 keeps the sides off each other's CPU).
+    pub timed_threads: usize,
+    /// Games played at once in the depth pairings.
+    pub depth_threads: usize,
+    pub variant: Variant,
+    pub rules: Rules,
+    pub openings: Openings,
+    /// Games still running after this many plies are scored a draw.
+    pub max_plies: u32,
+    /// Seed of the openings (the same openings in every pairing).
+    pub seed: u64,
+}
+
+/// How a pairing limits the two sides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    /// Both sides think this many milliseconds per move.
+    Time(u64),
+    /// The player runs the configured simulations; alpha-beta searches to this depth.
+    Depth(u32),
+}
+
+impl Level {
+    /// The pairing's name and directory: `time-50ms` or `depth-2`.
+    pub fn label(&self) -> String {
+        match self {
+            Level::Time(ms) => format!("time-{ms}ms"),
+            Level::Depth(d) => format!("depth-{d}"),
+        }
+    }
+}
+
+/// One pairing: the player against the baseline at one level.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pairing {
+    pub level: Level,
+    pub player: PlayerSpec,
+    pub baseline: PlayerSpec,
+    /// Games played at once.
+    pub threads: usize,
+}
+
+/// The result of one pairing (a row of `results.csv`; `done.json` of the pairing).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PairingResult {
+    /// [`Level::label`].
+    pub pairing: String,
+    pub level: Level,
+    /// The specs of the player and the baseline.
+    pub player: String,
+    pub baseline: String,
+    /// The player's wins, draws and losses.
+    pub tally: Tally,
+    /// Elo of the player over the baseline and its 95% interval (±∞ for a clean sweep,
+    /// stored in JSON as `"inf"` / `"-inf"`).
+    #[serde(with = "maybe_infinite")]
+    pub elo: f64,
+    #[serde(with = "maybe_infinite")]
+    pub elo_lower: f64,
+    #[serde(with = "maybe_infinite")]
+    pub elo_upper: f64,
+    /// Mean thinking time per move of each side, in milliseconds (mean over games of
+    /// each game's mean).
+    pub player_ms_per_move: f64,
+    pub baseline_ms_per_move: f64,
+}
+
+/// JSON has no infinities: ±∞ travel as the strings `"inf"` and `"-inf"`.
+mod maybe_infinite {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if x.is_finite() {
+            s.serialize_f64(*x)
+        } else {
+            s.serialize_str(if *x > 0.0 { "inf" } else { "-inf" })
+        }
+    }
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum NumberOrText {
+        Number(f64),
+        Text(String),
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        match NumberOrText::deserialize(d)? {
+            NumberOrText::Number(x) => Ok(x),
+            NumberOrText::Text(t) => match t.as_str() {
+                "inf" => Ok(f64::INFINITY),
+                "-inf" => Ok(f64::NEG_INFINITY),
+                _ => Err(serde::de::Error::custom(format!(
+                    "'{t}' is neither a number nor inf/-inf"
+                ))),
+            },
+        }
+    }
+}
+
+/// `spec` limited to `ms` per move (no simulation cap). Errors unless it is an MCTS spec.
+pub fn with_time(spec: &PlayerSpec, ms: u64) -> Result<PlayerSpec> {
+    set_limits(spec, NO_SIM_CAP, Some(ms))
+}
+
+/// `spec` at `sims` simulations per move (no time limit). Errors unless it is an MCTS spec.
+pub fn with_sims(spec: &PlayerSpec, sims: u32) -> Result<PlayerSpec> {
+    set_limits(spec, sims, None)
+}
+
+fn set_limits(spec: &PlayerSpec, new_sims: u32, new_ms: Option<u64>) -> Result<PlayerSpec> {
+    let mut spec = spec.clone();
+    match &mut spec {
+        PlayerSpec::Mcts { sims, ms, .. } | PlayerSpec::Model { sims, ms, .. } => {
+            *sims = new_sims;
+            *ms = new_ms;
+        }
+        _ => bail!("benchmark: the player '{spec}' is not an mcts: or model: player"),
+    }
+    Ok(spec)
+}
+
+impl StrengthConfig {
+    /// The pairings in order: times (ascending as given), then depths. Errors on an odd or
+    /// zero game count, no pairing, a zero time or depth, or a player that is not MCTS.
+    pub fn pairings(&self) -> Result<Vec<Pairing>> {
+        if self.games == 0 || self.games % 2 == 1 {
+            bail!(
+                "--games must be a positive even number (each opening is played with both \
+                 colours), not {}",
+                self.games
+            );
+        }
+        if self.times_ms.is_empty() && self.depths.is_empty() {
+            bail!("nothing to play: give --times and/or --depths");
+        }
+        if self.sims == 0 {
+            bail!("--sims must be positive");
+        }
+        let mut out = Vec::new();
+        for &ms in &self.times_ms {
+            if ms == 0 {
+                bail!("--times: a time per move must be positive");
+            }
+            out.push(Pairing {
+                level: Level::Time(ms),
+                player: with_time(&self.player, ms)?,
+                baseline: PlayerSpec::parse(&format!("alphabeta:ms={ms}"))?,
+                threads: self.timed_threads.max(1),
+            });
+        }
+        for &d in &self.depths {
+            if d == 0 || d > 60 {
+                bail!("--depths: depth {d} is not in 1..=60");
+            }
+            out.push(Pairing {
+                level: Level::Depth(d),
+                player: with_sims(&self.player, self.sims)?,
+                baseline: PlayerSpec::parse(&format!("alphabeta:depth={d}"))?,
+                threads: self.depth_threads.max(1),
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// Called after each pairing with it, every result so far (its own last) and whether it
+/// was reused from an earlier run; an error stops the benchmark.
+pub type OnPairing<'a> = dyn FnMut(&Pairing, &[PairingResult], bool) -> Result<()> + 'a;
+
+/// Plays every pairing of `config` into `out` (see the module docs), skipping complete
+/// ones. `on_game` sees every finished game with the running tally of the player;
+/// `on_pairing` is called after each pairing (played or reused) with every result so
+/// far, after `results.csv` and `results.md` were written. Returns every result.
+pub fn run(
+    factory: &PlayerFactory,
+    config: &StrengthConfig,
+    out: &Path,
+    on_game: &(dyn Fn(&Pairing, &GameResult, &Tally) + Sync),
+    on_pairing: &mut OnPairing<'_>,
+) -> Result<Vec<PairingResult>> {
+    let pairings = config.pairings()?;
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let mut results = Vec::new();
+    for pairing in &pairings {
+        let dir = out.join(pairing.level.label());
+        let done_path = dir.join("done.json");
+        let reused = match read_done(&done_path)? {
+            Some(r)
+                if r.player == pairing.player.name()
+                    && r.baseline == pairing.baseline.name()
+                    && r.tally.games() as usize == config.games =>
+            {
+                results.push(r);
+                true
+            }
+            _ => {
+                // An unfinished or different earlier attempt: start the pairing afresh.
+                for stale in ["results.jsonl", "done.json"] {
+                    match std::fs::remove_file(dir.join(stale)) {
+                        Ok(()) => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                        Err(e) => {
+                            return Err(e).with_context(|| {
+                                format!("cannot remove {}", dir.join(stale).display())
+                            })
+                        }
+                    }
+                }
+                let result = play_pairing(factory, config, pairing, &dir, on_game)?;
+                write_atomically(&done_path, &serde_json::to_vec_pretty(&result)?)?;
+                results.push(result);
+                false
+            }
+        };
+        write_tables(out, &results)?;
+        on_pairing(pairing, &results, reused)?;
+    }
+    Ok(results)
+}
+
+fn read_done(path: &Path) -> Result<Option<PairingResult>> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(Some(serde_json::from_slice(&bytes).with_context(|| {
+            format!("{} is not a pairing result", path.display())
+        })?)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+    }
+}
+
+fn play_pairing(
+    factory: &PlayerFactory,
+    config: &StrengthConfig,
+    pairing: &Pairing,
+    dir: &Path,
+    on_game: &(dyn Fn(&Pairing, &GameResult, &Tally) + Sync),
+) -> Result<PairingResult> {
+    let match_config = MatchConfig {
+        games: config.games,
+        variant: config.variant,
+        rules: config.rules,
+        openings: config.openings.clone(),
+        threads: pairing.threads,
+        max_plies: config.max_plies,
+        seed: config.seed,
+        out_dir: Some(dir.to_path_buf()),
+    };
+    let report = play_match(
+        factory,
+        &pairing.player,
+        &pairing.baseline,
+        &match_config,
+        &|g, t| {
+            on_game(pairing, g, t);
+            Control::Continue
+        },
+    )
+    .with_context(|| format!("pairing {}", pairing.level.label()))?;
+    Ok(summarize(pairing, &report.games, report.tally))
+}
+
+/// The result of a pairing from its games.
+pub fn summarize(pairing: &Pairing, games: &[GameResult], tally: Tally) -> PairingResult {
+    let n = games.len().max(1) as f64;
+    let mean_ms = |f: fn(&GameResult) -> f64| 1000.0 * games.iter().map(f).sum::<f64>() / n;
+    let elo = tally.elo();
+    PairingResult {
+        pairing: pairing.level.label(),
+        level: pairing.level,
+        player: pairing.player.name(),
+        baseline: pairing.baseline.name(),
+        tally,
+        elo: elo.elo,
+        elo_lower: elo.lower,
+        elo_upper: elo.upper,
+        player_ms_per_move: mean_ms(|g| g.a_seconds_per_move),
+        baseline_ms_per_move: mean_ms(|g| g.b_seconds_per_move),
+    }
+}
+
+/// The header of `results.csv`.
+pub const CSV_HEADER: &str = "pairing,kind,level,player,baseline,games,wins,draws,losses,\
+score,elo,elo_lower,elo_upper,player_ms_per_move,baseline_ms_per_move";
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// `results.csv`: [`CSV_HEADER`], then one row per result. `level` is milliseconds for
+/// `kind` = `time`, plies for `depth`; infinite Elo bounds read `inf` / `-inf`.
+pub fn csv(results: &[PairingResult]) -> String {
+    let mut s = String::from(CSV_HEADER);
+    s.push('\n');
+    for r in results {
+        let (kind, level) = match r.level {
+            Level::Time(ms) => ("time", ms),
+            Level::Depth(d) => ("depth", d as u64),
+        };
+        let t = r.tally;
+        s += &format!(
+            "{},{kind},{level},{},{},{},{},{},{},{:.4},{:.1},{:.1},{:.1},{:.2},{:.2}\n",
+            r.pairing,
+            csv_field(&r.player),
+            csv_field(&r.baseline),
+            t.games(),
+            t.wins,
+            t.draws,
+            t.losses,
+            t.score(),
+            r.elo,
+            r.elo_lower,
+            r.elo_upper,
+            r.player_ms_per_move,
+            r.baseline_ms_per_move
+        );
+    }
+    s
+}
+
+fn elo_text(r: &PairingResult) -> String {
+    crate::elo::EloEstimate {
+        elo: r.elo,
+        lower: r.elo_lower,
+        upper: r.elo_upper,
+    }
+    .to_string()
+}
+
+fn rows(results: &[PairingResult]) -> Vec<[String; 6]> {
+    results
+        .iter()
+        .map(|r| {
+            let t = r.tally;
+            [
+                match r.level {
+                    Level::Time(ms) => format!("{ms} ms vs {}", r.baseline),
+                    Level::Depth(_) => format!("{} vs {}", sims_text(&r.player), r.baseline),
+                },
+                format!("{}-{}-{}", t.wins, t.draws, t.losses),
+                format!("{:.1}%", 100.0 * t.score()),
+                elo_text(r),
+                format!("{:.1}", r.player_ms_per_move),
+                format!("{:.1}", r.baseline_ms_per_move),
+            ]
+        })
+        .collect()
+}
+
+fn sims_text(spec: &str) -> String {
+    spec.split(',')
+        .find_map(|p| p.strip_prefix("sims="))
+        .map_or_else(|| spec.to_string(), |n| format!("{n} sims"))
+}
+
+const HEADERS: [&str; 6] = [
+    "pairing",
+    "W-D-L",
+    "score",
+    "Elo [95%]",
+    "ms/move player",
+    "ms/move alpha-beta",
+];
+
+/// The results as an aligned text table (what `loazero benchmark` prints).
+pub fn table(results: &[PairingResult]) -> String {
+    let rows = rows(results);
+    let mut width = HEADERS.map(str::len);
+    for r in &rows {
+        for (w, c) in width.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: &[String]| {
+        cells
+            .iter()
+            .zip(width)
+            .enumerate()
+            .map(|(i, (c, w))| {
+                if i == 0 {
+                    format!("{c:<w$}")
+                } else {
+                    format!("{c:>w$}")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("  ")
+            .trim_end()
+            .to_string()
+    };
+    let mut s = line(&HEADERS.map(String::from)) + "\n";
+    for r in &rows {
+        s += &line(r);
+        s.push('\n');
+    }
+    s
+}
+
+/// `results.md`: the player, then the table in Markdown.
+pub fn markdown(results: &[PairingResult]) -> String {
+    let mut s = String::from("# Benchmark against alpha-beta\n\n");
+    let mut players: Vec<&str> = results.iter().map(|r| r.player.as_str()).collect();
+    players.dedup();
+    for p in players {
+        s += &format!("- player: `{p}`\n");
+    }
+    s += "- Elo of the player over the baseline with its 95% interval; time per move is the \
+          mean thinking time measured by the arena.\n\n";
+    s += &format!("| {} |\n", HEADERS.join(" | "));
+    s += &format!("|{}\n", "---|".repeat(HEADERS.len()));
+    for r in rows(results) {
+        s += &format!("| {} |\n", r.join(" | "));
+    }
+    s
+}
+
+/// Writes `results.csv` and `results.md` of `results` into `dir`, each atomically.
+pub fn write_tables(dir: &Path, results: &[PairingResult]) -> Result<()> {
+    write_atomically(&dir.join("results.csv"), csv(results).as_bytes())?;
+    write_atomically(&dir.join("results.md"), markdown(results).as_bytes())
+}
+
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    selfplay::data::write_atomically(path, bytes)
+        .map_err(|e| anyhow!("cannot write {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(player: &str) -> StrengthConfig {
+        StrengthConfig {
+            player: PlayerSpec::parse(player).unwrap(),
+            times_ms: vec![5, 20],
+            depths: vec![1],
+            sims: 16,
+            games: 2,
+            timed_threads: 1,
+            depth_threads: 2,
+            variant: Variant::Six,
+            rules: Rules::classic(),
+            openings: Openings::Random {
+                plies: 2,
+                max_eval: 150,
+            },
+            max_plies: 60,
+            seed: 1,
+        }
+    }
+
+    #[test]
+    fn pairings_set_equal_times_and_fixed_sims() {
+        let p = config("model:path=m.st,sims=400,device=cuda")
+            .pairings()
+            .unwrap();
+        let names: Vec<(String, String, String, usize)> = p
+            .iter()
+            .map(|p| {
+                (
+                    p.level.label(),
+                    p.player.name(),
+                    p.baseline.name(),
+                    p.threads,
+                )
+            })
+            .collect();
+        assert_eq!(
+            names,
+            [
+                (
+                    "time-5ms".into(),
+                    "model:path=m.st,ms=5,device=cuda".into(),
+                    "alphabeta:ms=5".into(),
+                    1
+                ),
+                (
+                    "time-20ms".into(),
+                    "model:path=m.st,ms=20,device=cuda".into(),
+                    "alphabeta:ms=20".into(),
+                    1
+                ),
+                (
+                    "depth-1".into(),
+                    "model:path=m.st,sims=16,device=cuda".into(),
+                    "alphabeta:depth=1".into(),
+                    2
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_configs_are_refused() {
+        let mut c = config("mcts");
+        c.games = 3;
+        assert!(c.pairings().unwrap_err().to_string().contains("even"));
+        let mut c = config("mcts");
+        c.times_ms = vec![0];
+        assert!(c.pairings().unwrap_err().to_string().contains("--times"));
+        let mut c = config("mcts");
+        c.depths = vec![0];
+        assert!(c.pairings().unwrap_err().to_string().contains("--depths"));
+        let mut c = config("mcts");
+        c.times_ms.clear();
+        c.depths.clear();
+        assert!(c.pairings().unwrap_err().to_string().contains("nothing"));
+        let c = config("alphabeta:depth=3");
+        assert!(c.pairings().unwrap_err().to_string().contains("alphabeta"));
+    }
+
+    #[test]
+    fn a_benchmark_writes_tables_and_resumes() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = config("mcts:evaluator=heuristic");
+        let f = PlayerFactory::new();
+        let mut seen = Vec::new();
+        let results = run(&f, &c, dir.path(), &|_, _, _| {}, &mut |p, all, reused| {
+            seen.push((p.level.label(), all.len(), reused));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(
+            seen,
+            [
+                ("time-5ms".to_string(), 1, false),
+                ("time-20ms".to_string(), 2, false),
+                ("depth-1".to_string(), 3, false)
+            ]
+        );
+        assert!(results.iter().all(|r| r.tally.games() == 2));
+        // A clean sweep has an infinite estimate; done.json keeps it.
+        let mut sweep = results[0].clone();
+        (sweep.elo, sweep.elo_lower, sweep.elo_upper) = (f64::INFINITY, 100.0, f64::INFINITY);
+        let text = serde_json::to_string(&sweep).unwrap();
+        let back = serde_json::from_str::<PairingResult>(&text).unwrap();
+        assert_eq!(
+            (back.elo, back.elo_lower, back.elo_upper),
+            (f64::INFINITY, 100.0, f64::INFINITY)
+        );
+        sweep.elo = f64::NEG_INFINITY;
+        let text = serde_json::to_string(&sweep).unwrap();
+        assert!(text.contains("\"-inf\""), "{text}");
+        let back = serde_json::from_str::<PairingResult>(&text).unwrap();
+        assert_eq!(back.elo, f64::NEG_INFINITY);
+        let csv_text = std::fs::read_to_string(dir.path().join("results.csv")).unwrap();
+        assert_eq!(csv_text, csv(&results));
+        let lines: Vec<&str> = csv_text.lines().collect();
+        assert_eq!(lines[0], CSV_HEADER);
+        assert_eq!(lines.len(), 4);
+        assert!(
+            lines[1]
+                .starts_with("time-5ms,time,5,\"mcts:evaluator=heuristic,ms=5\",alphabeta:ms=5,2,"),
+            "{}",
+            lines[1]
+        );
+        let md = std::fs::read_to_string(dir.path().join("results.md")).unwrap();
+        assert!(md.contains("| 16 sims vs alphabeta:depth=1 |"), "{md}");
+        assert!(table(&results).contains("5 ms vs alphabeta:ms=5"));
+        // A rerun reuses the finished pairings; a changed one is replayed.
+        seen.clear();
+        let mut c2 = c.clone();
+        c2.sims = 8;
+        let again = run(&f, &c2, dir.path(), &|_, _, _| {}, &mut |p, _, reused| {
+            seen.push((p.level.label(), 0, reused));
+            Ok(())
+        })
+        .unwrap();
+        // (JSON may change a float's last digit.)
+        for (a, r) in again[..2].iter().zip(&results[..2]) {
+            assert_eq!(
+                (&a.player, &a.baseline, a.tally),
+                (&r.player, &r.baseline, r.tally)
+            );
+            assert!((a.player_ms_per_move - r.player_ms_per_move).abs() < 1e-9);
+        }
+        assert_eq!(
+            seen.iter().map(|s| s.2).collect::<Vec<_>>(),
+            [true, true, false]
+        );
+        assert!(again[2].player.contains("sims=8"));
+    }
+}

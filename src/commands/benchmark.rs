@@ -1,0 +1,321 @@
+//! `loazero benchmark MODEL`: is the network stronger than alpha-beta at the same time per
+//! move? Plays the model against `alphabeta:ms=T` at equal times T and against
+//! `alphabeta:depth=D` at a fixed simulation count ([`eval::strength`]), prints one table
+//! and writes `results.csv`, `results.md` and `benchmark.png` (Elo ± 95% against time per
+//! move) into the output directory after every pairing. Rerunning the same command
+//! resumes: complete pairings are reused.
+
+use super::common::GameArgs;
+use crate::run::plot::{color, draw_note, px, register_font, scale, write_png, Root};
+use anyhow::{anyhow, bail, Result};
+use eval::arena::Openings;
+use eval::strength::{self, Level, PairingResult, StrengthConfig};
+use eval::{PlayerFactory, PlayerSpec};
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// Arguments of `loazero benchmark`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The model file (`.safetensors` written by loazero).
+    pub model: PathBuf,
+    /// Times per move in milliseconds for the equal-time pairings (model `ms=T` vs
+    /// `alphabeta:ms=T`), comma-separated; `none` for no timed pairing.
+    #[arg(long, default_value = "50,200,1000")]
+    pub times: String,
+    /// Alpha-beta depths for the fixed-depth pairings (model at `--sims` vs
+    /// `alphabeta:depth=D`), comma-separated; `none` for no depth pairing.
+    #[arg(long, default_value = "1,2,3")]
+    pub depths: String,
+    /// Simulations per move of the model in the depth pairings.
+    #[arg(long, default_value_t = 64)]
+    pub sims: u32,
+    /// Games per pairing, even (each opening with both colours). 200 games give an Elo
+    /// interval of about ±50 near even strength.
+    #[arg(long, default_value_t = 200)]
+    pub games: usize,
+    /// Games played at once in the depth pairings (default: the number of CPU cores).
+    /// Timed pairings play one game at a time (see --timed-threads).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Games played at once in the timed pairings; more than 1 lets the games compete
+    /// for the CPU, which distorts equal-time results.
+    #[arg(long, default_value_t = 1)]
+    pub timed_threads: usize,
+    /// Device of the model: cpu, cuda or cuda:N.
+    #[arg(long, default_value = "cpu")]
+    pub device: String,
+    /// Openings: random:K (random balanced openings of K plies) or a file with one move
+    /// sequence per line.
+    #[arg(long, default_value = "random:4")]
+    pub openings: String,
+    #[command(flatten)]
+    pub game: GameArgs,
+    /// Games still running after this many plies are scored a draw.
+    #[arg(long, default_value_t = 400)]
+    pub max_plies: u32,
+    /// Seed of the openings (every pairing plays the same openings).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Output directory (default `benchmarks/<model file name>`).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+fn parse_list<T: std::str::FromStr>(flag: &str, text: &str) -> Result<Vec<T>> {
+    let text = text.trim();
+    if text.is_empty() || text.eq_ignore_ascii_case("none") {
+        return Ok(Vec::new());
+    }
+    text.split(',')
+        .map(|p| {
+            p.trim()
+                .parse()
+                .map_err(|_| anyhow!("{flag} {text}: '{}' is not a whole number", p.trim()))
+        })
+        .collect()
+}
+
+/// Plays every pairing, printing progress on stderr and the table on stdout.
+pub fn run(args: Args) -> Result<()> {
+    let times: Vec<u64> = parse_list("--times", &args.times)?;
+    let depths: Vec<u32> = parse_list("--depths", &args.depths)?;
+    let variant = args.game.variant;
+    let player = PlayerSpec::Model {
+        path: args.model.clone(),
+        sims: args.sims,
+        device: args.device.to_ascii_lowercase(),
+        ms: None,
+    };
+    let config = StrengthConfig {
+        player,
+        times_ms: times,
+        depths,
+        sims: args.sims,
+        games: args.games,
+        timed_threads: args.timed_threads,
+        depth_threads: args
+            .threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        variant,
+        rules: args.game.rules,
+        openings: Openings::parse(&args.openings, variant, args.game.rules)?,
+        max_plies: args.max_plies,
+        seed: args.seed,
+    };
+    let pairings = config.pairings()?;
+    if !args.model.is_file() {
+        bail!("model file {} does not exist", args.model.display());
+    }
+    // One torch thread, no batch wait: the model's time budget is spent on search, and
+    // one core is left to the opponent.
+    let factory =
+        PlayerFactory::new().with_model_loader(std::sync::Arc::new(move |path, device| {
+            super::common::net_evaluator_with(
+                path,
+                &super::common::timed_inference(device),
+                Some(variant),
+            )
+        }));
+    // Load the model now: a bad file is reported before any game.
+    factory.build(&pairings[0].player, 0)?;
+    let out = args.out.clone().unwrap_or_else(|| {
+        let stem = args
+            .model
+            .file_stem()
+            .map_or_else(|| "model".into(), |s| s.to_string_lossy().into_owned());
+        PathBuf::from("benchmarks").join(stem)
+    });
+    eprintln!(
+        "benchmark: {} vs alpha-beta; {} pairings of {} games; {} {}; output {}",
+        args.model.display(),
+        pairings.len(),
+        args.games,
+        config.variant,
+        config.rules,
+        out.display()
+    );
+    register_font()?;
+    let start = Instant::now();
+    let last_line = Mutex::new(Instant::now());
+    let games = args.games;
+    let results = strength::run(
+        &factory,
+        &config,
+        &out,
+        &|p, g, t| {
+            let mut last = last_line.lock().expect("progress lock");
+            if games <= 50 || last.elapsed().as_secs() >= 10 || t.games() as usize == games {
+                *last = Instant::now();
+                eprintln!(
+                    "{}: game {}/{games}: {} ({} plies); model {}-{}-{} ({:.1}%)",
+                    p.level.label(),
+                    t.games(),
+                    g.result,
+                    g.plies,
+                    t.wins,
+                    t.draws,
+                    t.losses,
+                    100.0 * t.score()
+                );
+            }
+        },
+        &mut |p, all, reused| {
+            let r = all.last().expect("one result per pairing");
+            eprintln!(
+                "{} {}: {}-{}-{}, Elo {}",
+                p.level.label(),
+                if reused { "(reused)" } else { "done" },
+                r.tally.wins,
+                r.tally.draws,
+                r.tally.losses,
+                eval::elo::EloEstimate {
+                    elo: r.elo,
+                    lower: r.elo_lower,
+                    upper: r.elo_upper
+                }
+            );
+            write_png(&out, "benchmark.png", (1200, 800), |root| draw(root, all))?;
+            Ok(())
+        },
+    )?;
+    println!("model: {}", args.model.display());
+    print!("{}", strength::table(&results));
+    println!(
+        "Elo of the model over alpha-beta, 95% interval; {} games per pairing; {:.1} s",
+        args.games,
+        start.elapsed().as_secs_f64()
+    );
+    for f in ["results.csv", "results.md", "benchmark.png"] {
+        println!("wrote {}", out.join(f).display());
+    }
+    Ok(())
+}
+
+/// Elo bounds beyond this are drawn at it (clean sweeps have infinite bounds).
+const ELO_CLIP: f64 = 1000.0;
+
+/// Elo ± 95% of the timed pairings against time per move (log scale); depth pairings as
+/// labelled dashed lines.
+fn draw(root: &Root, results: &[PairingResult]) -> Result<()> {
+    const TITLE: &str = "Model vs alpha-beta at equal time per move";
+    let clip = |x: f64| x.clamp(-ELO_CLIP, ELO_CLIP);
+    let timed: Vec<(f64, &PairingResult)> = results
+        .iter()
+        .filter_map(|r| match r.level {
+            Level::Time(ms) => Some((ms as f64, r)),
+            Level::Depth(_) => None,
+        })
+        .collect();
+    let depth: Vec<(u32, &PairingResult)> = results
+        .iter()
+        .filter_map(|r| match r.level {
+            Level::Depth(d) => Some((d, r)),
+            Level::Time(_) => None,
+        })
+        .collect();
+    if timed.is_empty() && depth.is_empty() {
+        return draw_note(root, TITLE, "no pairing finished yet");
+    }
+    let s = scale(root);
+    let (mut x_lo, mut x_hi) = timed
+        .iter()
+        .fold((f64::INFINITY, 0.0f64), |(lo, hi), &(t, _)| {
+            (lo.min(t), hi.max(t))
+        });
+    if timed.is_empty() {
+        (x_lo, x_hi) = (10.0, 1000.0);
+    }
+    // Room on the right for the last point's label.
+    let x_range = (x_lo / 1.6)..(x_hi * 3.0);
+    let (mut y_lo, mut y_hi) = (-100.0f64, 100.0f64);
+    for r in results {
+        y_lo = y_lo.min(clip(r.elo_lower));
+        y_hi = y_hi.max(clip(r.elo_upper));
+    }
+    let pad = 0.08 * (y_hi - y_lo);
+    let mut chart = ChartBuilder::on(root)
+        .caption(TITLE, ("sans-serif", px(28.0, s)))
+        .margin(px(15.0, s))
+        .x_label_area_size(px(55.0, s))
+        .y_label_area_size(px(75.0, s))
+        .build_cartesian_2d(x_range.clone().log_scale(), (y_lo - pad)..(y_hi + pad))?;
+    chart
+        .configure_mesh()
+        .x_labels(12)
+        .x_desc("time per move, ms (both sides; log scale)")
+        .y_desc(format!(
+            "Elo of the model (±95%; beyond ±{ELO_CLIP:.0} drawn at the edge)"
+        ))
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format!("{y:.0}"))
+        .label_style(("sans-serif", px(16.0, s)))
+        .axis_desc_style(("sans-serif", px(18.0, s)))
+        .draw()?;
+    chart.draw_series(LineSeries::new(
+        [(x_range.start, 0.0), (x_range.end, 0.0)],
+        BLACK.mix(0.4).stroke_width(px(1.0, s)),
+    ))?;
+    for (i, (d, r)) in depth.iter().enumerate() {
+        let c = color(i + 1);
+        let y = clip(r.elo);
+        chart.draw_series(DashedLineSeries::new(
+            [(x_range.start, y), (x_range.end, y)],
+            px(8.0, s),
+            px(5.0, s),
+            c.stroke_width(px(1.5, s)),
+        ))?;
+        let style = TextStyle::from(("sans-serif", px(15.0, s)).into_font())
+            .color(&c)
+            .pos(Pos::new(HPos::Left, VPos::Bottom));
+        let label = format!(
+            "{} vs depth {d}: {:+.0}",
+            sims_label(&r.player),
+            r.elo.round() + 0.0
+        );
+        chart.draw_series(std::iter::once(Text::new(label, (x_range.start, y), style)))?;
+    }
+    if !timed.is_empty() {
+        let c = color(0);
+        chart.draw_series(timed.iter().map(|&(t, r)| {
+            ErrorBar::new_vertical(
+                t,
+                clip(r.elo_lower),
+                clip(r.elo),
+                clip(r.elo_upper),
+                c.stroke_width(px(1.5, s)),
+                px(10.0, s),
+            )
+        }))?;
+        chart.draw_series(
+            LineSeries::new(
+                timed.iter().map(|&(t, r)| (t, clip(r.elo))),
+                c.stroke_width(px(2.0, s)),
+            )
+            .point_size(px(4.0, s)),
+        )?;
+        let style = TextStyle::from(("sans-serif", px(14.0, s)).into_font())
+            .color(&c)
+            .pos(Pos::new(HPos::Left, VPos::Top));
+        chart.draw_series(timed.iter().map(|&(t, r)| {
+            Text::new(
+                format!(
+                    "{t:.0} ms: {}-{}-{}, used {:.0} ms",
+                    r.tally.wins, r.tally.draws, r.tally.losses, r.player_ms_per_move
+                ),
+                (t * 1.04, clip(r.elo)),
+                style.clone(),
+            )
+        }))?;
+    }
+    Ok(())
+}
+
+fn sims_label(spec: &str) -> String {
+    spec.split(',')
+        .find_map(|p| p.strip_prefix("sims="))
+        .map_or_else(|| "model".to_string(), |n| format!("{n} sims"))
+}
