@@ -32,6 +32,11 @@ pub struct StepStats {
     pub loss: f64,
     /// Policy cross-entropy over the samples with a policy target.
     pub policy_loss: f64,
+    /// KL divergence of the policy from its targets (cross-entropy minus the targets'
+    /// entropy): 0 when the policy equals the targets, whatever their entropy.
+    pub policy_kl: f64,
+    /// Mean entropy of the policy targets (nats): the floor of the cross-entropy.
+    pub target_entropy: f64,
     /// Win/draw/loss cross-entropy.
     pub value_loss: f64,
     /// Fraction of policy samples whose most likely legal move has the target's highest
@@ -49,6 +54,8 @@ impl StepStats {
     fn accumulate(&mut self, s: &StepStats) {
         self.loss += s.loss;
         self.policy_loss += s.policy_loss;
+        self.policy_kl += s.policy_kl;
+        self.target_entropy += s.target_entropy;
         self.value_loss += s.value_loss;
         self.policy_accuracy += s.policy_accuracy;
         self.value_mse += s.value_mse;
@@ -61,6 +68,8 @@ impl StepStats {
         StepStats {
             loss: self.loss / d,
             policy_loss: self.policy_loss / d,
+            policy_kl: self.policy_kl / d,
+            target_entropy: self.target_entropy / d,
             value_loss: self.value_loss / d,
             policy_accuracy: self.policy_accuracy / d,
             value_mse: self.value_mse / d,
@@ -331,6 +340,11 @@ impl Trainer {
         let loss = &policy_loss + &value_loss * self.config.value_loss_weight;
 
         let _guard = tch::no_grad_guard();
+        // H(target) = −Σ t·log t over the targets' support (0·log 0 = 0).
+        let t = &batch.policy_target;
+        let t_log_t = (t * t.clamp_min(1e-12).log()).sum_dim_intlist(-1, false, Kind::Float);
+        let entropy = -(&t_log_t * &batch.policy_weight).sum(Kind::Float) / &n_policy;
+        let entropy = entropy.double_value(&[]);
         let best = masked.argmax(-1, true);
         let at_best = batch.policy_target.gather(-1, &best, false).squeeze_dim(-1);
         let target_max = batch.policy_target.amax(&[-1i64][..], false);
@@ -341,6 +355,8 @@ impl Trainer {
         let stats = StepStats {
             loss: loss.double_value(&[]),
             policy_loss: policy_loss.double_value(&[]),
+            policy_kl: policy_loss.double_value(&[]) - entropy,
+            target_entropy: entropy,
             value_loss: value_loss.double_value(&[]),
             policy_accuracy: accuracy.double_value(&[]),
             value_mse: mse.double_value(&[]),
@@ -389,10 +405,11 @@ impl Trainer {
                 }
                 bar.line(
                     &format!(
-                        "step {} loss {:.4} (policy {:.4}, value {:.4}) acc {:.3} lr {:.2e} {:.0} samples/s",
+                        "step {} loss {:.4} (policy {:.4}, KL {:.4}, value {:.4}) acc {:.3} lr {:.2e} {:.0} samples/s",
                         record.step,
                         record.stats.loss,
                         record.stats.policy_loss,
+                        record.stats.policy_kl,
                         record.stats.value_loss,
                         record.stats.policy_accuracy,
                         lr,
@@ -573,6 +590,13 @@ mod tests {
         let first = t.train(&window, 10, Some(&mut log), false).unwrap();
         let later = t.train(&window, 30, Some(&mut log), false).unwrap();
         assert!(later.stats.loss < first.stats.loss, "{first:?} {later:?}");
+        // KL = cross-entropy − target entropy: non-negative, below the cross-entropy, and
+        // falling as the policy fits.
+        for st in [&first.stats, &later.stats] {
+            assert!(st.target_entropy > 0.0, "{st:?}");
+            assert!(st.policy_kl > -1e-4 && st.policy_kl < st.policy_loss, "{st:?}");
+        }
+        assert!(later.stats.policy_kl < first.stats.policy_kl, "{first:?} {later:?}");
         let text = std::fs::read_to_string(dir.path().join("metrics.jsonl")).unwrap();
         let lines: Vec<serde_json::Value> = text
             .lines()
