@@ -36,13 +36,13 @@ const METRICS: &str = r#"{"kind":"train","time":1700000000.5,"step":100,"lr":0.0
 {"kind":"something_new","time":1700000055.0,"value":42}
 {"kind":"generation","time":1700000060.0,"elapsed_s":1224.0,"generation":2,"selfplay_games":64,"selfplay_positions":4300,"selfplay_seconds":118.0,"positions_per_sec":36.4,"evals_per_sec":5400.0,"train_steps":300,"train_seconds":58.0,"train_samples_per_sec":660.0,"loss":2.4,"policy_loss":1.8,"value_loss":0.6,"gate_games":40,"gate_score":0.61,"gate_elo":77.0,"promoted":true,"best":"gen-0002"}
 {"kind":"train","time":1700000070.5,"step":400,"lr":0.02,"loss":2.6,"policy_loss":2.05,"value_loss":0.55}
-{"kind":"generation","time":1700000080.0,"elapsed_s":1830.0,"generation":3,"selfplay_games":64,"selfplay_positions":4200,"selfplay_seconds":115.0,"positions_per_sec":36.5,"evals_per_sec":5500.0,"train_steps":300,"train_seconds":57.0,"train_samples_per_sec":670.0,"loss":2.3,"policy_loss":1.7,"value_loss":0.6,"gate_games":40,"gate_score":0.45,"gate_elo":-35.0,"promoted":false,"best":"gen-0002"}
+{"kind":"generation","time":1700000080.0,"elapsed_s":1830.0,"generation":3,"selfplay_games":64,"selfplay_positions":4200,"selfplay_seconds":115.0,"positions_per_sec":36.5,"evals_per_sec":5500.0,"train_steps":300,"train_seconds":57.0,"train_samples_per_sec":670.0,"loss":2.3,"policy_loss":1.7,"value_loss":0.6,"heldout":{"positions":393,"top1":0.21,"top3":0.45,"log_likelihood":-2.1,"value_sign_agreement":0.7,"chance_top1":0.04},"gate_games":40,"gate_score":0.45,"gate_elo":-35.0,"promoted":false,"best":"gen-0002"}
 {"kind":"generation","time":1700000090.0,"elapsed_s":1900.0,"generation":3,"selfplay_games":64,"selfplay_positions":4200,"selfplay_seconds":115.0,"positions_per_sec":37.0,"evals_per_sec":5600.0,"train_steps":300,"train_seconds":57.0,"train_samples_per_sec":680.0,"loss":2.3,"policy_loss":1.7,"value_loss":0.6,"gate_games":40,"gate_score":0.45,"gate_elo":-35.0,"promoted":false,"best":"gen-0002"}
 {"kind":"rating","time":1700000100.0,"elapsed_s":2000.0,"generation":3,"ratings":[{"name":"gen-0001","generation":1,"elo":140.0,"stderr":45.0,"games":60,"score":0.6},{"name":"gen-0002","generation":2,"elo":260.0,"stderr":40.0,"games":60,"score":0.65},{"name":"gen-0003","generation":3,"elo":310.0,"stderr":42.0,"games":60,"score":0.7},{"name":"random","generation":null,"elo":0.0,"stderr":0.0,"games":80,"score":0.1},{"name":"alphabeta:depth=1","generation":null,"elo":200.0,"stderr":35.0,"games":80,"score":0.5}]}
 {"kind":"train","time":1700000110.5,"step":500,"lr":0.02,"loss":2.5,"policy_loss":1.95,"value_loss":0.55}
 {"kind":"train","time":1700000120.5,"step":600,"lr":0.02,"loss":2.4,"pol"#;
 
-const PLOTS: [&str; 3] = ["elo.png", "losses.png", "throughput.png"];
+const PLOTS: [&str; 4] = ["elo.png", "losses.png", "throughput.png", "policy.png"];
 
 /// Asserts that `path` is a PNG of `width`×`height` pixels (IHDR, big endian).
 fn assert_png(path: &Path, width: u32, height: u32) {
@@ -68,7 +68,7 @@ fn assert_no_temporary_files(dir: &Path) {
 }
 
 #[test]
-fn plot_writes_three_pngs_with_the_requested_size() {
+fn plot_writes_every_png_with_the_requested_size() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("metrics.jsonl"), METRICS).unwrap();
     let d = dir.path().to_str().unwrap();

@@ -426,10 +426,15 @@ fn joined_selfplay_writes_shards_the_loop_trains_on_and_plot_draws_the_run() {
         window as usize, samples,
         "the window holds every shard, joined ones too"
     );
-
+    // No held-out set ships for 6x6: no scores, and the plot says so.
+    assert!(metrics
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["kind"] == "generation")
+        .all(|v| v["heldout"].is_null()));
     let out = Command::new(BIN).arg("plot").arg(&dir).output().unwrap();
     assert!(out.status.success(), "{}", text(&out));
-    for f in ["elo.png", "losses.png", "throughput.png"] {
+    for f in ["elo.png", "losses.png", "throughput.png", "policy.png"] {
         let b = std::fs::read(dir.join("plots").join(f)).unwrap();
         assert_eq!(&b[..8], b"\x89PNG\r\n\x1a\n");
     }
@@ -516,5 +521,47 @@ fn config_errors_name_the_key_and_the_used_config_is_saved() {
         .output()
         .unwrap();
     assert!(!out.status.success() && text(&out).contains("already has its config"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_standard_run_scores_every_candidate_on_the_held_out_set() {
+    let dir = temp_dir("heldout");
+    let mut args = run_args(&dir, 2, true);
+    for a in args.iter_mut() {
+        if a == "selfplay.variant=6x6" {
+            *a = "selfplay.variant=standard".into();
+        }
+    }
+    args.extend(["--set".into(), "selfplay.max_game_plies=40".into()]);
+    let out = loazero(&args);
+    assert!(out.status.success(), "{}", text(&out));
+    let metrics = std::fs::read_to_string(dir.join("metrics.jsonl")).unwrap();
+    let records: Vec<serde_json::Value> = metrics
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let heldout: Vec<&serde_json::Value> = records
+        .iter()
+        .filter(|v| v["kind"] == "generation")
+        .map(|v| &v["heldout"])
+        .collect();
+    assert_eq!(heldout.len(), 2);
+    for h in heldout {
+        let (top1, top3) = (h["top1"].as_f64().unwrap(), h["top3"].as_f64().unwrap());
+        let chance = h["chance_top1"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&top1) && top3 >= top1, "{h}");
+        assert!(chance > 0.0 && chance < 0.2, "{h}");
+        assert!(h["positions"].as_u64().unwrap() >= 200, "{h}");
+    }
+    // Training records carry the policy KL (≥ 0 up to rounding).
+    assert!(records
+        .iter()
+        .filter(|v| v["kind"] == "train")
+        .all(|v| v["policy_kl"].as_f64().is_some_and(|kl| kl > -1e-3)));
+    let out = Command::new(BIN).arg("plot").arg(&dir).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let b = std::fs::read(dir.join("plots").join("policy.png")).unwrap();
+    assert_eq!(&b[..8], b"\x89PNG\r\n\x1a\n");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -6,6 +6,7 @@ pub mod bestmove;
 pub mod common;
 pub mod engine;
 pub mod export;
+pub mod heldout;
 pub mod info;
 pub mod match_cmd;
 pub mod moves;
@@ -50,6 +51,9 @@ pub enum Command {
     Info(info::Args),
     /// Export a model: safetensors weights, TorchScript module, model.json.
     Export(export::Args),
+    /// Held-out move matching: score a model's policy against alpha-beta's best moves
+    /// (`--score MODEL`), or make the set (`--out FILE`).
+    Heldout(heldout::Args),
     /// The training loop: self-play → train → gate → rate, resumable (see README).
     Run(run::Args),
     /// Write PNG learning curves of a run directory (Elo, losses, throughput).
@@ -72,6 +76,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Selfplay(a) => selfplay::run(a),
         Command::Info(a) => info::run(a),
         Command::Export(a) => export::run(a),
+        Command::Heldout(a) => heldout::run(a),
         Command::Run(a) => run::run(a),
         Command::Plot(a) => plot::run(a),
     }

@@ -57,6 +57,9 @@ pub struct LoopConfig {
     pub gate_opening_plies: u32,
     /// Parallel games in gate and rating matches (0 = one per core).
     pub match_threads: usize,
+    /// Score every candidate's policy on the shipped held-out move-matching set of the
+    /// variant (`train::heldout`; a few milliseconds), into `metrics.jsonl` and the plots.
+    pub heldout: bool,
     /// Seed of the run (gate and rating openings; self-play seeds derive from it and the
     /// generation).
     pub seed: u64,
@@ -94,6 +97,7 @@ impl Default for LoopConfig {
             gate_simulations: 48,
             gate_opening_plies: 4,
             match_threads: 0,
+            heldout: true,
             seed: 1,
         }
     }

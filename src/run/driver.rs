@@ -26,6 +26,7 @@ use eval::{Decision, GateReport, PlayerFactory};
 use serde::Serialize;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use train::heldout::{HeldoutScore, HeldoutSet};
 use train::metrics::{unix_time, MetricsLog};
 use train::{InferenceConfig, NetEvaluator, ReplayWindow, Trainer};
 
@@ -51,7 +52,11 @@ struct GenerationRecord {
     train_samples_per_sec: Option<f64>,
     loss: Option<f64>,
     policy_loss: Option<f64>,
+    /// Mean policy KL to the targets over the generation's steps.
+    policy_kl: Option<f64>,
     value_loss: Option<f64>,
+    /// Move matching of the generation's candidate on the held-out set (`run.heldout`).
+    heldout: Option<HeldoutScore>,
     window: Option<usize>,
     gate_games: Option<u32>,
     gate_score: Option<f64>,
@@ -98,6 +103,8 @@ pub struct Driver {
     started: Instant,
     base_elapsed: f64,
     record: GenerationRecord,
+    /// The held-out set of the run's variant, when `run.heldout` and one ships.
+    heldout: Option<HeldoutSet>,
 }
 
 impl Driver {
@@ -128,6 +135,11 @@ impl Driver {
                 run.model(state.best).display()
             );
         }
+        let config_heldout = config
+            .run
+            .heldout
+            .then(|| HeldoutSet::shipped(config.variant()))
+            .flatten();
         Ok(Driver {
             base_elapsed: state.elapsed_s,
             run,
@@ -139,6 +151,7 @@ impl Driver {
             display,
             started: Instant::now(),
             record: GenerationRecord::default(),
+            heldout: config_heldout,
         })
     }
 
@@ -360,6 +373,7 @@ impl Driver {
         );
         let started = Instant::now();
         let (mut loss, mut policy, mut value, mut samples) = (0.0, 0.0, 0.0, 0u64);
+        let mut kl = 0.0;
         let mut steps = 0u64;
         loop {
             let trainer = self.trainer.as_mut().expect("loaded above");
@@ -374,6 +388,7 @@ impl Driver {
             let n = summary.steps as f64;
             loss += s.loss * n;
             policy += s.policy_loss * n;
+            kl += s.policy_kl * n;
             value += s.value_loss * n;
             samples += s.samples as u64;
             steps += summary.steps;
@@ -395,6 +410,9 @@ impl Driver {
         let trainer = self.trainer.as_mut().expect("loaded above");
         trainer.save_model(&self.run.candidate(g))?;
         let secs = started.elapsed().as_secs_f64();
+        if let Some(set) = &self.heldout {
+            self.record.heldout = Some(set.score(trainer.model())?);
+        }
         if steps > 0 {
             let n = steps as f64;
             self.record.train_steps = Some(steps);
@@ -402,6 +420,7 @@ impl Driver {
             self.record.train_samples_per_sec = Some(samples as f64 / secs.max(1e-9));
             self.record.loss = Some(loss / n);
             self.record.policy_loss = Some(policy / n);
+            self.record.policy_kl = Some(kl / n);
             self.record.value_loss = Some(value / n);
         }
         self.record.window = Some(window_len);

@@ -9,6 +9,8 @@
 //!   all games, so the last one is the best estimate), with ±1.96·stderr error bars;
 //!   fixed anchors are dashed horizontal lines.
 //! - `losses.png`: total, policy and value loss against the training step (`"train"`).
+//! - `policy.png`: held-out move matching (top-1, top-3, chance) of each generation's
+//!   candidate (`"generation"` records with `heldout`).
 //! - `throughput.png`: self-play positions/s and evaluations/s (top) and training
 //!   samples/s (bottom) per generation (`"generation"`).
 //!
@@ -81,6 +83,9 @@ pub fn write_plots(dir: &Path, out: Option<&Path>, size: (u32, u32)) -> Result<V
         write_png(&out, "throughput.png", size, |root| {
             draw_throughput(root, &metrics.generations)
         })?,
+        write_png(&out, "policy.png", size, |root| {
+            draw_policy(root, &metrics.generations)
+        })?,
     ])
 }
 
@@ -97,6 +102,8 @@ pub struct TrainPoint {
     pub loss: Option<f64>,
     /// Policy (cross-entropy) loss.
     pub policy_loss: Option<f64>,
+    /// Policy KL divergence to the targets.
+    pub policy_kl: Option<f64>,
     /// Value loss.
     pub value_loss: Option<f64>,
 }
@@ -115,6 +122,9 @@ pub struct GenerationPoint {
     pub train_samples_per_sec: Option<f64>,
     /// Active run seconds when the generation ended.
     pub elapsed_s: Option<f64>,
+    /// Held-out move matching of the generation's candidate: (top-1, top-3, chance
+    /// top-1), fractions.
+    pub heldout: Option<(f64, f64, f64)>,
 }
 
 /// One rated player of a `"rating"` record.
@@ -149,6 +159,7 @@ struct TrainRecord {
     step: u64,
     loss: Option<f64>,
     policy_loss: Option<f64>,
+    policy_kl: Option<f64>,
     value_loss: Option<f64>,
 }
 
@@ -159,6 +170,14 @@ struct GenerationRecord {
     positions_per_sec: Option<f64>,
     evals_per_sec: Option<f64>,
     train_samples_per_sec: Option<f64>,
+    heldout: Option<HeldoutRecord>,
+}
+
+#[derive(Deserialize)]
+struct HeldoutRecord {
+    top1: f64,
+    top3: f64,
+    chance_top1: f64,
 }
 
 #[derive(Deserialize)]
@@ -217,6 +236,7 @@ pub fn parse_metrics(text: &str, file: &str) -> Metrics {
                         step: r.step,
                         loss: finite(r.loss),
                         policy_loss: finite(r.policy_loss),
+                        policy_kl: finite(r.policy_kl),
                         value_loss: finite(r.value_loss),
                     };
                     train.insert(r.step, point);
@@ -231,6 +251,10 @@ pub fn parse_metrics(text: &str, file: &str) -> Metrics {
                         evals_per_sec: finite(r.evals_per_sec),
                         train_samples_per_sec: finite(r.train_samples_per_sec),
                         elapsed_s: finite(r.elapsed_s),
+                        heldout: r
+                            .heldout
+                            .map(|h| (h.top1, h.top3, h.chance_top1))
+                            .filter(|(a, b, c)| a.is_finite() && b.is_finite() && c.is_finite()),
                     };
                     generations.insert(r.generation, point);
                 }
@@ -528,9 +552,10 @@ fn draw_elo(
 fn draw_losses(root: &Root, train: &[TrainPoint]) -> Result<()> {
     const TITLE: &str = "Training loss vs step";
     type Getter = fn(&TrainPoint) -> Option<f64>;
-    let series: [(&str, Getter); 3] = [
+    let series: [(&str, Getter); 4] = [
         ("total loss", |p| p.loss),
         ("policy loss", |p| p.policy_loss),
+        ("policy KL", |p| p.policy_kl),
         ("value loss", |p| p.value_loss),
     ];
     let values = || {
@@ -574,6 +599,63 @@ fn draw_losses(root: &Root, train: &[TrainPoint]) -> Result<()> {
     chart
         .configure_series_labels()
         .position(SeriesLabelPosition::UpperRight)
+        .label_font(("sans-serif", px(16.0, s)))
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()?;
+    Ok(())
+}
+
+/// `policy.png`: move matching of each generation's candidate on the held-out set
+/// (top-1 and top-3, %) with the chance level of top-1.
+fn draw_policy(root: &Root, generations: &[GenerationPoint]) -> Result<()> {
+    const TITLE: &str = "Held-out move matching vs alphabeta:depth=5";
+    let points: Vec<(i64, (f64, f64, f64))> = generations
+        .iter()
+        .filter_map(|g| Some((g.generation as i64, g.heldout?)))
+        .collect();
+    if points.is_empty() {
+        return draw_note(root, TITLE, "no held-out scores yet (run.heldout)");
+    }
+    let s = scale(root);
+    let x_range = padded_int_range(points.iter().map(|(g, _)| *g as u64));
+    let y_max = points
+        .iter()
+        .map(|(_, (_, t3, _))| 100.0 * t3)
+        .fold(10.0f64, f64::max);
+    let mut chart = ChartBuilder::on(root)
+        .caption(TITLE, ("sans-serif", px(28.0, s)))
+        .margin(px(15.0, s))
+        .x_label_area_size(px(55.0, s))
+        .y_label_area_size(px(75.0, s))
+        .build_cartesian_2d(x_range, 0.0..(y_max * 1.1).min(100.0))?;
+    chart
+        .configure_mesh()
+        .x_desc("generation")
+        .y_desc("% of positions")
+        .label_style(("sans-serif", px(16.0, s)))
+        .axis_desc_style(("sans-serif", px(18.0, s)))
+        .draw()?;
+    type Getter = fn(&(f64, f64, f64)) -> f64;
+    let series: [(&str, Getter); 3] = [
+        ("top-1", |h| h.0),
+        ("top-3", |h| h.1),
+        ("chance (top-1)", |h| h.2),
+    ];
+    for (i, (name, get)) in series.iter().enumerate() {
+        let c = color(i);
+        let line: Vec<(i64, f64)> = points.iter().map(|(g, h)| (*g, 100.0 * get(h))).collect();
+        chart
+            .draw_series(
+                LineSeries::new(line, c.stroke_width(px(2.0, s)))
+                    .point_size(if points.len() <= 40 { px(3.0, s) } else { 0 }),
+            )?
+            .label(*name)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
         .label_font(("sans-serif", px(16.0, s)))
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)

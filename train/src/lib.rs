@@ -54,6 +54,7 @@ pub mod encoding;
 pub mod evaluator;
 pub mod export;
 pub mod folded;
+pub mod heldout;
 pub mod metrics;
 pub mod model;
 pub mod net;

@@ -594,9 +594,15 @@ mod tests {
         // falling as the policy fits.
         for st in [&first.stats, &later.stats] {
             assert!(st.target_entropy > 0.0, "{st:?}");
-            assert!(st.policy_kl > -1e-4 && st.policy_kl < st.policy_loss, "{st:?}");
+            assert!(
+                st.policy_kl > -1e-4 && st.policy_kl < st.policy_loss,
+                "{st:?}"
+            );
         }
-        assert!(later.stats.policy_kl < first.stats.policy_kl, "{first:?} {later:?}");
+        assert!(
+            later.stats.policy_kl < first.stats.policy_kl,
+            "{first:?} {later:?}"
+        );
         let text = std::fs::read_to_string(dir.path().join("metrics.jsonl")).unwrap();
         let lines: Vec<serde_json::Value> = text
             .lines()
