@@ -554,6 +554,16 @@ fn a_standard_run_scores_every_candidate_on_the_held_out_set() {
         assert!(chance > 0.0 && chance < 0.2, "{h}");
         assert!(h["positions"].as_u64().unwrap() >= 200, "{h}");
     }
+    // Generation records carry the self-play batch figures (continuous self-play parks
+    // the games still in flight).
+    for g in records.iter().filter(|v| v["kind"] == "generation") {
+        assert!(g["mean_batch"].as_f64().is_some_and(|b| b >= 1.0), "{g}");
+        assert!(
+            g["forward_efficiency"].as_f64().is_some_and(|e| e > 0.0),
+            "{g}"
+        );
+        assert!(g["selfplay_in_flight"].as_u64().is_some(), "{g}");
+    }
     // Training records carry the policy KL (≥ 0 up to rounding).
     assert!(records
         .iter()

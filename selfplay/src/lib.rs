@@ -28,4 +28,6 @@ pub use evaluators::{HeuristicEvaluator, UniformEvaluator};
 pub use output::{GameWriter, ProgressDisplay};
 pub use player::MctsPlayer;
 pub use search::{RootMove, Search, SearchStats};
-pub use worker::{run_selfplay, FinishedGame, Progress, SelfplayError};
+pub use worker::{
+    run_selfplay, run_selfplay_continuous, FinishedGame, ParkedGames, Progress, SelfplayError,
+};

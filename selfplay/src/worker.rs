@@ -2,6 +2,15 @@
 //! lockstep so that one evaluator call carries leaves of all its games. Finished games
 //! flow over a channel to the calling thread, which hands them to a sink (usually an
 //! [`crate::output::GameWriter`]) and reports progress.
+//!
+//! [`run_selfplay`] plays exactly `games` games and lets the last ones run out, so the
+//! batches shrink at the end. [`run_selfplay_continuous`] keeps every worker's slots full
+//! until `games` games have finished and then *parks* the games still in flight in a
+//! [`ParkedGames`], which the next call (usually with the next generation's network)
+//! continues: each parked game restarts the search of its current move, so it switches
+//! network at a move boundary. Batches stay full for the whole phase; games that span a
+//! generation are played partly by two networks, which AlphaZero-style training accepts
+//! (KataGo's self-play switches networks mid-game the same way).
 
 use crate::config::SelfplayConfig;
 use crate::data::Sample;
@@ -109,6 +118,44 @@ enum Message {
     Failed(SelfplayError),
 }
 
+/// Games carried from one [`run_selfplay_continuous`] call to the next: games in flight
+/// when the requested count was reached, and games that finished beyond it. Lives in
+/// memory only: a crash loses the parked games (never a committed one). `Send`.
+#[derive(Default)]
+pub struct ParkedGames {
+    slots: Vec<Slot>,
+    finished: Vec<FinishedGame>,
+}
+
+impl ParkedGames {
+    /// Games in flight.
+    pub fn in_flight(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Finished games waiting to be handed to the next call's sink.
+    pub fn finished(&self) -> usize {
+        self.finished.len()
+    }
+
+    /// Moves already played (samples recorded) in the parked games, finished or not.
+    pub fn positions(&self) -> usize {
+        self.slots.iter().map(|s| s.samples.len()).sum::<usize>()
+            + self.finished.iter().map(|g| g.samples.len()).sum::<usize>()
+    }
+}
+
+/// State the workers of one call share.
+struct Shared {
+    games: u64,
+    continuous: bool,
+    started: AtomicU64,
+    claimed: AtomicU64,
+    stop: AtomicBool,
+    counters: Counters,
+    parked: std::sync::Mutex<ParkedGames>,
+}
+
 /// Plays `games` games with `evaluator` under `config`, calling `sink` for every finished
 /// game (on the calling thread, in completion order) and `progress` about once a second
 /// and after every game. Stops at the first evaluator or sink error.
@@ -116,25 +163,83 @@ pub fn run_selfplay(
     config: &SelfplayConfig,
     evaluator: Arc<dyn Evaluator>,
     games: u64,
+    sink: impl FnMut(FinishedGame) -> Result<(), String>,
+    progress: impl FnMut(&Progress),
+) -> Result<Progress, SelfplayError> {
+    play(config, evaluator, games, None, sink, progress)
+}
+
+/// Like [`run_selfplay`], but keeps every worker's batch full until `games` games have
+/// been handed to `sink`: finished games parked by the previous call go first, parked
+/// games in flight continue (their current move searched again with `evaluator`), and
+/// what is still in flight at the end is parked in `parked` for the next call (see the
+/// module docs). Exactly `games` games reach `sink` unless an error stops the run.
+pub fn run_selfplay_continuous(
+    config: &SelfplayConfig,
+    evaluator: Arc<dyn Evaluator>,
+    games: u64,
+    parked: &mut ParkedGames,
+    sink: impl FnMut(FinishedGame) -> Result<(), String>,
+    progress: impl FnMut(&Progress),
+) -> Result<Progress, SelfplayError> {
+    play(config, evaluator, games, Some(parked), sink, progress)
+}
+
+fn play(
+    config: &SelfplayConfig,
+    evaluator: Arc<dyn Evaluator>,
+    games: u64,
+    mut parked: Option<&mut ParkedGames>,
     mut sink: impl FnMut(FinishedGame) -> Result<(), String>,
     mut progress: impl FnMut(&Progress),
 ) -> Result<Progress, SelfplayError> {
     config.validate().map_err(SelfplayError::Config)?;
+    let continuous = parked.is_some();
+    let mut carried = parked
+        .as_deref_mut()
+        .map(std::mem::take)
+        .unwrap_or_default();
+    // Finished games carried over count first.
+    let mut delivered = 0u64;
+    while delivered < games && !carried.finished.is_empty() {
+        let g = carried.finished.remove(0);
+        sink(g).map_err(SelfplayError::Sink)?;
+        delivered += 1;
+    }
+    let games_left = games - delivered;
     let threads = if config.threads == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     } else {
         config.threads
     };
     let per_worker = config.games_per_worker as u64;
-    let threads = threads.min(games.div_ceil(per_worker).max(1) as usize);
+    let threads = if continuous {
+        threads
+    } else {
+        threads.min(games.div_ceil(per_worker).max(1) as usize)
+    };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .thread_name(|i| format!("selfplay-{i}"))
         .build()
         .map_err(|e| SelfplayError::Config(format!("cannot start worker threads: {e}")))?;
-    let counters = Arc::new(Counters::default());
-    let started = Arc::new(AtomicU64::new(0));
-    let stop = Arc::new(AtomicBool::new(false));
+    let shared = Arc::new(Shared {
+        games: games_left,
+        continuous,
+        started: AtomicU64::new(0),
+        claimed: AtomicU64::new(0),
+        stop: AtomicBool::new(games_left == 0),
+        counters: Counters::default(),
+        parked: std::sync::Mutex::new(ParkedGames {
+            slots: Vec::new(),
+            finished: carried.finished,
+        }),
+    });
+    // Parked games in flight, dealt out to the workers.
+    let mut hand_out: Vec<Vec<Slot>> = (0..threads).map(|_| Vec::new()).collect();
+    for (i, slot) in carried.slots.into_iter().enumerate() {
+        hand_out[i % threads].push(slot);
+    }
     let base_seed = config.seed.unwrap_or_else(crate::search::random_seed);
     let (tx, rx) = mpsc::channel::<Message>();
     let t0 = Instant::now();
@@ -144,20 +249,17 @@ pub fn run_selfplay(
     };
     let mut failure = None;
     pool.in_place_scope(|scope| {
-        for w in 0..threads {
+        for (w, resumed) in hand_out.into_iter().enumerate() {
             let tx = tx.clone();
             let evaluator = evaluator.clone();
-            let counters = counters.clone();
-            let started = started.clone();
-            let stop = stop.clone();
+            let shared = shared.clone();
             let config = config.clone();
             scope.spawn(move |_| {
                 let seed = base_seed ^ (w as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
                 let mut worker = Worker::new(&config, seed);
-                if let Err(e) =
-                    worker.run(evaluator.as_ref(), games, &started, &stop, &counters, &tx)
-                {
-                    stop.store(true, Ordering::Relaxed);
+                worker.resume(resumed);
+                if let Err(e) = worker.run(evaluator.as_ref(), &shared, &tx) {
+                    shared.stop.store(true, Ordering::Relaxed);
                     let _ = tx.send(Message::Failed(e));
                 }
             });
@@ -172,7 +274,7 @@ pub fn run_selfplay(
                     if failure.is_none() {
                         if let Err(e) = sink(*g) {
                             failure = Some(SelfplayError::Sink(e));
-                            stop.store(true, Ordering::Relaxed);
+                            shared.stop.store(true, Ordering::Relaxed);
                         }
                     }
                 }
@@ -184,7 +286,8 @@ pub fn run_selfplay(
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
-            snapshot.games = counters.games.load(Ordering::Relaxed);
+            let counters = &shared.counters;
+            snapshot.games = delivered + counters.games.load(Ordering::Relaxed);
             snapshot.positions = counters.positions.load(Ordering::Relaxed);
             snapshot.evaluations = counters.evaluations.load(Ordering::Relaxed);
             snapshot.batches = counters.batches.load(Ordering::Relaxed);
@@ -195,8 +298,17 @@ pub fn run_selfplay(
             }
         }
     });
+    let counters = &shared.counters;
+    snapshot.games = delivered + counters.games.load(Ordering::Relaxed);
+    snapshot.positions = counters.positions.load(Ordering::Relaxed);
+    snapshot.evaluations = counters.evaluations.load(Ordering::Relaxed);
+    snapshot.batches = counters.batches.load(Ordering::Relaxed);
     snapshot.seconds = t0.elapsed().as_secs_f64();
     progress(&snapshot);
+    if let Some(parked) = parked {
+        let mut carried = shared.parked.lock().unwrap_or_else(|e| e.into_inner());
+        *parked = std::mem::take(&mut *carried);
+    }
     match failure {
         Some(e) => Err(e),
         None => Ok(snapshot),
@@ -263,21 +375,47 @@ impl Worker {
         slot.search.begin(sims, slot.full_search);
     }
 
+    /// Takes over parked games: each searches its current move again from scratch (so
+    /// with this call's evaluator). Slots beyond `games_per_worker` are kept too.
+    fn resume(&mut self, parked: Vec<Slot>) {
+        for mut slot in parked {
+            slot.search = Search::new(self.config.mcts.clone(), self.rules, self.rng.random());
+            slot.search.set_root(&slot.game);
+            self.begin_move(&mut slot);
+            match self.slots.iter().position(Option::is_none) {
+                Some(i) => self.slots[i] = Some(slot),
+                None => self.slots.push(Some(slot)),
+            }
+        }
+    }
+
+    /// Moves this worker's games in flight into the shared parking.
+    fn park(&mut self, shared: &Shared) {
+        let mut parked = shared.parked.lock().unwrap_or_else(|e| e.into_inner());
+        parked
+            .slots
+            .extend(self.slots.iter_mut().filter_map(Option::take));
+    }
+
     fn run(
         &mut self,
         evaluator: &dyn Evaluator,
-        games: u64,
-        started: &AtomicU64,
-        stop: &AtomicBool,
-        counters: &Counters,
+        shared: &Shared,
         tx: &mpsc::Sender<Message>,
     ) -> Result<(), SelfplayError> {
+        let counters = &shared.counters;
         loop {
-            if stop.load(Ordering::Relaxed) {
+            if shared.stop.load(Ordering::Relaxed) {
+                if shared.continuous {
+                    self.park(shared);
+                }
                 return Ok(());
             }
             for i in 0..self.slots.len() {
-                if self.slots[i].is_none() && started.fetch_add(1, Ordering::Relaxed) < games {
+                if self.slots[i].is_none()
+                    && (shared.continuous
+                        || shared.started.fetch_add(1, Ordering::Relaxed) < shared.games)
+                {
                     self.slots[i] = Some(self.new_slot());
                 }
             }
@@ -311,6 +449,17 @@ impl Worker {
                         self.slots[i] = Some(slot);
                     }
                     Some(finished) => {
+                        let k = shared.claimed.fetch_add(1, Ordering::Relaxed);
+                        if k >= shared.games {
+                            // Finished beyond the count (continuous mode): next call's.
+                            let mut parked =
+                                shared.parked.lock().unwrap_or_else(|e| e.into_inner());
+                            parked.finished.push(finished);
+                            continue;
+                        }
+                        if k + 1 == shared.games && shared.continuous {
+                            shared.stop.store(true, Ordering::Relaxed);
+                        }
                         counters.games.fetch_add(1, Ordering::Relaxed);
                         if tx.send(Message::Game(Box::new(finished))).is_err() {
                             return Ok(());
@@ -467,6 +616,60 @@ mod tests {
             full > 0 && full < positions,
             "playout cap: {full} of {positions}"
         );
+    }
+
+    /// Continuous self-play: every call hands exactly the requested number of games to
+    /// its sink, parks what is in flight, and the next call finishes the parked games
+    /// (with its own evaluator); every game, parked or not, is complete and legal.
+    #[test]
+    fn continuous_self_play_parks_games_and_finishes_them_next_call() {
+        let config = small_config();
+        let mut parked = ParkedGames::default();
+        let mut all = Vec::new();
+        let mut played = 0u64;
+        for round in 0..3 {
+            let mut finished = Vec::new();
+            let evaluator: Arc<dyn Evaluator> = if round == 1 {
+                Arc::new(UniformEvaluator::new())
+            } else {
+                Arc::new(HeuristicEvaluator::new())
+            };
+            let progress = run_selfplay_continuous(
+                &config,
+                evaluator,
+                5,
+                &mut parked,
+                |g| {
+                    finished.push(g);
+                    Ok(())
+                },
+                |_| {},
+            )
+            .unwrap();
+            assert_eq!(finished.len(), 5, "round {round}");
+            assert_eq!(progress.games, 5);
+            // Two workers of four slots each: at most eight carried over.
+            let carried = parked.in_flight() + parked.finished();
+            assert!((1..=8).contains(&carried), "round {round}: {carried}");
+            played += progress.positions;
+            all.extend(finished);
+        }
+        let (delivered, _) = check_games(&all);
+        // No move is lost or played twice: every move played is in a delivered game or
+        // in a game still parked.
+        assert_eq!(played, delivered + parked.positions() as u64);
+        // A call with nothing to play hands over parked finished games only.
+        let mut parked = ParkedGames::default();
+        run_selfplay_continuous(
+            &config,
+            Arc::new(HeuristicEvaluator::new()),
+            0,
+            &mut parked,
+            |_| Err("no game expected".into()),
+            |_| {},
+        )
+        .unwrap();
+        assert_eq!(parked.in_flight(), 0);
     }
 
     /// Checks finished games: the moves replay to the recorded end (unless resigned or

@@ -49,6 +49,11 @@ pub struct LoopConfig {
     pub train_steps_per_generation: u64,
     /// Trainer checkpoint interval in steps (and at the end of every training phase).
     pub checkpoint_every: u64,
+    /// Continuous self-play: keep every worker's batch full until the generation's games
+    /// are done and carry the games still in flight into the next generation (they switch
+    /// to the new best model at a move boundary; see `selfplay::run_selfplay_continuous`).
+    /// false: lockstep generations whose last games run out alone.
+    pub continuous_selfplay: bool,
     /// Gate candidates against the best model (false: every candidate is promoted).
     pub gate: bool,
     /// Simulations per move of both models in gate games.
@@ -93,6 +98,7 @@ impl Default for LoopConfig {
             games_per_generation: 128,
             train_steps_per_generation: 300,
             checkpoint_every: 100,
+            continuous_selfplay: true,
             gate: false,
             gate_simulations: 48,
             gate_opening_plies: 4,

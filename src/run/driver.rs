@@ -23,6 +23,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use eval::arena::{GameResult, MatchConfig, Openings};
 use eval::elo::Tally;
 use eval::{Decision, GateReport, PlayerFactory};
+use selfplay::ParkedGames;
 use serde::Serialize;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -47,6 +48,14 @@ struct GenerationRecord {
     selfplay_seconds: Option<f64>,
     positions_per_sec: Option<f64>,
     evals_per_sec: Option<f64>,
+    /// Mean positions per evaluator request of the self-play workers.
+    mean_batch: Option<f64>,
+    /// Raw forward positions/s of the network alone at `mean_batch` (measured for half a
+    /// second after self-play), and self-play evals/s over it.
+    raw_forward_per_sec: Option<f64>,
+    forward_efficiency: Option<f64>,
+    /// Self-play games parked in flight at the end of the phase (continuous self-play).
+    selfplay_in_flight: Option<usize>,
     train_steps: Option<u64>,
     train_seconds: Option<f64>,
     train_samples_per_sec: Option<f64>,
@@ -105,6 +114,9 @@ pub struct Driver {
     record: GenerationRecord,
     /// The held-out set of the run's variant, when `run.heldout` and one ships.
     heldout: Option<HeldoutSet>,
+    /// Self-play games carried to the next generation (`run.continuous_selfplay`);
+    /// in memory only, so a restart begins with none.
+    parked: ParkedGames,
 }
 
 impl Driver {
@@ -152,6 +164,7 @@ impl Driver {
             started: Instant::now(),
             record: GenerationRecord::default(),
             heldout: config_heldout,
+            parked: ParkedGames::default(),
         })
     }
 
@@ -314,23 +327,36 @@ impl Driver {
         self.display.start(Bar::Selfplay, total, &label);
         self.display.update(Bar::Selfplay, done, &label);
         let display = &self.display;
-        let result = selfplay::run_selfplay(
-            &sp,
-            Arc::new(evaluator),
-            total - done,
-            |game| writer.add(game).map_err(|e| e.to_string()),
-            |p| {
-                display.update(
-                    Bar::Selfplay,
-                    done + p.games,
-                    &format!(
-                        "{:.0} positions/s  {:.0} evals/s",
-                        p.positions_per_second(),
-                        p.evaluations_per_second()
-                    ),
-                )
-            },
-        );
+        let net = evaluator.info().net.clone();
+        let sink = |game| {
+            writer
+                .add(game)
+                .map_err(|e: selfplay::DataError| e.to_string())
+        };
+        let show = |p: &selfplay::Progress| {
+            display.update(
+                Bar::Selfplay,
+                done + p.games,
+                &format!(
+                    "{:.0} positions/s  {:.0} evals/s",
+                    p.positions_per_second(),
+                    p.evaluations_per_second()
+                ),
+            )
+        };
+        let evaluator = Arc::new(evaluator);
+        let result = if self.config.run.continuous_selfplay {
+            selfplay::run_selfplay_continuous(
+                &sp,
+                evaluator,
+                total - done,
+                &mut self.parked,
+                sink,
+                show,
+            )
+        } else {
+            selfplay::run_selfplay(&sp, evaluator, total - done, sink, show)
+        };
         let flushed = writer.flush();
         let progress = result.map_err(|e| anyhow!("self-play of generation {g}: {e}"))?;
         flushed.map_err(|e| anyhow!("cannot write self-play games: {e}"))?;
@@ -339,6 +365,25 @@ impl Driver {
         self.record.selfplay_seconds = Some(progress.seconds);
         self.record.positions_per_sec = Some(progress.positions_per_second());
         self.record.evals_per_sec = Some(progress.evaluations_per_second());
+        self.record.selfplay_in_flight = Some(self.parked.in_flight());
+        if progress.batches > 0 {
+            let mean_batch = progress.mean_batch();
+            let inference = self.inference_config();
+            let device = train::device::resolve_device(&inference.device)?;
+            let raw = train::bench::forward(
+                &net,
+                self.config.variant(),
+                device,
+                tch::Kind::Float,
+                mean_batch.round().max(1.0) as usize,
+                0.5,
+                inference.fold_batch_norm,
+            );
+            self.record.mean_batch = Some(mean_batch);
+            self.record.raw_forward_per_sec = Some(raw.per_sec);
+            self.record.forward_efficiency =
+                Some(progress.evaluations_per_second() / raw.per_sec.max(1e-9));
+        }
         Ok(())
     }
 
