@@ -36,28 +36,6 @@ fn parse_rules(s: &str) -> Result<Rules, String> {
     Rules::parse(s)
 }
 
-/// Loads a network model file as an evaluator on `device` (`cpu`, `cuda`, `cuda:N`); the
-/// one place the binary turns a model path into a `selfplay::Evaluator`. The evaluator owns
-/// its inference thread; it is `Sync` and meant to be shared by every search thread.
-///
-/// With `variant`, a model whose network layout does not fit that variant is refused here
-/// (otherwise its first evaluation request fails).
-pub fn net_evaluator(
-    path: &std::path::Path,
-    device: &str,
-    variant: Option<Variant>,
-) -> Result<std::sync::Arc<dyn selfplay::Evaluator>> {
-    let config = train::InferenceConfig {
-        device: device.to_string(),
-        ..train::InferenceConfig::default()
-    };
-    let evaluator = train::NetEvaluator::load(path, &config)
-        .map_err(|e| anyhow!("cannot load model {}: {e:#}", path.display()))?;
-    if let Some(v) = variant {
-        evaluator
-            .info()
-            .check_variant(v)
-            .map_err(|e| anyhow!("{}: {e:#}", path.display()))?;
-    }
-    Ok(std::sync::Arc::new(evaluator))
-}
+// Model loading lives in `net.rs` (torch), so that this file also compiles into the
+// torch-free `loazero` binary, whose `net` is a stub.
+pub use super::net::net_evaluator;
