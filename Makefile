@@ -22,9 +22,10 @@ $(STAMP):
 ## setup: create the venv with torch and link .libtorch to it
 setup: .libtorch
 
-## build: release build of the loazero binary
+## build: release build of both binaries: loazero (torch-free) and loazero-torch (execed by
+## loazero for the commands that need torch; see src/light.rs)
 build: setup
-	$(CARGO) build --release --bin loazero
+	$(CARGO) build --release --bins
 
 ## run: the main job: `loazero run` on the embedded default config (30 minutes of
 ## self-play -> train -> gate -> rate into runs/default; resumes if run again), then the

@@ -1,10 +1,12 @@
-//! Links libtorch into the `loazero` binary and the root test binaries so they start
+//! Links libtorch into the `loazero-torch` binary and the root test binaries so they start
 //! without `LD_LIBRARY_PATH` and see CUDA where it exists (see `shared/notes/tch.md`):
 //! an rpath to the canonicalized torch library directory, and `--no-as-needed -ltorch`
 //! so the linker keeps `libtorch.so` (and through it `libtorch_cuda.so`) although no
 //! symbol of it is referenced directly. The directory comes from torch-sys
 //! (`DEP_TCH_LIBTORCH_LIB`, passed because this package depends on torch-sys directly).
 //! The same directory is baked in as `LOAZERO_TORCH_LIB_BUILD` for `loazero info`.
+//! The `loazero` binary gets none of this: it references no torch symbol, so with rustc's
+//! `--as-needed` it has no DT_NEEDED on libtorch and starts without loading it.
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
@@ -24,7 +26,13 @@ fn main() {
         println!("cargo:warning=DEP_TCH_LIBTORCH_LIB not set: loazero needs LD_LIBRARY_PATH");
         return;
     };
-    println!("cargo:rustc-link-arg=-Wl,-rpath,{}", lib.display());
-    println!("cargo:rustc-link-arg=-Wl,--no-as-needed");
-    println!("cargo:rustc-link-arg=-ltorch");
+    let args = [
+        format!("-Wl,-rpath,{}", lib.display()),
+        "-Wl,--no-as-needed".to_string(),
+        "-ltorch".to_string(),
+    ];
+    for arg in &args {
+        println!("cargo:rustc-link-arg-bin=loazero-torch={arg}");
+        println!("cargo:rustc-link-arg-tests={arg}");
+    }
 }

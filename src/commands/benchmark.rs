@@ -114,9 +114,9 @@ pub fn run(args: Args) -> Result<()> {
     // one core is left to the opponent.
     let factory =
         PlayerFactory::new().with_model_loader(std::sync::Arc::new(move |path, device| {
-            super::common::net_evaluator_with(
+            super::net::net_evaluator_with(
                 path,
-                &super::common::timed_inference(device),
+                &super::net::timed_inference(device),
                 Some(variant),
             )
         }));

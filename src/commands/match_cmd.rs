@@ -178,9 +178,9 @@ pub fn player_factory() -> PlayerFactory {
 }
 
 /// The factory of players that think against a clock (`engine`, `benchmark`): `model:`
-/// players load their network with [`super::common::timed_inference`].
+/// players load their network with [`super::common::net_evaluator_timed`].
 pub fn timed_player_factory() -> PlayerFactory {
     PlayerFactory::new().with_model_loader(std::sync::Arc::new(|path, device| {
-        super::common::net_evaluator_with(path, &super::common::timed_inference(device), None)
+        super::common::net_evaluator_timed(path, device, None)
     }))
 }

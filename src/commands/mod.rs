@@ -10,6 +10,7 @@ pub mod heldout;
 pub mod info;
 pub mod match_cmd;
 pub mod moves;
+pub mod net;
 pub mod perft;
 pub mod plot;
 pub mod ratings;
@@ -17,34 +18,21 @@ pub mod replay;
 pub mod run;
 pub mod selfplay;
 pub mod show;
+pub mod torch_free;
 
 use clap::Subcommand;
 
 /// Every subcommand.
 #[derive(Subcommand)]
 pub enum Command {
-    /// Count the leaves of the legal game tree (move generator check and benchmark).
-    Perft(perft::Args),
-    /// Print the legal moves of positions given as text (one line per position).
-    Moves(moves::Args),
-    /// Replay a game record, checking every move, and print the result.
-    Replay(replay::Args),
-    /// Draw a position for a human.
-    Show(show::Args),
+    /// The subcommands that need no torch (run by the `loazero` binary itself).
+    #[command(flatten)]
+    TorchFree(torch_free::Command),
     /// Speed benchmarks: movegen (perft leaves/s).
     Bench(bench::Args),
     /// Is the model stronger than alpha-beta? Equal-time and fixed-depth matches, a table,
     /// results.csv/results.md and a PNG of Elo against time per move.
     Benchmark(benchmark::Args),
-    /// Play a match between two players: records, results file, W/D/L and Elo.
-    #[command(name = "match")]
-    Match(match_cmd::Args),
-    /// Bradley–Terry Elo ratings over every game in a directory of results files.
-    Ratings(ratings::Args),
-    /// Print the move a player chooses in a position (the move is the last line).
-    Bestmove(bestmove::Args),
-    /// Line protocol on stdin/stdout for GUIs and scripts (see eval/PROTOCOL.md).
-    Engine(engine::Args),
     /// Play self-play games with MCTS; write training shards and game records.
     Selfplay(selfplay::Args),
     /// Versions, the torch library in use, threads and CUDA availability.
@@ -63,16 +51,9 @@ pub enum Command {
 /// Runs one subcommand.
 pub fn run(command: Command) -> anyhow::Result<()> {
     match command {
-        Command::Perft(a) => perft::run(a),
-        Command::Moves(a) => moves::run(a),
-        Command::Replay(a) => replay::run(a),
-        Command::Show(a) => show::run(a),
+        Command::TorchFree(c) => torch_free::run(c),
         Command::Bench(a) => bench::run(a),
         Command::Benchmark(a) => benchmark::run(a),
-        Command::Match(a) => match_cmd::run(a),
-        Command::Ratings(a) => ratings::run(a),
-        Command::Bestmove(a) => bestmove::run(a),
-        Command::Engine(a) => engine::run(a),
         Command::Selfplay(a) => selfplay::run(a),
         Command::Info(a) => info::run(a),
         Command::Export(a) => export::run(a),
