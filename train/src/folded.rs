@@ -184,9 +184,11 @@ mod tests {
     fn randomise_batch_norms(vs: &nn::VarStore) {
         let _g = tch::no_grad_guard();
         for (name, mut t) in vs.variables() {
-            if name.contains("running_var") {
+            let is_bn = name.contains("bn");
+            if name.contains("running_var") || (is_bn && name.ends_with(".weight")) {
+                // Variances and scales: positive, away from 1.
                 t.copy_(&(Tensor::rand_like(&t) + 0.5));
-            } else if name.contains("running_mean") || name.contains("bn") {
+            } else if name.contains("running_mean") || (is_bn && name.ends_with(".bias")) {
                 t.copy_(&(Tensor::randn_like(&t) * 0.3));
             }
         }
