@@ -119,6 +119,9 @@ impl std::fmt::Display for EloEstimate {
                 } else {
                     "-inf".to_string()
                 }
+            } else if x.round() == 0.0 {
+                // Not "-0" for an even score (or a tiny negative one).
+                "0".to_string()
             } else {
                 format!("{x:+.0}")
             }
@@ -162,5 +165,18 @@ mod tests {
         }
         .elo();
         assert!(sweep.elo.is_infinite() && sweep.lower > 500.0 && sweep.lower.is_finite());
+    }
+
+    #[test]
+    fn an_even_score_prints_as_zero() {
+        let even = Tally {
+            wins: 12,
+            draws: 0,
+            losses: 12,
+        }
+        .elo();
+        let text = even.to_string();
+        assert!(text.starts_with("0 [-"), "{text}");
+        assert!(!text.contains("-0 ") && !text.contains("[-0"), "{text}");
     }
 }
