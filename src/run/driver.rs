@@ -456,7 +456,7 @@ impl Driver {
         trainer.save_model(&self.run.candidate(g))?;
         let secs = started.elapsed().as_secs_f64();
         if let Some(set) = &self.heldout {
-            self.record.heldout = Some(set.score(trainer.model())?);
+            self.record.heldout = Some(set.score(trainer.output_model())?);
         }
         if steps > 0 {
             let n = steps as f64;

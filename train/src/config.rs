@@ -205,6 +205,13 @@ pub struct TrainConfig {
     pub value_loss_weight: f64,
     /// Value target = (1 − w) · game outcome + w · search value. Default 0.5.
     pub search_value_weight: f64,
+    /// Exponential moving average of the weights: after every step the averaged network
+    /// moves `1 − ema_decay` of the way to the trained one (the decay is capped at
+    /// `(1 + step) / (10 + step)` early on, so the start is not dominated by the random
+    /// initialisation). The saved models (candidates, `save_model`) and the held-out score
+    /// use the averaged weights; training continues on the raw ones. 0 disables it.
+    /// Default 0.
+    pub ema_decay: f64,
     /// Replay window: train on the newest this many positions. Default 60000.
     pub window_positions: usize,
     /// Sample one of the 8 board symmetries per training position. Default true.
@@ -238,6 +245,7 @@ impl Default for TrainConfig {
             lr_min_fraction: 0.05,
             value_loss_weight: 1.0,
             search_value_weight: 0.5,
+            ema_decay: 0.0,
             window_positions: 60_000,
             augment_symmetries: true,
             seed: 1,
@@ -281,6 +289,10 @@ impl TrainConfig {
             "search_value_weight must be in [0, 1]",
         )?;
         check(
+            (0.0..1.0).contains(&self.ema_decay),
+            "ema_decay must be in [0, 1)",
+        )?;
+        check(
             self.window_positions > 0,
             "window_positions must be positive",
         )?;
@@ -293,6 +305,13 @@ impl TrainConfig {
         crate::device::parse_device(&self.inference.device)
             .map_err(|e| format!("inference.device: {e}"))?;
         Ok(())
+    }
+
+    /// The weight-average decay applied after step `step` (0-based): `ema_decay`, capped
+    /// at `(1 + step) / (10 + step)`; 0 when averaging is off.
+    pub fn ema_decay_at(&self, step: u64) -> f64 {
+        let warm = (1 + step) as f64 / (10 + step) as f64;
+        self.ema_decay.min(warm)
     }
 
     /// The learning rate at `step` (0-based): warm-up, then the schedule.

@@ -117,10 +117,62 @@ struct TrainerState {
     rng: ChaCha8Rng,
 }
 
-/// A network being trained, with its optimizer and sampling RNG. Owned by one thread.
+/// Prefix of the weight-average tensors in a checkpoint (`ema.` + variable name).
+const EMA_PREFIX: &str = "ema.";
+
+/// The exponential moving average of a network's weights ([`TrainConfig::ema_decay`]).
+struct WeightAverage {
+    /// The averaged network (its `info` follows the trained one's).
+    model: Model,
+    /// (trained variable, averaged variable): shallow handles on both var stores.
+    pairs: Vec<(Tensor, Tensor)>,
+}
+
+impl WeightAverage {
+    /// An average that starts at `model`'s current weights.
+    fn start(model: &Model, device: Device) -> Result<WeightAverage> {
+        let mut averaged = Model::new(model.info.clone(), device);
+        averaged.set_weights(&model.weights())?;
+        Ok(WeightAverage::pair(model, averaged))
+    }
+
+    fn pair(model: &Model, averaged: Model) -> WeightAverage {
+        let trained = model.vs.variables();
+        let mut pairs: Vec<(String, Tensor, Tensor)> = averaged
+            .vs
+            .variables()
+            .into_iter()
+            .map(|(name, avg)| {
+                let src = trained[&name].shallow_clone();
+                (name, src, avg)
+            })
+            .collect();
+        pairs.sort_by(|a, b| a.0.cmp(&b.0));
+        WeightAverage {
+            model: averaged,
+            pairs: pairs.into_iter().map(|(_, s, a)| (s, a)).collect(),
+        }
+    }
+
+    /// Moves every averaged weight `1 − decay` of the way to the trained one.
+    fn update(&mut self, decay: f64, info: &ModelInfo) -> Result<()> {
+        tch::no_grad(|| -> Result<()> {
+            for (src, avg) in &mut self.pairs {
+                let _ = avg.f_lerp_(src, 1.0 - decay)?;
+            }
+            Ok(())
+        })?;
+        self.model.info = info.clone();
+        Ok(())
+    }
+}
+
+/// A network being trained, with its optimizer, sampling RNG and (optionally) the moving
+/// average of its weights. Owned by one thread.
 pub struct Trainer {
     config: TrainConfig,
     model: Model,
+    average: Option<WeightAverage>,
     optimizer: Optimizer,
     rng: ChaCha8Rng,
     device: Device,
@@ -134,7 +186,7 @@ impl Trainer {
         set_threads(config.threads);
         tch::manual_seed(config.seed as i64);
         let model = Model::new(ModelInfo::new(&config.net, variant), device);
-        Ok(Trainer::assemble(config, model, device))
+        Trainer::assemble(config, model, device)
     }
 
     /// Continues training a model file (or a checkpoint's weights) with a fresh
@@ -153,19 +205,25 @@ impl Trainer {
                 config.net
             );
         }
-        Ok(Trainer::assemble(config, model, device))
+        Trainer::assemble(config, model, device)
     }
 
-    fn assemble(config: TrainConfig, model: Model, device: Device) -> Trainer {
+    fn assemble(config: TrainConfig, model: Model, device: Device) -> Result<Trainer> {
         let optimizer = Optimizer::new(&model.vs, config.optimizer);
         let rng = ChaCha8Rng::seed_from_u64(config.seed ^ 0x5eed_0000_7a1e);
-        Trainer {
+        let average = if config.ema_decay > 0.0 {
+            Some(WeightAverage::start(&model, device)?)
+        } else {
+            None
+        };
+        Ok(Trainer {
             config,
             model,
+            average,
             optimizer,
             rng,
             device,
-        }
+        })
     }
 
     /// Resumes from a checkpoint written by [`Trainer::save_checkpoint`], with the
@@ -203,11 +261,22 @@ impl Trainer {
         model
             .set_weights(&net)
             .with_context(|| path.display().to_string())?;
-        let mut trainer = Trainer::assemble(config, model, device);
-        let opt: Vec<_> = opt
+        let mut trainer = Trainer::assemble(config, model, device)?;
+        let (ema, opt): (Vec<_>, Vec<_>) = opt
             .into_iter()
-            .filter(|(n, _)| n.starts_with(OPT_PREFIX))
-            .collect();
+            .filter(|(n, _)| n.starts_with(OPT_PREFIX) || n.starts_with(EMA_PREFIX))
+            .partition(|(n, _)| n.starts_with(EMA_PREFIX));
+        // A checkpoint written without averaging starts the average at its weights.
+        if let (Some(average), false) = (trainer.average.as_mut(), ema.is_empty()) {
+            let ema: Vec<(String, Tensor)> = ema
+                .into_iter()
+                .map(|(n, t)| (n[EMA_PREFIX.len()..].to_string(), t))
+                .collect();
+            average
+                .model
+                .set_weights(&ema)
+                .with_context(|| format!("{}: the weight average", path.display()))?;
+        }
         trainer
             .optimizer
             .load_state(&opt)
@@ -225,6 +294,15 @@ impl Trainer {
             .map(|(n, t)| (format!("{NET_PREFIX}{n}"), t))
             .collect();
         tensors.extend(self.optimizer.state_tensors());
+        if let Some(average) = &self.average {
+            tensors.extend(
+                average
+                    .model
+                    .weights()
+                    .into_iter()
+                    .map(|(n, t)| (format!("{EMA_PREFIX}{n}"), t)),
+            );
+        }
         let mut info = self.model.info.clone();
         info.trainer = Some(serde_json::to_value(TrainerState {
             config: self.config.clone(),
@@ -233,14 +311,21 @@ impl Trainer {
         tensor_file::write(path, &tensors, &serde_json::to_string(&info)?)
     }
 
-    /// Writes the network alone as a model file, atomically.
+    /// Writes the network a user gets (the [`Trainer::output_model`]) as a model file,
+    /// atomically.
     pub fn save_model(&self, path: &Path) -> Result<()> {
-        self.model.save(path)
+        self.output_model().save(path)
     }
 
-    /// The network being trained.
+    /// The network being trained (raw weights).
     pub fn model(&self) -> &Model {
         &self.model
+    }
+
+    /// The network the trainer hands out: the moving average of the weights when
+    /// [`TrainConfig::ema_decay`] is on, else the trained network.
+    pub fn output_model(&self) -> &Model {
+        self.average.as_ref().map_or(&self.model, |a| &a.model)
     }
 
     /// The config in use.
@@ -258,9 +343,10 @@ impl Trainer {
         self.device
     }
 
-    /// Deep CPU copies of the current weights, for [`crate::NetEvaluator::set_weights`].
+    /// Deep CPU copies of the [`Trainer::output_model`]'s weights, for
+    /// [`crate::NetEvaluator::set_weights`].
     pub fn weights(&self) -> Vec<(String, Tensor)> {
-        self.model.weights()
+        self.output_model().weights()
     }
 
     /// One optimisation step on a batch sampled uniformly (with replacement) from
@@ -307,6 +393,12 @@ impl Trainer {
         loss.f_backward()?;
         self.optimizer
             .step(&self.config, lr, self.model.info.step + 1);
+        if let Some(average) = &mut self.average {
+            let decay = self.config.ema_decay_at(self.model.info.step);
+            let mut info = self.model.info.clone();
+            info.step += 1;
+            average.update(decay, &info)?;
+        }
         self.model.info.step += 1;
         Ok(stats)
     }
@@ -495,11 +587,15 @@ mod tests {
     }
 
     fn assert_same_weights(a: &Trainer, b: &Trainer) {
-        let (wa, wb) = (a.weights(), b.weights());
-        assert_eq!(wa.len(), wb.len());
-        for ((na, ta), (nb, tb)) in wa.iter().zip(&wb) {
-            assert_eq!(na, nb);
-            assert!(ta.equal(tb), "weights differ at {na}");
+        for (wa, wb) in [
+            (a.model().weights(), b.model().weights()),
+            (a.weights(), b.weights()),
+        ] {
+            assert_eq!(wa.len(), wb.len());
+            for ((na, ta), (nb, tb)) in wa.iter().zip(&wb) {
+                assert_eq!(na, nb);
+                assert!(ta.equal(tb), "weights differ at {na}");
+            }
         }
         let (sa, sb) = (a.optimizer.state_tensors(), b.optimizer.state_tensors());
         for ((na, ta), (_, tb)) in sa.iter().zip(&sb) {
@@ -512,10 +608,11 @@ mod tests {
     /// for both optimizers (CPU, fixed seed), on the square and the hexagonal board.
     #[test]
     fn resume_continues_exactly() {
-        for (variant, optimizer) in [
-            (Variant::Standard, OptimizerKind::Sgd),
-            (Variant::Standard, OptimizerKind::Adamw),
-            (Variant::Alveole, OptimizerKind::Adamw),
+        for (variant, optimizer, ema_decay) in [
+            (Variant::Standard, OptimizerKind::Sgd, 0.0),
+            (Variant::Standard, OptimizerKind::Sgd, 0.9),
+            (Variant::Standard, OptimizerKind::Adamw, 0.0),
+            (Variant::Alveole, OptimizerKind::Adamw, 0.0),
         ] {
             let window = ReplayWindow::from_samples(random_samples(variant, 200, 5), 1000, variant);
             let config = TrainConfig {
@@ -531,6 +628,7 @@ mod tests {
                 lr_schedule: crate::config::LrSchedule::Cosine,
                 lr_decay_steps: 20,
                 search_value_weight: 0.25,
+                ema_decay,
                 threads: 1,
                 ..TrainConfig::default()
             };
@@ -565,6 +663,47 @@ mod tests {
                 .to_string();
             assert!(err.contains("differs"), "{err}");
         }
+    }
+
+    /// The averaged weights equal the bias-corrected recurrence, the output model and
+    /// `save_model` carry them, and the raw model keeps training on its own weights.
+    #[test]
+    fn weight_average_follows_the_recurrence() {
+        let variant = Variant::Standard;
+        let window = ReplayWindow::from_samples(random_samples(variant, 100, 3), 1000, variant);
+        let config = TrainConfig {
+            net: tiny_net(),
+            batch_size: 8,
+            ema_decay: 0.5,
+            threads: 1,
+            ..TrainConfig::default()
+        };
+        let mut plain = Trainer::new(TrainConfig { ema_decay: 0.0, ..config.clone() }, variant)
+            .unwrap();
+        let mut averaged = Trainer::new(config.clone(), variant).unwrap();
+        assert!(plain.average.is_none());
+        let name = "blocks.0.conv1.weight";
+        let pick = |w: Vec<(String, Tensor)>| w.into_iter().find(|(n, _)| n == name).unwrap().1;
+        let mut expected = pick(plain.model().weights());
+        for step in 0..5u64 {
+            plain.train_step(&window).unwrap();
+            averaged.train_step(&window).unwrap();
+            let d = config.ema_decay_at(step);
+            expected = &expected * d + pick(plain.model().weights()) * (1.0 - d);
+        }
+        // Same seed, same batches: the raw weights are those of the plain trainer.
+        assert!(pick(averaged.model().weights()).equal(&pick(plain.model().weights())));
+        let out = pick(averaged.weights());
+        assert!(out.allclose(&expected, 1e-5, 1e-6, false));
+        assert!(!out.allclose(&pick(averaged.model().weights()), 1e-5, 1e-6, false));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.safetensors");
+        averaged.save_model(&path).unwrap();
+        let saved = Model::load(&path, Device::Cpu).unwrap();
+        assert_eq!(saved.info.step, 5);
+        assert!(pick(saved.weights()).equal(&out));
+        assert_eq!(config.ema_decay_at(0), 0.1);
+        assert_eq!(config.ema_decay_at(1000), 0.5);
     }
 
     #[test]
