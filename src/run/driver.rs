@@ -124,7 +124,8 @@ impl Driver {
     /// with `config`, after the caller took the lock and cleaned up.
     pub fn open(run: RunDir, config: RunConfig, display: LoopDisplay) -> Result<Driver> {
         let metrics = MetricsLog::open(&run.metrics())?;
-        let window = ReplayWindow::new(config.train.window_positions, config.variant());
+        let window = ReplayWindow::new(config.train.window_positions, config.variant())
+            .keep_value_only(config.train.value_only_positions);
         let (state, trainer) = if run.state().exists() {
             (LoopState::load(&run.state())?, None)
         } else {

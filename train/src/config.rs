@@ -214,6 +214,10 @@ pub struct TrainConfig {
     pub ema_decay: f64,
     /// Replay window: train on the newest this many positions. Default 60000.
     pub window_positions: usize,
+    /// Train on positions without a policy target (the cheap searches of playout-cap
+    /// randomisation) for their value; false keeps only full-search positions in the
+    /// window, as KataGo does. Default true.
+    pub value_only_positions: bool,
     /// Sample one of the 8 board symmetries per training position. Default true.
     pub augment_symmetries: bool,
     /// Seed of weight initialisation and sampling. Default 1.
@@ -247,6 +251,7 @@ impl Default for TrainConfig {
             search_value_weight: 0.5,
             ema_decay: 0.0,
             window_positions: 60_000,
+            value_only_positions: true,
             augment_symmetries: true,
             seed: 1,
             log_every: 50,

@@ -22,6 +22,9 @@ pub struct RefreshReport {
     pub skipped: Vec<DataError>,
     /// Positions ignored because their variant's layout is not the window's.
     pub other_layout: usize,
+    /// Positions ignored because they have no policy target and the window keeps only
+    /// positions with one ([`ReplayWindow::keep_value_only`]).
+    pub value_only: usize,
     /// Old shards dropped from the window.
     pub evicted_shards: usize,
 }
@@ -30,6 +33,8 @@ pub struct RefreshReport {
 pub struct ReplayWindow {
     capacity: usize,
     variant: Variant,
+    /// Whether positions without a policy target are kept.
+    value_only: bool,
     /// Oldest first.
     shards: VecDeque<(PathBuf, Vec<Sample>)>,
     /// Every shard already considered (read, skipped as defective, or too old).
@@ -45,11 +50,20 @@ impl ReplayWindow {
         ReplayWindow {
             capacity: capacity.max(1),
             variant,
+            value_only: true,
             shards: VecDeque::new(),
             seen: HashSet::new(),
             total: 0,
             starts: Vec::new(),
         }
+    }
+
+    /// Whether the window keeps positions without a policy target (the cheap searches of
+    /// playout-cap randomisation; trained for their value only). Default true; false keeps
+    /// only full-search positions, as KataGo does. Applies to shards read from now on.
+    pub fn keep_value_only(mut self, keep: bool) -> ReplayWindow {
+        self.value_only = keep;
+        self
     }
 
     /// A window over given samples (tests, supervised data); samples of another layout
@@ -82,9 +96,15 @@ impl ReplayWindow {
             match read_shard(&path) {
                 Ok(samples) => {
                     let before = samples.len();
+                    let samples: Vec<Sample> = samples
+                        .into_iter()
+                        .filter(|s| same_layout(self.variant, s.position.variant()))
+                        .collect();
+                    report.other_layout += before - samples.len();
+                    let before = samples.len();
                     let samples: Vec<Sample> =
                         samples.into_iter().filter(|s| self.accepts(s)).collect();
-                    report.other_layout += before - samples.len();
+                    report.value_only += before - samples.len();
                     fresh_samples += samples.len();
                     fresh.push((path, samples));
                 }
@@ -136,9 +156,11 @@ impl ReplayWindow {
         self.variant
     }
 
-    /// Whether `sample` belongs in this window (its variant has the window's layout).
+    /// Whether `sample` belongs in this window: its variant has the window's layout, and
+    /// it has a policy target unless value-only positions are kept.
     pub fn accepts(&self, sample: &Sample) -> bool {
         same_layout(self.variant, sample.position.variant())
+            && (self.value_only || !sample.policy.is_empty())
     }
 
     /// Number of shards held.
@@ -226,5 +248,26 @@ mod tests {
         let r = g.refresh(d).unwrap();
         assert_eq!((g.len(), r.other_layout), (1, 12));
         assert_eq!(g.get(0).position.variant(), Variant::Gemma);
+    }
+
+    #[test]
+    fn value_only_positions_can_be_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let mut samples: Vec<Sample> = (0..6).map(|i| sample(Variant::Standard, i)).collect();
+        for s in samples.iter_mut().step_by(3) {
+            s.policy = vec![1.0 / s.moves.len() as f32; s.moves.len()];
+        }
+        write_shard(&d.join("a.shard"), &samples).unwrap();
+        let mut all = ReplayWindow::new(10, Variant::Standard);
+        let r = all.refresh(d).unwrap();
+        assert_eq!((all.len(), r.value_only), (6, 0));
+        let mut full = ReplayWindow::new(10, Variant::Standard).keep_value_only(false);
+        let r = full.refresh(d).unwrap();
+        assert_eq!((full.len(), r.value_only, r.new_samples), (2, 4, 2));
+        let got: Vec<u32> = (0..2).map(|i| full.get(i).position.ply()).collect();
+        assert_eq!(got, vec![0, 3]);
+        let mem = ReplayWindow::new(10, Variant::Standard).keep_value_only(false);
+        assert!(!mem.accepts(&samples[1]) && mem.accepts(&samples[0]));
     }
 }
