@@ -17,13 +17,14 @@ pub fn builtin_evaluator(name: &str) -> Result<Arc<dyn Evaluator>> {
     })
 }
 
-/// An MCTS player named `name` with `evaluator` (default [`MctsConfig`]: no root noise,
-/// most-visited move). Without `ms` it runs `sims` simulations per move; with `ms` it
+/// An MCTS player named `name` with `evaluator` and the search settings `config` (players
+/// use no root noise and play the most-visited move). Without `ms` it runs `sims` simulations per move; with `ms` it
 /// searches for `ms` milliseconds per move (the clock starts when the move is asked for),
 /// stopping early at `sims` simulations unless `sims` is [`NO_SIM_CAP`].
 pub fn build(
     name: String,
     evaluator: Arc<dyn Evaluator>,
+    config: MctsConfig,
     sims: u32,
     ms: Option<u64>,
     _seed: u64,
@@ -32,7 +33,7 @@ pub fn build(
         name,
         sims,
         time: ms.map(Duration::from_millis),
-        player: MctsPlayer::new(MctsConfig::default(), sims, evaluator),
+        player: MctsPlayer::new(config, sims, evaluator),
     }))
 }
 

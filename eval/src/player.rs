@@ -12,6 +12,9 @@
 //! * `model:path=P[,sims=N][,ms=T][,device=cpu|cuda]` — MCTS with a trained network; the
 //!   binary supplies the network loader ([`PlayerFactory::with_model_loader`]) so this crate
 //!   stays free of torch.
+//! * Both MCTS kinds take search options ([`SearchOptions`]) over the defaults of
+//!   [`MctsConfig`]: `cpuct=C`, `fpu=R` (first-play urgency reduction), `gumbel=on|off`
+//!   (Gumbel root with sequential halving, no noise), `topk=K` (its root moves).
 //!
 //! MCTS players (`mcts`, `model`) search `sims` simulations per move (default 800); with
 //! `ms=T` they search for T milliseconds per move instead, and `sims`, if given, caps the
@@ -28,7 +31,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use loa::{Game, Move};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use selfplay::Evaluator;
+use selfplay::{Evaluator, MctsConfig};
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -61,6 +64,79 @@ pub trait Player: Send {
     }
 }
 
+/// Search settings of an MCTS player that differ from [`MctsConfig::default`] (`None`:
+/// the default). Part of the player's name, so two settings are two players.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SearchOptions {
+    /// `cpuct=C`: the PUCT exploration constant.
+    pub cpuct: Option<f32>,
+    /// `fpu=R`: first-play urgency reduction below the parent's value.
+    pub fpu: Option<f32>,
+    /// `gumbel=on|off`: Gumbel root (sequential halving) instead of PUCT at the root.
+    pub gumbel: Option<bool>,
+    /// `topk=K`: root moves considered by the Gumbel root.
+    pub top_k: Option<u32>,
+}
+
+impl SearchOptions {
+    /// Takes `key=value` if it is a search option; `Ok(false)` if the key is another one.
+    fn parse(&mut self, spec: &str, key: &str, value: &str) -> Result<bool> {
+        match key {
+            "cpuct" => self.cpuct = Some(non_negative(spec, key, value)?),
+            "fpu" => self.fpu = Some(non_negative(spec, key, value)?),
+            "gumbel" => self.gumbel = Some(on_off(spec, key, value)?),
+            "topk" => self.top_k = Some(positive(spec, key, value)?),
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// The search config of a player: the defaults with these options.
+    pub fn mcts_config(&self) -> MctsConfig {
+        let mut c = MctsConfig::default();
+        if let Some(x) = self.cpuct {
+            c.cpuct = x;
+        }
+        if let Some(x) = self.fpu {
+            c.fpu_reduction = x;
+        }
+        if let Some(x) = self.gumbel {
+            c.gumbel = x;
+        }
+        if let Some(x) = self.top_k {
+            c.gumbel_top_k = x;
+        }
+        c
+    }
+}
+
+impl fmt::Display for SearchOptions {
+    /// `,key=value` for each option set, in a fixed order (empty when none is).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(x) = self.cpuct {
+            write!(f, ",cpuct={x}")?;
+        }
+        if let Some(x) = self.fpu {
+            write!(f, ",fpu={x}")?;
+        }
+        if let Some(x) = self.gumbel {
+            write!(f, ",gumbel={}", if x { "on" } else { "off" })?;
+        }
+        if let Some(x) = self.top_k {
+            write!(f, ",topk={x}")?;
+        }
+        Ok(())
+    }
+}
+
+fn non_negative(spec: &str, key: &str, value: &str) -> Result<f32> {
+    let x: f32 = number(spec, key, value)?;
+    if !(x.is_finite() && x >= 0.0) {
+        bail!("player spec '{spec}': {key} must be a finite number ≥ 0");
+    }
+    Ok(x)
+}
+
 /// A parsed player spec (see the module docs for the grammar).
 #[derive(Clone, Debug, PartialEq)]
 pub enum PlayerSpec {
@@ -86,6 +162,8 @@ pub enum PlayerSpec {
         sims: u32,
         /// Thinking time per move in milliseconds (searches by time when set).
         ms: Option<u64>,
+        /// Search settings.
+        search: SearchOptions,
     },
     /// MCTS with a trained network.
     Model {
@@ -97,6 +175,8 @@ pub enum PlayerSpec {
         device: String,
         /// Thinking time per move in milliseconds (searches by time when set).
         ms: Option<u64>,
+        /// Search settings.
+        search: SearchOptions,
     },
 }
 
@@ -238,7 +318,11 @@ impl PlayerSpec {
                 let mut evaluator = "heuristic".to_string();
                 let mut sims = None;
                 let mut ms = None;
+                let mut search = SearchOptions::default();
                 for (k, v) in &pairs {
+                    if search.parse(spec, k, v)? {
+                        continue;
+                    }
                     match k.as_str() {
                         "evaluator" | "eval" => {
                             evaluator = v.to_ascii_lowercase();
@@ -248,7 +332,9 @@ impl PlayerSpec {
                         }
                         "sims" => sims = Some(positive(spec, k, v)?),
                         "ms" => ms = Some(milliseconds(spec, k, v)?),
-                        _ => return Err(unknown(k, "evaluator, sims, ms")),
+                        _ => {
+                            return Err(unknown(k, "evaluator, sims, ms, cpuct, fpu, gumbel, topk"))
+                        }
                     }
                 }
                 let sims = mcts_sims(sims, ms);
@@ -256,6 +342,7 @@ impl PlayerSpec {
                     evaluator,
                     sims,
                     ms,
+                    search,
                 })
             }
             "model" => {
@@ -263,13 +350,22 @@ impl PlayerSpec {
                 let mut sims = None;
                 let mut ms = None;
                 let mut device = "cpu".to_string();
+                let mut search = SearchOptions::default();
                 for (k, v) in &pairs {
+                    if search.parse(spec, k, v)? {
+                        continue;
+                    }
                     match k.as_str() {
                         "path" => path = Some(PathBuf::from(v)),
                         "sims" => sims = Some(positive(spec, k, v)?),
                         "ms" => ms = Some(milliseconds(spec, k, v)?),
                         "device" => device = v.to_ascii_lowercase(),
-                        _ => return Err(unknown(k, "path, sims, ms, device")),
+                        _ => {
+                            return Err(unknown(
+                                k,
+                                "path, sims, ms, device, cpuct, fpu, gumbel, topk",
+                            ))
+                        }
                     }
                 }
                 let path =
@@ -280,6 +376,7 @@ impl PlayerSpec {
                     sims,
                     device,
                     ms,
+                    search,
                 })
             }
             "" => bail!("empty player spec"),
@@ -365,18 +462,24 @@ impl fmt::Display for PlayerSpec {
                 evaluator,
                 sims,
                 ms,
+                search,
             } => {
-                write!(f, "mcts:evaluator={evaluator}{}", mcts_limits(*sims, *ms))
+                write!(
+                    f,
+                    "mcts:evaluator={evaluator}{}{search}",
+                    mcts_limits(*sims, *ms)
+                )
             }
             PlayerSpec::Model {
                 path,
                 sims,
                 device,
                 ms,
+                search,
             } => {
                 write!(
                     f,
-                    "model:path={}{}",
+                    "model:path={}{}{search}",
                     path.display(),
                     mcts_limits(*sims, *ms)
                 )?;
@@ -439,15 +542,17 @@ impl PlayerFactory {
                 evaluator,
                 sims,
                 ms,
+                search,
             } => {
                 let ev = crate::mcts::builtin_evaluator(evaluator)?;
-                crate::mcts::build(spec.name(), ev, *sims, *ms, seed)
+                crate::mcts::build(spec.name(), ev, search.mcts_config(), *sims, *ms, seed)
             }
             PlayerSpec::Model {
                 path,
                 sims,
                 device,
                 ms,
+                search,
             } => {
                 let loader = self.model_loader.as_ref().ok_or_else(|| {
                     anyhow!(
@@ -468,7 +573,7 @@ impl PlayerFactory {
                         }
                     }
                 };
-                crate::mcts::build(spec.name(), ev, *sims, *ms, seed)
+                crate::mcts::build(spec.name(), ev, search.mcts_config(), *sims, *ms, seed)
             }
         }
     }
@@ -682,6 +787,30 @@ mod tests {
         }
     }
 
+    /// Search options parse in any order, print in a fixed one, and reach the search.
+    #[test]
+    fn search_options_round_trip() {
+        let spec = PlayerSpec::parse("model:gumbel=on,path=m.st,cpuct=2.5,sims=64").unwrap();
+        assert_eq!(spec.name(), "model:path=m.st,sims=64,cpuct=2.5,gumbel=on");
+        assert_eq!(PlayerSpec::parse(&spec.name()).unwrap(), spec);
+        let PlayerSpec::Model { search, .. } = spec else {
+            panic!("{spec:?}")
+        };
+        let c = search.mcts_config();
+        assert!(c.gumbel && c.cpuct == 2.5);
+        assert_eq!(c.fpu_reduction, MctsConfig::default().fpu_reduction);
+        let plain = PlayerSpec::parse("mcts:evaluator=uniform,sims=8,fpu=0,topk=4").unwrap();
+        assert_eq!(plain.name(), "mcts:evaluator=uniform,sims=8,fpu=0,topk=4");
+        // Such a player plays.
+        let mut p = PlayerFactory::new().build(&plain, 1).unwrap();
+        let game = Game::new(loa::Variant::Standard, loa::Rules::classic());
+        let mv = p.choose_move(&game).unwrap();
+        assert!(game.legal_moves().contains(&mv));
+        let gumbel = PlayerSpec::parse("mcts:evaluator=uniform,sims=16,gumbel=on").unwrap();
+        let mv = PlayerFactory::new().build(&gumbel, 1).unwrap().choose_move(&game).unwrap();
+        assert!(game.legal_moves().contains(&mv));
+    }
+
     #[test]
     fn bad_specs_name_the_problem() {
         for (spec, needle) in [
@@ -700,6 +829,10 @@ mod tests {
             ("mcts:evaluator=oracle", "evaluator"),
             ("model:sims=3", "path"),
             ("random:depth", "depth"),
+            ("mcts:cpuct=-1", "cpuct"),
+            ("model:path=m.st,gumbel=maybe", "gumbel=maybe"),
+            ("model:path=m.st,topk=0", "topk"),
+            ("mcts:fpu=nan", "fpu"),
         ] {
             let e = PlayerSpec::parse(spec).unwrap_err().to_string();
             assert!(e.contains(needle), "{spec}: {e}");

@@ -89,6 +89,7 @@ pub fn run(args: Args) -> Result<()> {
         sims: args.sims,
         device: args.device.to_ascii_lowercase(),
         ms: None,
+        search: Default::default(),
     };
     let config = StrengthConfig {
         player,

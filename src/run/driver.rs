@@ -179,6 +179,19 @@ impl Driver {
         self.state.save(&self.run.state())
     }
 
+    /// The fraction of the run's budget used so far (time if it has one, else
+    /// generations), for the `cosine-run` learning-rate schedule; None without a budget.
+    fn run_progress(&self) -> Option<f64> {
+        let r = &self.config.run;
+        if r.minutes > 0.0 {
+            Some(self.elapsed() / self.budget_s())
+        } else if r.generations > 0 {
+            Some(self.state.generation.saturating_sub(1) as f64 / r.generations as f64)
+        } else {
+            None
+        }
+    }
+
     fn budget_s(&self) -> f64 {
         self.config.run.minutes * 60.0
     }
@@ -410,7 +423,8 @@ impl Driver {
         let checkpoint = self.run.checkpoint();
         let window_len = self.window.len();
         let steps_per_gen = self.config.run.train_steps_per_generation;
-        self.trainer()?;
+        let progress = self.run_progress();
+        self.trainer()?.set_run_progress(progress);
         let begin = target.saturating_sub(steps_per_gen);
         self.display.start(
             Bar::Train,

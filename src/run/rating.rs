@@ -33,6 +33,7 @@ pub fn model_spec(path: &Path, sims: u32, device: &str) -> PlayerSpec {
         sims,
         device: device.to_string(),
         ms: None,
+        search: Default::default(),
     }
 }
 

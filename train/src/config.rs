@@ -107,12 +107,18 @@ pub enum OptimizerKind {
 
 /// The learning-rate schedule after warm-up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum LrSchedule {
     /// `lr` for ever.
     Constant,
     /// Cosine from `lr` down to `lr * lr_min_fraction` at `lr_decay_steps`, then flat.
     Cosine,
+    /// Cosine from `lr` down to `lr * lr_min_fraction` over the progress of a `run`
+    /// (the fraction of its time budget, or of its generations, used so far; see
+    /// [`crate::Trainer::set_run_progress`]), so the rate reaches its floor as the run
+    /// ends whatever the machine's speed. `lr` when no progress is known (a run without a
+    /// budget, the `train` command).
+    CosineRun,
 }
 
 /// Floating-point format of inference on CUDA (CPU inference is always `float`).
@@ -319,13 +325,22 @@ impl TrainConfig {
         self.ema_decay.min(warm)
     }
 
-    /// The learning rate at `step` (0-based): warm-up, then the schedule.
-    pub fn lr_at(&self, step: u64) -> f64 {
+    /// The learning rate at `step` (0-based) with the run `progress` in [0, 1] when known
+    /// (for [`LrSchedule::CosineRun`]): warm-up, then the schedule.
+    pub fn lr_at(&self, step: u64, progress: Option<f64>) -> f64 {
         if step < self.warmup_steps {
             return self.lr * (step + 1) as f64 / self.warmup_steps as f64;
         }
         match self.lr_schedule {
             LrSchedule::Constant => self.lr,
+            LrSchedule::CosineRun => match progress {
+                Some(t) => {
+                    let end = self.lr * self.lr_min_fraction;
+                    let t = t.clamp(0.0, 1.0);
+                    end + (self.lr - end) * 0.5 * (1.0 + (std::f64::consts::PI * t).cos())
+                }
+                None => self.lr,
+            },
             LrSchedule::Cosine => {
                 let end = self.lr * self.lr_min_fraction;
                 if step >= self.lr_decay_steps {
@@ -371,12 +386,25 @@ mod tests {
             lr_min_fraction: 0.1,
             ..TrainConfig::default()
         };
-        assert!((c.lr_at(0) - 0.1).abs() < 1e-12);
-        assert!((c.lr_at(9) - 1.0).abs() < 1e-12);
-        assert!((c.lr_at(10) - 1.0).abs() < 1e-12);
-        assert!((c.lr_at(60) - 0.55).abs() < 1e-9);
-        assert!((c.lr_at(110) - 0.1).abs() < 1e-12);
-        assert!((c.lr_at(10_000) - 0.1).abs() < 1e-12);
+        assert!((c.lr_at(0, None) - 0.1).abs() < 1e-12);
+        assert!((c.lr_at(9, None) - 1.0).abs() < 1e-12);
+        assert!((c.lr_at(10, None) - 1.0).abs() < 1e-12);
+        assert!((c.lr_at(60, Some(0.9)) - 0.55).abs() < 1e-9);
+        assert!((c.lr_at(110, None) - 0.1).abs() < 1e-12);
+        assert!((c.lr_at(10_000, None) - 0.1).abs() < 1e-12);
+        // Over the run: by progress, not steps; warm-up first; lr without a progress.
+        let run = TrainConfig {
+            lr_schedule: LrSchedule::CosineRun,
+            ..c.clone()
+        };
+        assert!((run.lr_at(5, Some(0.9)) - 0.6).abs() < 1e-12);
+        assert!((run.lr_at(500, Some(0.0)) - 1.0).abs() < 1e-12);
+        assert!((run.lr_at(20, Some(0.5)) - 0.55).abs() < 1e-9);
+        assert!((run.lr_at(20, Some(1.0)) - 0.1).abs() < 1e-12);
+        assert!((run.lr_at(20, Some(7.0)) - 0.1).abs() < 1e-12);
+        assert!((run.lr_at(20, None) - 1.0).abs() < 1e-12);
+        let parsed: TrainConfig = serde_json::from_str(r#"{"lr_schedule": "cosine-run"}"#).unwrap();
+        assert_eq!(parsed.lr_schedule, LrSchedule::CosineRun);
         let bad = TrainConfig {
             momentum: 1.5,
             ..TrainConfig::default()

@@ -176,6 +176,8 @@ pub struct Trainer {
     optimizer: Optimizer,
     rng: ChaCha8Rng,
     device: Device,
+    /// The run's progress for [`crate::config::LrSchedule::CosineRun`].
+    run_progress: Option<f64>,
 }
 
 impl Trainer {
@@ -223,6 +225,7 @@ impl Trainer {
             optimizer,
             rng,
             device,
+            run_progress: None,
         })
     }
 
@@ -338,6 +341,13 @@ impl Trainer {
         self.model.info.step
     }
 
+    /// Sets the progress of the run in [0, 1] (the fraction of its budget used) that the
+    /// `cosine-run` schedule follows; not saved in checkpoints (the run sets it before
+    /// every training phase).
+    pub fn set_run_progress(&mut self, progress: Option<f64>) {
+        self.run_progress = progress;
+    }
+
     /// The training device.
     pub fn device(&self) -> Device {
         self.device
@@ -388,7 +398,7 @@ impl Trainer {
         .to_device(self.device);
         let out = self.model.net.forward(&batch.input, true);
         let (loss, stats) = self.losses(&out.policy, &out.wdl, &batch);
-        let lr = self.config.lr_at(self.model.info.step);
+        let lr = self.config.lr_at(self.model.info.step, self.run_progress);
         self.optimizer.zero_grad();
         loss.f_backward()?;
         self.optimizer
@@ -475,7 +485,7 @@ impl Trainer {
         let mut interval_steps = 0usize;
         let mut interval_start = Instant::now();
         for i in 0..steps {
-            let lr = self.config.lr_at(self.model.info.step);
+            let lr = self.config.lr_at(self.model.info.step, self.run_progress);
             let s = self.train_step(window)?;
             total.accumulate(&s);
             interval.accumulate(&s);
