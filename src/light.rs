@@ -12,6 +12,10 @@ use clap::Parser;
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 
+#[allow(dead_code)] // loazero-torch uses every item, this binary only some
+mod interrupt;
+mod progress;
+
 /// The torch-free part of `src/commands/`; `net` (model loading) is a stub here.
 #[allow(dead_code)] // the shared files carry items only loazero-torch uses
 mod commands {
@@ -113,6 +117,10 @@ fn main() {
         Err(exec_full(argv0, &args))
     };
     if let Err(err) = result {
+        if interrupt::is_interrupted(&err) {
+            eprintln!("{err:#}");
+            std::process::exit(130);
+        }
         eprintln!("error: {err:#}");
         std::process::exit(1);
     }

@@ -2,6 +2,9 @@
 //! that parses arguments and calls the crates.
 
 mod commands;
+mod interrupt;
+mod plot;
+mod progress;
 mod run;
 
 use clap::Parser;
@@ -23,6 +26,10 @@ struct Cli {
 fn main() {
     let cli = Cli::parse();
     if let Err(err) = commands::run(cli.command) {
+        if interrupt::is_interrupted(&err) {
+            eprintln!("{err:#}");
+            std::process::exit(130);
+        }
         eprintln!("error: {err:#}");
         std::process::exit(1);
     }

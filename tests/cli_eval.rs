@@ -340,3 +340,57 @@ fn match_writes_replayable_records_and_ratings_read_them() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("oracle"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Ctrl-C during `match` lets the running games finish, keeps their records and
+/// results, prints the tally so far and exits with 130.
+#[test]
+fn match_stops_cleanly_on_sigint() {
+    let dir = temp_dir("sigint");
+    let out = dir.join("m");
+    let child = Command::new(BIN)
+        .args([
+            "match",
+            "--a",
+            "alphabeta:depth=3",
+            "--b",
+            "alphabeta:depth=3",
+            "--games",
+            "400",
+            "--threads",
+            "1",
+            "--out",
+        ])
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let results = out.join("results.jsonl");
+    let t = std::time::Instant::now();
+    while std::fs::read_to_string(&results).map_or(0, |s| s.lines().count()) < 2 {
+        assert!(t.elapsed().as_secs() < 60, "no game finished in a minute");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // SAFETY: kill(2) on our own child.
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
+        0
+    );
+    let t = std::time::Instant::now();
+    let output = child.wait_with_output().unwrap();
+    assert!(t.elapsed().as_secs() < 20, "took {:?} to stop", t.elapsed());
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(output.status.code(), Some(130), "{text}");
+    assert!(
+        text.contains("stopped after") && text.contains("of 400 games"),
+        "{text}"
+    );
+    let played = std::fs::read_to_string(&results).unwrap().lines().count();
+    assert!((2..400).contains(&played), "{played} games");
+    assert!(text.contains(&format!("games {played} ")), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -338,6 +338,114 @@ fn kill_9_at_random_moments_loses_nothing_and_ends_like_an_uninterrupted_run() {
     let _ = std::fs::remove_dir_all(&base);
 }
 
+/// Sends `signal` to a child process.
+fn signal(child: &std::process::Child, signal: libc::c_int) {
+    // SAFETY: kill(2) on our own child's pid.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, signal) }, 0);
+}
+
+/// Waits up to `limit` for `child` to exit; its output, or a failure naming the limit.
+fn wait_within(mut child: std::process::Child, limit: Duration) -> Output {
+    let t = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t.elapsed() > limit {
+            let _ = child.kill();
+            panic!("the process did not stop within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// SIGINT or SIGTERM in self-play, training and rating stops the run within seconds at
+/// a safe point (exit 130, saying where and how to resume); resuming ends exactly like an
+/// uninterrupted run. A second SIGINT stops at once.
+#[test]
+fn signals_stop_the_run_at_a_safe_point_and_it_resumes() {
+    let base = temp_dir("signals");
+    let straight = base.join("straight");
+    let out = loazero(&run_args(&straight, 3, true));
+    assert!(out.status.success(), "{}", text(&out));
+    let reference = counts(&straight);
+
+    let dir = base.join("signalled");
+    let mut stops = Vec::new();
+    for (target, sig) in [
+        ("selfplay+", libc::SIGINT),
+        ("train+", libc::SIGTERM),
+        ("rate", libc::SIGINT),
+        ("selfplay", libc::SIGTERM),
+    ] {
+        let child = Command::new(BIN)
+            .args(run_args(&dir, 3, true))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t = Instant::now();
+        let mut sent = false;
+        while t.elapsed() < Duration::from_secs(60) {
+            let state = std::fs::read_to_string(dir.join("state.json"))
+                .ok()
+                .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok());
+            let inside = state.as_ref().is_some_and(|v| {
+                let g = v["generation"].as_u64().unwrap_or(0);
+                let phase = target.trim_end_matches('+');
+                let deep = !target.ends_with('+')
+                    || match phase {
+                        "selfplay" => names(&dir.join("shards"))
+                            .iter()
+                            .any(|n| n.starts_with(&format!("loop-g{g:04}-"))),
+                        _ => max_train_step(&dir) > (g - 1) * 6,
+                    };
+                v["phase"] == phase && g >= 1 && deep
+            });
+            if inside {
+                signal(&child, sig);
+                sent = true;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let out = wait_within(child, Duration::from_secs(20));
+        if !sent {
+            // The run ended before reaching the phase: nothing to stop.
+            assert!(out.status.success(), "{}", text(&out));
+            break;
+        }
+        let t = text(&out);
+        if out.status.success() {
+            // The signal came as the run was finishing its last step.
+            break;
+        }
+        assert_eq!(out.status.code(), Some(130), "{t}");
+        assert!(t.contains("run the same command again to resume"), "{t}");
+        stops.push(target);
+    }
+    assert!(stops.len() >= 2, "too few stops: {stops:?}");
+    let out = loazero(&run_args(&dir, 3, true));
+    assert!(out.status.success(), "{}", text(&out));
+    let resumed = counts(&dir);
+    assert_eq!(resumed, reference, "after stops in {stops:?}");
+
+    // Two signals: the second ends the process at once.
+    let again = base.join("twice");
+    let child = Command::new(BIN)
+        .args(run_args(&again, 50, true))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    while !again.join("state.json").exists() {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    signal(&child, libc::SIGINT);
+    signal(&child, libc::SIGINT);
+    let out = wait_within(child, Duration::from_secs(5));
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    let _ = std::fs::remove_dir_all(&base);
+}
+
 #[test]
 fn corrupt_shards_are_skipped_and_corrupt_models_stop_the_run_cleanly() {
     let dir = temp_dir("corrupt");

@@ -24,7 +24,8 @@ pub fn positions() -> Vec<Game> {
                         break;
                     }
                     let moves = g.legal_moves();
-                    g.play(moves[rng.gen_range(0..moves.len())]).expect("legal");
+                    g.play(moves[rng.random_range(0..moves.len())])
+                        .expect("legal");
                 }
                 if !g.is_over() {
                     out.push(g);
@@ -39,11 +40,17 @@ pub fn positions() -> Vec<Game> {
 /// One benchmark line.
 #[derive(Clone, Debug)]
 pub struct BenchRow {
+    /// The position's variant.
     pub variant: Variant,
+    /// The position (text form).
     pub position: String,
+    /// Depth of the last completed iteration.
     pub depth: u32,
+    /// Nodes searched.
     pub nodes: u64,
+    /// Wall time of the search in seconds.
     pub seconds: f64,
+    /// Score for the side to move.
     pub score: i32,
 }
 

@@ -21,8 +21,11 @@ pub fn elo_from_score(score: f64) -> f64 {
 /// Wins, draws and losses of one side of a match.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tally {
+    /// Games won.
     pub wins: u32,
+    /// Games drawn.
     pub draws: u32,
+    /// Games lost.
     pub losses: u32,
 }
 

@@ -274,17 +274,29 @@ pub fn euler_number(g: &Geometry, set: u64) -> i32 {
 /// The raw features of one side, before weighting (see [`EvalWeights`] for their meaning).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SideFeatures {
+    /// Number of pieces.
     pub pieces: u32,
+    /// Concentration (tightest packing over the pieces' distance sum to their centre).
     pub concentration: f32,
+    /// Centralisation of the pieces.
     pub centralisation: f32,
+    /// Minus the distance of the centre of mass to the board centre.
     pub com_position: f32,
+    /// Euler number from quad counts (groups minus holes).
     pub euler: f32,
+    /// Solid quads (2×2 windows with 3 or 4 own pieces) per piece.
     pub quads: f32,
+    /// Weighted move count per piece.
     pub mobility: f32,
+    /// Own pieces without any move.
     pub blocked: f32,
+    /// Own edge pieces walled in by enemy pieces.
     pub walls: f32,
+    /// Own adjacent pairs per piece.
     pub connectedness: f32,
+    /// Number of connected groups.
     pub groups: f32,
+    /// Minus the area of the pieces' bounding box, per board cell.
     pub uniformity: f32,
 }
 
@@ -549,9 +561,9 @@ mod tests {
         let g = Variant::Alveole.geometry();
         let mut rng = SmallRng::seed_from_u64(3);
         for _ in 0..3000 {
-            let density = rng.gen_range(0.1..0.9);
+            let density = rng.random_range(0.1..0.9);
             let set = (0..64)
-                .filter(|&sq| g.contains(sq) && rng.gen_bool(density))
+                .filter(|&sq| g.contains(sq) && rng.random_bool(density))
                 .fold(0u64, |a, sq| a | 1u64 << sq);
             assert_eq!(euler_number(g, set), naive_euler(g, set), "{set:#x}");
             let mut pairs = 0;
@@ -580,13 +592,13 @@ mod tests {
         while out.len() < count {
             let variant = Variant::ALL[out.len() % Variant::ALL.len()];
             let mut game = Game::new(variant, rules);
-            let plies = rng.gen_range(0..80);
+            let plies = rng.random_range(0..80);
             for _ in 0..plies {
                 if game.is_over() {
                     break;
                 }
                 let moves = game.legal_moves();
-                game.play(moves[rng.gen_range(0..moves.len())]).unwrap();
+                game.play(moves[rng.random_range(0..moves.len())]).unwrap();
             }
             if !game.is_over() {
                 out.push(*game.position());

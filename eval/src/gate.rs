@@ -61,20 +61,26 @@ impl Default for GateConfig {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Decision {
+    /// The candidate becomes the best model.
     Promote,
+    /// The best model stays.
     Reject,
 }
 
 /// The verdict with its evidence.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GateReport {
+    /// Promote or reject.
     pub decision: Decision,
     /// The candidate's wins, draws, losses.
     pub tally: Tally,
+    /// The candidate's score fraction.
     pub score: f64,
+    /// The candidate's Elo over the best model, with its interval.
     pub elo: EloEstimate,
     /// The SPRT log-likelihood ratio (SPRT only) and its bounds.
     pub llr: Option<f64>,
+    /// The SPRT's lower and upper log-likelihood-ratio bounds.
     pub llr_bounds: Option<(f64, f64)>,
     /// Whether it stopped before `max_games`.
     pub early: bool,

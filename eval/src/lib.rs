@@ -2,8 +2,9 @@
 //!
 //! * [`search::AlphaBeta`]: a MIA-style alpha-beta searcher; [`evaluation`] its features;
 //!   [`config::AlphaBetaConfig`] / [`config::EvalWeights`] its tunables.
-//! * [`player`]: the [`Player`] trait, text specs ([`PlayerSpec`]) and the
-//!   [`PlayerFactory`] (with a hook for torch-backed model players supplied by the binary).
+//! * [`player`]: the [`Player`] trait, text specs ([`PlayerSpec`]), the players (random,
+//!   alpha-beta, MCTS) and the [`PlayerFactory`] (with a hook for torch-backed model
+//!   players supplied by the binary).
 //! * [`arena`]: matches between two players from balanced openings, in parallel, with
 //!   records and results files; [`elo`]: Elo from a score with its interval.
 //! * [`ratings`]: Bradley–Terry maximum-likelihood Elo over many players.
@@ -18,7 +19,6 @@ pub mod config;
 pub mod elo;
 pub mod evaluation;
 pub mod gate;
-pub mod mcts;
 pub mod player;
 pub mod protocol;
 pub mod ratings;

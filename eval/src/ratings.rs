@@ -31,11 +31,13 @@ pub struct RatedGame {
 /// One row of the table.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Rating {
+    /// The player's name.
     pub name: String,
     /// Elo relative to the anchor.
     pub elo: f64,
     /// Standard error (the anchor's is 0).
     pub stderr: f64,
+    /// Games it played.
     pub games: u32,
     /// Score fraction over its games.
     pub score: f64,
@@ -50,6 +52,7 @@ pub struct RatingTable {
     pub anchor: String,
     /// Elo bonus of moving first, and its standard error.
     pub first_move_advantage: f64,
+    /// Standard error of the first-move advantage.
     pub first_move_advantage_stderr: f64,
 }
 
@@ -337,13 +340,13 @@ mod tests {
         let mut rng = SmallRng::seed_from_u64(7);
         let mut games = Vec::new();
         for _ in 0..12_000 {
-            let i = rng.gen_range(0..truth.len());
-            let mut j = rng.gen_range(0..truth.len() - 1);
+            let i = rng.random_range(0..truth.len());
+            let mut j = rng.random_range(0..truth.len() - 1);
             if j >= i {
                 j += 1;
             }
             let p = expected_score(truth[i].1 - truth[j].1 + advantage);
-            let score = if rng.gen_bool(p) { 1.0 } else { 0.0 };
+            let score = if rng.random_bool(p) { 1.0 } else { 0.0 };
             games.push(RatedGame {
                 first: truth[i].0.into(),
                 second: truth[j].0.into(),

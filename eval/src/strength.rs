@@ -24,6 +24,7 @@ use std::path::Path;
 pub struct StrengthConfig {
     /// The player measured: an `mcts:` or `model:` spec; its `sims` and `ms` are replaced
     /// per pairing.
+    /// The player measured.
     pub player: PlayerSpec,
     /// Times per move (ms) of the equal-time pairings: player `ms=T` vs `alphabeta:ms=T`.
     pub times_ms: Vec<u64>,
@@ -37,8 +38,11 @@ pub struct StrengthConfig {
     pub timed_threads: usize,
     /// Games played at once in the depth pairings.
     pub depth_threads: usize,
+    /// The variant played.
     pub variant: Variant,
+    /// The rules played under.
     pub rules: Rules,
+    /// Where the games start.
     pub openings: Openings,
     /// Games still running after this many plies are scored a draw.
     pub max_plies: u32,
@@ -69,8 +73,11 @@ impl Level {
 /// One pairing: the player against the baseline at one level.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Pairing {
+    /// The baseline's level (time per move or depth).
     pub level: Level,
+    /// The player under test, with the time or simulations of this level.
     pub player: PlayerSpec,
+    /// The alpha-beta baseline at this level.
     pub baseline: PlayerSpec,
     /// Games played at once.
     pub threads: usize,
@@ -81,9 +88,11 @@ pub struct Pairing {
 pub struct PairingResult {
     /// [`Level::label`].
     pub pairing: String,
+    /// The baseline's level.
     pub level: Level,
     /// The specs of the player and the baseline.
     pub player: String,
+    /// The baseline's spec.
     pub baseline: String,
     /// The player's wins, draws and losses.
     pub tally: Tally,
@@ -91,13 +100,16 @@ pub struct PairingResult {
     /// stored in JSON as `"inf"` / `"-inf"`).
     #[serde(with = "maybe_infinite")]
     pub elo: f64,
+    /// Lower end of the 95% interval.
     #[serde(with = "maybe_infinite")]
     pub elo_lower: f64,
+    /// Upper end of the 95% interval.
     #[serde(with = "maybe_infinite")]
     pub elo_upper: f64,
     /// Mean thinking time per move of each side, in milliseconds (mean over games of
     /// each game's mean).
     pub player_ms_per_move: f64,
+    /// The baseline's mean thinking time per move, in milliseconds.
     pub baseline_ms_per_move: f64,
 }
 

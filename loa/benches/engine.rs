@@ -1,6 +1,9 @@
 //! Criterion benches of the engine's hot paths: move generation, move counting, making a
 //! move, and the connection test, over positions from the first plies of the standard game.
 
+// criterion_group!/criterion_main! generate undocumented items.
+#![allow(missing_docs)]
+
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use loa::{Color, MoveList, Position, Rules, Variant};
 

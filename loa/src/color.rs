@@ -5,7 +5,9 @@ use std::fmt;
 /// A side. Black's and White's pieces are indexed `0` and `1` in every per-side array.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Color {
+    /// Moves first; pieces start on the first and last ranks (standard).
     Black = 0,
+    /// Moves second; pieces start on the first and last files (standard).
     White = 1,
 }
 

@@ -6,7 +6,6 @@
 //! * [`Rules`]: every rule option on which the sources disagree, with presets.
 //! * [`Variant`]: start position and board ([`Geometry`]).
 //! * [`notation`] and [`record`]: text forms; [`perft`]: tree counts.
-//! * [`policy`]: move ⇄ network policy index, and the board symmetries.
 //! * [`features`]: centre of mass, board distances, tightest packing (the evaluations).
 //! * [`tactics`]: connecting moves and wins within a turn, shared by the searches.
 //!
@@ -22,7 +21,6 @@ pub mod movegen;
 pub mod moves;
 pub mod notation;
 pub mod perft;
-pub mod policy;
 pub mod position;
 pub mod record;
 pub mod rules;

@@ -91,8 +91,11 @@ pub enum MoveText {
     Pass,
     /// `from-to` or `fromxto` (`:` is accepted for `x`).
     Step {
+        /// The square the piece leaves.
         from: Square,
+        /// The square it lands on.
         to: Square,
+        /// Whether the text marks a capture (`x` or `:`).
         capture: bool,
     },
     /// `@e5`: a drop (`parachute`).

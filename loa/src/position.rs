@@ -128,9 +128,13 @@ pub struct ExtraState {
 /// One of the four `ambiloa` players, in turn order from South.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Player {
+    /// Moves first; South and North form one team.
     South = 0,
+    /// Moves second; West and East form the other team.
     West = 1,
+    /// Moves third, South's partner.
     North = 2,
+    /// Moves fourth, West's partner.
     East = 3,
 }
 

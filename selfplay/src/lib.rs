@@ -4,8 +4,9 @@
 //! * [`evaluator`]: the batched evaluator interface; [`evaluators`]: uniform and heuristic.
 //! * [`search`]: one batched MCTS ([`Search`]); [`player`]: [`MctsPlayer`] for matches.
 //! * [`data`]: training samples and shard files.
-//! * [`worker`]: parallel self-play ([`run_selfplay`]); [`output`]: shards, game records,
-//!   progress display; [`bench`](mod@bench): search speed.
+//! * [`worker`]: parallel self-play ([`run_selfplay`], reporting [`Progress`] numbers;
+//!   the binary draws them); [`output`]: shards and game records; [`bench`](mod@bench):
+//!   search speed.
 //! * [`config`]: [`MctsConfig`], [`SelfplayConfig`].
 
 pub mod atomic_file;
@@ -25,7 +26,7 @@ pub use config::{MctsConfig, SelfplayConfig};
 pub use data::{read_shard, write_shard, DataError, Sample};
 pub use evaluator::{EvalBatch, EvalError, Evaluator};
 pub use evaluators::{HeuristicEvaluator, UniformEvaluator};
-pub use output::{GameWriter, ProgressDisplay};
+pub use output::GameWriter;
 pub use player::MctsPlayer;
 pub use search::{RootMove, Search, SearchStats};
 pub use worker::{

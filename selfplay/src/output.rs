@@ -1,5 +1,5 @@
 //! Where self-play games go: shards of samples (`<dir>/shards/`) and one text record
-//! per game (`<dir>/games/`), all written atomically; and the progress display.
+//! per game (`<dir>/games/`), all written atomically.
 //!
 //! Games are written in units that survive a crash whole: each flush writes the records
 //! of its games (`games/<stem>-NNN.txt`), then their samples as one shard
@@ -8,9 +8,8 @@
 //! number of games `K` ([`games_in_shard_name`]).
 
 use crate::data::{write_atomically, write_shard, DataError};
-use crate::worker::{FinishedGame, Progress};
+use crate::worker::FinishedGame;
 use loa::{GameRecord, Outcome};
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -202,70 +201,4 @@ pub fn game_record_text(game: &FinishedGame) -> String {
         s.push('\n');
     }
     s
-}
-
-/// Shows self-play progress on stderr: an indicatif bar on a terminal, otherwise a plain
-/// line every `interval` seconds.
-pub struct ProgressDisplay {
-    bar: Option<indicatif::ProgressBar>,
-    last_line: f64,
-    last_games: u64,
-    interval: f64,
-}
-
-impl ProgressDisplay {
-    /// A display for `total_games` games.
-    pub fn new(total_games: u64) -> ProgressDisplay {
-        let bar = std::io::stderr().is_terminal().then(|| {
-            let bar = indicatif::ProgressBar::new(total_games);
-            bar.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "{elapsed_precise} [{bar:30}] {pos}/{len} games  {msg}",
-                )
-                .expect("valid template")
-                .progress_chars("=> "),
-            );
-            bar
-        });
-        ProgressDisplay {
-            bar,
-            last_line: f64::NEG_INFINITY,
-            last_games: u64::MAX,
-            interval: 10.0,
-        }
-    }
-
-    /// Updates the display.
-    pub fn update(&mut self, p: &Progress) {
-        let msg = format!(
-            "{:.0} positions/s  {:.0} evals/s  mean batch {:.1}",
-            p.positions_per_second(),
-            p.evaluations_per_second(),
-            p.mean_batch()
-        );
-        match &self.bar {
-            Some(bar) => {
-                bar.set_position(p.games);
-                bar.set_message(msg);
-            }
-            None => {
-                let done = p.games == p.total_games && self.last_games != p.games;
-                if p.seconds - self.last_line >= self.interval || done {
-                    eprintln!(
-                        "selfplay: {}/{} games, {} positions, {msg} ({:.0} s)",
-                        p.games, p.total_games, p.positions, p.seconds
-                    );
-                    self.last_line = p.seconds;
-                    self.last_games = p.games;
-                }
-            }
-        }
-    }
-
-    /// Closes the bar.
-    pub fn finish(&self) {
-        if let Some(bar) = &self.bar {
-            bar.finish();
-        }
-    }
 }

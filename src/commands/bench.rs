@@ -1,9 +1,17 @@
-//! `loazero bench`: speed benchmarks (the figures quoted in issues and notes).
+//! `loazero bench`: speed benchmarks (the figures quoted in issues and notes): move
+//! generation, MCTS (with built-in evaluators, and with a network against its raw forward
+//! speed), the alpha-beta baseline, and the network's forward and training throughput.
 
-use anyhow::Result;
+use super::selfplay::{build_evaluator, load_config, EvaluatorChoice, EvaluatorKind};
+use anyhow::{anyhow, Result};
 use clap::Subcommand;
 use loa::{Position, Rules, Variant};
+use selfplay::{Evaluator, SelfplayConfig};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
+use train::config::{NetConfig, Precision};
+use train::device::{device_name, resolve_device};
 
 /// Arguments of `loazero bench`.
 #[derive(clap::Args)]
@@ -29,17 +37,17 @@ pub enum What {
         ms: u64,
     },
     /// MCTS simulations per second and thread (uniform and heuristic evaluators).
-    Mcts(super::selfplay::BenchArgs),
+    Mcts(BenchArgs),
     /// Network forward positions/s per batch size and training samples/s (both presets).
-    Net(super::info::NetBenchArgs),
+    Net(NetBenchArgs),
 }
 
 /// Runs the chosen benchmark and prints its figures.
 pub fn run(args: Args) -> Result<()> {
     match args.what {
         What::Movegen { depth } => movegen(depth),
-        What::Mcts(a) => super::selfplay::bench(a),
-        What::Net(a) => super::info::bench_net(a),
+        What::Mcts(a) => bench(a),
+        What::Net(a) => bench_net(a),
         What::Alphabeta { ms } => {
             let rows =
                 eval::benchmark::run(ms, &eval::AlphaBetaConfig::default(), |r| println!("{r}"));
@@ -85,5 +93,264 @@ fn movegen(depth: u32) -> Result<()> {
         "total: {total_leaves} leaves in {total_secs:.3} s, {:.1} M leaves/s (one thread)",
         total_leaves as f64 / total_secs.max(1e-9) / 1e6
     );
+    Ok(())
+}
+
+/// Arguments of `loazero bench mcts`.
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    /// Evaluators to measure (default: uniform, then heuristic).
+    #[arg(long, value_enum)]
+    pub evaluator: Vec<EvaluatorKind>,
+    /// Simulations per searched move.
+    #[arg(long, default_value_t = 1000)]
+    pub simulations: u32,
+    /// Seconds per evaluator.
+    #[arg(long, default_value_t = 5.0)]
+    pub seconds: f64,
+    /// Threads searching in parallel (the figure is per thread).
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// Leaves per evaluator call (overrides the default search config).
+    #[arg(long)]
+    pub leaves: Option<u32>,
+    /// TOML config whose `[selfplay.mcts]` (or `[mcts]`) settings are used.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Also measure self-play with this network model: self-play evaluations/s next to
+    /// the raw forward throughput of the same net at the same mean batch size, as a ratio.
+    #[arg(long)]
+    pub model: Option<PathBuf>,
+    /// Self-play games for the `--model` measurement (2 threads, default self-play config).
+    #[arg(long, default_value_t = 16)]
+    pub games: u64,
+    /// Evaluation-cache entries for the `--model` measurement (0: no cache; the hit rate
+    /// is printed when on).
+    #[arg(long, default_value_t = 0)]
+    pub cache: usize,
+}
+
+/// `loazero bench mcts`: simulations/s per thread, playing games from the standard start
+/// (best move, tree reuse) with each evaluator.
+pub fn bench(args: BenchArgs) -> Result<()> {
+    let mut mcts = match &args.config {
+        Some(path) => load_config(path)?.mcts,
+        None => selfplay::MctsConfig::default(),
+    };
+    if let Some(l) = args.leaves {
+        mcts.leaves_per_batch = l;
+    }
+    mcts.validate().map_err(|e| anyhow!(e))?;
+    let kinds = if args.evaluator.is_empty() {
+        vec![EvaluatorKind::Uniform, EvaluatorKind::Heuristic]
+    } else {
+        args.evaluator.clone()
+    };
+    for kind in kinds {
+        let evaluator = build_evaluator(&EvaluatorChoice::Builtin(kind), loa::Variant::Standard)?;
+        let name = evaluator.name();
+        let r = selfplay::bench::bench_search(
+            evaluator,
+            &mcts,
+            args.simulations,
+            args.seconds,
+            args.threads,
+        );
+        println!(
+            "mcts {name:<9} {:>10.0} sims/s/thread  ({:.0} sims per CPU second; {} threads, {} \
+             sims, {} moves of {} sims, mean batch {:.1}, {:.1} s)",
+            r.sims_per_second_per_thread(),
+            r.sims_per_cpu_second(),
+            r.threads,
+            r.simulations,
+            r.moves,
+            args.simulations,
+            r.evaluations as f64 / r.batches.max(1) as f64,
+            r.seconds
+        );
+    }
+    if let Some(path) = &args.model {
+        bench_network_selfplay(path, &args)?;
+    }
+    Ok(())
+}
+
+/// Self-play evaluations/s with the network against the raw batched forward throughput of
+/// the same net on the same device at the self-play mean batch size.
+fn bench_network_selfplay(path: &Path, args: &BenchArgs) -> Result<()> {
+    let inference = train::InferenceConfig {
+        cache_positions: args.cache,
+        ..train::InferenceConfig::default()
+    };
+    let evaluator = train::NetEvaluator::load(path, &inference)
+        .map_err(|e| anyhow!("cannot load model {}: {e:#}", path.display()))?;
+    let info = evaluator.info().clone();
+    let variant = info.variant;
+    let evaluator = Arc::new(evaluator);
+    let mut config = SelfplayConfig {
+        variant: variant.name().into(),
+        threads: args.threads.max(2),
+        write_game_records: false,
+        ..SelfplayConfig::default()
+    };
+    config.simulations = args.simulations.min(config.simulations);
+    let dyn_eval: Arc<dyn Evaluator> = evaluator.clone();
+    let progress = selfplay::run_selfplay(&config, dyn_eval, args.games, |_| Ok(()), |_| {})
+        .map_err(|e| anyhow!("self-play failed: {e}"))?;
+    let selfplay_rate = progress.evaluations as f64 / progress.seconds.max(1e-9);
+    let mean_batch = evaluator.stats().mean_batch().max(1.0);
+    let raw = train::bench::forward(
+        &info.net,
+        variant,
+        tch::Device::Cpu,
+        tch::Kind::Float,
+        mean_batch.round() as usize,
+        args.seconds.min(3.0),
+        train::InferenceConfig::default().fold_batch_norm,
+    );
+    let cache = match evaluator.stats().cache_hit_rate() {
+        Some(rate) => format!(", cache of {} hit {:.1}%", args.cache, 100.0 * rate),
+        None => String::new(),
+    };
+    println!(
+        "mcts network   {selfplay_rate:>10.0} evaluations/s in self-play ({} games, {} sims, \
+         {} threads, mean forward batch {mean_batch:.0}{cache}); raw forward {:.0} positions/s \
+         at batch {:.0}: ratio {:.0}%",
+        args.games,
+        config.simulations,
+        config.threads,
+        raw.per_sec,
+        mean_batch.round(),
+        100.0 * selfplay_rate / raw.per_sec.max(1e-9)
+    );
+    Ok(())
+}
+
+/// Arguments of `loazero bench net`.
+#[derive(clap::Args)]
+pub struct NetBenchArgs {
+    /// Device: cpu, cuda or cuda:N (CUDA must be available).
+    #[arg(long, default_value = "cpu")]
+    pub device: String,
+    /// Batch sizes of the forward measurements, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,16,64,256")]
+    pub batch: Vec<usize>,
+    /// Batch size of the training measurement.
+    #[arg(long, default_value_t = 256)]
+    pub train_batch: usize,
+    /// Network presets to measure, comma-separated (small = 4×32, the run default;
+    /// cpu = 6×64; gpu = 10×128).
+    #[arg(long, value_delimiter = ',', default_value = "small,cpu")]
+    pub preset: Vec<String>,
+    /// Variant (board size) of the inputs.
+    #[arg(long, default_value = "standard")]
+    pub variant: loa::Variant,
+    /// Inference precision on CUDA: float, half or bfloat16.
+    #[arg(long, default_value = "float")]
+    pub precision: String,
+    /// Minimum seconds per measurement.
+    #[arg(long, default_value_t = 1.0)]
+    pub seconds: f64,
+    /// torch intra-op threads (0 = torch's default).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    /// Client threads of the inference-service measurement (0 skips it).
+    #[arg(long, default_value_t = 2)]
+    pub clients: usize,
+    /// Positions per request in the inference-service measurement.
+    #[arg(long, default_value_t = 64)]
+    pub per_request: usize,
+}
+
+/// `loazero bench net`: forward positions/s per batch size and training samples/s for
+/// each preset.
+pub fn bench_net(args: NetBenchArgs) -> Result<()> {
+    let device = resolve_device(&args.device)?;
+    train::device::set_threads(args.threads);
+    let precision: Precision =
+        serde_json::from_value(serde_json::Value::String(args.precision.clone()))
+            .map_err(|_| anyhow::anyhow!("--precision: expected float, half or bfloat16"))?;
+    let kind = match precision {
+        Precision::Float => tch::Kind::Float,
+        Precision::Half => tch::Kind::Half,
+        Precision::Bfloat16 => tch::Kind::BFloat16,
+    };
+    if kind != tch::Kind::Float && !device.is_cuda() {
+        anyhow::bail!("--precision {} needs a CUDA device", args.precision);
+    }
+    if args.batch.contains(&0) || args.train_batch == 0 {
+        anyhow::bail!("batch sizes must be positive");
+    }
+    let n = args.variant.geometry().size;
+    println!(
+        "device {}, {} threads, {} ({n}x{n}), precision {}",
+        device_name(device),
+        tch::get_num_threads(),
+        args.variant,
+        args.precision
+    );
+    let peak = (!device.is_cuda())
+        .then(|| train::cpu_peak::CpuPeak::detect(tch::get_num_threads().max(1) as usize))
+        .flatten();
+    if let Some(p) = &peak {
+        println!("CPU peak: {}", p.describe());
+    }
+    for name in &args.preset {
+        let net = NetConfig::preset(name).map_err(anyhow::Error::msg)?;
+        let label = format!("{name} {}x{}", net.blocks, net.channels);
+        let mflop = 2.0 * train::net::macs_per_position(&net, args.variant) as f64 / 1e6;
+        println!("{label:<12} {mflop:.2} MFLOP per position (2 x multiply-accumulates)");
+        for &b in &args.batch {
+            for (form, folded) in [("reference", false), ("folded", true)] {
+                let t = train::bench::forward(
+                    &net,
+                    args.variant,
+                    device,
+                    kind,
+                    b,
+                    args.seconds,
+                    folded,
+                );
+                let of_peak = peak.as_ref().map_or(String::new(), |p| {
+                    format!(
+                        "  {:>5.1}% of peak",
+                        100.0 * t.per_sec * mflop / 1e3 / p.gflops()
+                    )
+                });
+                println!(
+                    "{label:<12} forward {form:<9} batch {b:>5}: {:>10.0} positions/s {:>7.1} GFLOP/s{of_peak}  ({} passes in {:.2} s)",
+                    t.per_sec,
+                    t.per_sec * mflop / 1e3,
+                    t.iterations,
+                    t.seconds
+                );
+            }
+        }
+        if args.clients > 0 && args.per_request > 0 {
+            let config = train::InferenceConfig {
+                device: args.device.clone(),
+                precision,
+                max_batch: (args.clients * args.per_request).min(1024),
+                ..Default::default()
+            };
+            let (t, mean_batch) = train::bench::evaluator(
+                &net,
+                args.variant,
+                &config,
+                args.clients,
+                args.per_request,
+                args.seconds,
+            )?;
+            println!(
+                "{label:<12} evaluator {} clients x {}: {:>8.0} positions/s  (mean batch {mean_batch:.0})",
+                args.clients, args.per_request, t.per_sec
+            );
+        }
+        let t = train::bench::training(&net, args.variant, device, args.train_batch, args.seconds)?;
+        println!(
+            "{label:<12} training batch {:>5}: {:>10.0} samples/s    ({} steps in {:.2} s)",
+            args.train_batch, t.per_sec, t.iterations, t.seconds
+        );
+    }
     Ok(())
 }

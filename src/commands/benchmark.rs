@@ -6,7 +6,7 @@
 //! resumes: complete pairings are reused.
 
 use super::common::GameArgs;
-use crate::run::plot::{color, draw_note, px, register_font, scale, write_png, Root};
+use crate::plot::{color, draw_note, px, register_font, scale, write_png, Root};
 use anyhow::{anyhow, bail, Result};
 use eval::arena::Openings;
 use eval::strength::{self, Level, PairingResult, StrengthConfig};

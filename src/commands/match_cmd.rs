@@ -1,13 +1,12 @@
 //! `loazero match`: two players, many games, records, results and an Elo difference.
 
 use super::common::GameArgs;
+use crate::progress::ProgressLine;
 use anyhow::{bail, Result};
 use eval::arena::{play_match, Control, MatchConfig, Openings};
 use eval::{PlayerFactory, PlayerSpec};
-use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Arguments of `loazero match`.
 #[derive(clap::Args)]
@@ -80,20 +79,11 @@ pub fn run(args: Args) -> Result<()> {
         config.rules,
         out.display()
     );
+    crate::interrupt::install();
     let start = Instant::now();
-    let bar = if std::io::stderr().is_terminal() {
-        let bar = indicatif::ProgressBar::new(args.games as u64);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{bar:40} {pos}/{len} games  {msg}  [{elapsed_precise} < {eta_precise}]",
-            )
-            .expect("valid template"),
-        );
-        Some(bar)
-    } else {
-        None
-    };
-    let last_line = Mutex::new(Instant::now());
+    // Plain lines: every game for short matches, else at most one per 10 s.
+    let interval = Duration::from_secs(if args.games <= 50 { 0 } else { 10 });
+    let progress = ProgressLine::new("match", args.games as u64, "games", interval);
     let report = play_match(&factory, &a, &b, &config, &|g, t| {
         let msg = format!(
             "A {}-{}-{} ({:.1}%)  Elo {}",
@@ -103,34 +93,17 @@ pub fn run(args: Args) -> Result<()> {
             100.0 * t.score(),
             t.elo()
         );
-        match &bar {
-            Some(bar) => {
-                bar.inc(1);
-                bar.set_message(msg);
-            }
-            None => {
-                // Plain lines: every game for short matches, else at most one per 10 s.
-                let mut last = last_line.lock().expect("progress lock");
-                if args.games <= 50
-                    || last.elapsed().as_secs() >= 10
-                    || t.games() as usize == args.games
-                {
-                    *last = Instant::now();
-                    eprintln!(
-                        "game {}/{}: {} ({} plies); {msg}",
-                        t.games(),
-                        args.games,
-                        g.result,
-                        g.plies
-                    );
-                }
-            }
+        progress.update(
+            t.games() as u64,
+            &format!("last {} ({} plies); {msg}", g.result, g.plies),
+        );
+        if crate::interrupt::requested() {
+            Control::Stop
+        } else {
+            Control::Continue
         }
-        Control::Continue
     });
-    if let Some(bar) = &bar {
-        bar.finish();
-    }
+    progress.finish();
     let report = report?;
     let t = report.tally;
     let n = report.games.len().max(1) as f64;
@@ -166,6 +139,15 @@ pub fn run(args: Args) -> Result<()> {
         start.elapsed().as_secs_f64()
     );
     println!("results: {}", out.join("results.jsonl").display());
+    if report.stopped && crate::interrupt::requested() {
+        eprintln!(
+            "stopped after {} of {} games (the games above); their records are in {}",
+            report.games.len(),
+            args.games,
+            out.display()
+        );
+        return Err(crate::interrupt::Interrupted.into());
+    }
     Ok(())
 }
 

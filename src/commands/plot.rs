@@ -1,4 +1,4 @@
-//! `loazero plot`: PNG learning curves of a run directory (see [`crate::run::plot`]).
+//! `loazero plot`: PNG learning curves of a run directory (see [`crate::plot`]).
 
 use anyhow::Result;
 use std::path::PathBuf;
@@ -22,7 +22,7 @@ pub struct Args {
 /// Writes the plots and prints the path of each.
 pub fn run(args: Args) -> Result<()> {
     let written =
-        crate::run::plot::write_plots(&args.dir, args.out.as_deref(), (args.width, args.height))?;
+        crate::plot::write_plots(&args.dir, args.out.as_deref(), (args.width, args.height))?;
     for path in written {
         println!("{}", path.display());
     }

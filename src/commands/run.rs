@@ -40,6 +40,8 @@ pub struct Args {
 
 /// Starts or resumes the run.
 pub fn run(args: Args) -> Result<()> {
+    // Before anything is written: a signal is then always a stop at a safe point.
+    crate::interrupt::install();
     let dir = RunDir::new(&args.dir);
     let saved = dir.config();
     let mut sets = args.sets.clone();

@@ -1,9 +1,11 @@
 //! `loazero selfplay`: plays games with MCTS and writes training shards and game records.
 
+use crate::progress::ProgressLine;
 use anyhow::{anyhow, Context, Result};
-use selfplay::{Evaluator, GameWriter, ProgressDisplay, SelfplayConfig};
+use selfplay::{Evaluator, GameWriter, SelfplayConfig};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Arguments of `loazero selfplay`.
 #[derive(clap::Args)]
@@ -133,14 +135,26 @@ pub fn play(
     out: &Path,
 ) -> Result<()> {
     let mut writer = GameWriter::new(out, config.shard_samples, config.write_game_records)?;
-    let mut display = ProgressDisplay::new(games);
+    let display = ProgressLine::new("selfplay", games, "games", Duration::from_secs(10));
     let name = evaluator.name();
     let result = selfplay::run_selfplay(
         config,
         evaluator,
         games,
         |g| writer.add(g).map_err(|e| e.to_string()),
-        |p| display.update(p),
+        |p| {
+            display.update(
+                p.games,
+                &format!(
+                    "{} positions, {:.0} positions/s, {:.0} evals/s, mean batch {:.1} ({:.0} s)",
+                    p.positions,
+                    p.positions_per_second(),
+                    p.evaluations_per_second(),
+                    p.mean_batch(),
+                    p.seconds
+                ),
+            )
+        },
     );
     display.finish();
     // Whatever happened, keep the samples already played.
@@ -160,124 +174,6 @@ pub fn play(
         progress.mean_batch(),
         progress.would_resign,
         progress.false_resignations,
-    );
-    Ok(())
-}
-
-/// Arguments of `loazero bench mcts`.
-#[derive(clap::Args)]
-pub struct BenchArgs {
-    /// Evaluators to measure (default: uniform, then heuristic).
-    #[arg(long, value_enum)]
-    pub evaluator: Vec<EvaluatorKind>,
-    /// Simulations per searched move.
-    #[arg(long, default_value_t = 1000)]
-    pub simulations: u32,
-    /// Seconds per evaluator.
-    #[arg(long, default_value_t = 5.0)]
-    pub seconds: f64,
-    /// Threads searching in parallel (the figure is per thread).
-    #[arg(long, default_value_t = 1)]
-    pub threads: usize,
-    /// Leaves per evaluator call (overrides the default search config).
-    #[arg(long)]
-    pub leaves: Option<u32>,
-    /// TOML config whose `[selfplay.mcts]` (or `[mcts]`) settings are used.
-    #[arg(long)]
-    pub config: Option<PathBuf>,
-    /// Also measure self-play with this network model: self-play evaluations/s next to
-    /// the raw forward throughput of the same net at the same mean batch size, as a ratio.
-    #[arg(long)]
-    pub model: Option<PathBuf>,
-    /// Self-play games for the `--model` measurement (2 threads, default self-play config).
-    #[arg(long, default_value_t = 16)]
-    pub games: u64,
-}
-
-/// `loazero bench mcts`: simulations/s per thread, playing games from the standard start
-/// (best move, tree reuse) with each evaluator.
-pub fn bench(args: BenchArgs) -> Result<()> {
-    let mut mcts = match &args.config {
-        Some(path) => load_config(path)?.mcts,
-        None => selfplay::MctsConfig::default(),
-    };
-    if let Some(l) = args.leaves {
-        mcts.leaves_per_batch = l;
-    }
-    mcts.validate().map_err(|e| anyhow!(e))?;
-    let kinds = if args.evaluator.is_empty() {
-        vec![EvaluatorKind::Uniform, EvaluatorKind::Heuristic]
-    } else {
-        args.evaluator.clone()
-    };
-    for kind in kinds {
-        let evaluator = build_evaluator(&EvaluatorChoice::Builtin(kind), loa::Variant::Standard)?;
-        let name = evaluator.name();
-        let r = selfplay::bench::bench_search(
-            evaluator,
-            &mcts,
-            args.simulations,
-            args.seconds,
-            args.threads,
-        );
-        println!(
-            "mcts {name:<9} {:>10.0} sims/s/thread  ({:.0} sims per CPU second; {} threads, {} \
-             sims, {} moves of {} sims, mean batch {:.1}, {:.1} s)",
-            r.sims_per_second_per_thread(),
-            r.sims_per_cpu_second(),
-            r.threads,
-            r.simulations,
-            r.moves,
-            args.simulations,
-            r.evaluations as f64 / r.batches.max(1) as f64,
-            r.seconds
-        );
-    }
-    if let Some(path) = &args.model {
-        bench_network_selfplay(path, &args)?;
-    }
-    Ok(())
-}
-
-/// Self-play evaluations/s with the network against the raw batched forward throughput of
-/// the same net on the same device at the self-play mean batch size.
-fn bench_network_selfplay(path: &Path, args: &BenchArgs) -> Result<()> {
-    let evaluator = train::NetEvaluator::load(path, &train::InferenceConfig::default())
-        .map_err(|e| anyhow!("cannot load model {}: {e:#}", path.display()))?;
-    let info = evaluator.info().clone();
-    let variant = info.variant;
-    let evaluator = Arc::new(evaluator);
-    let mut config = SelfplayConfig {
-        variant: variant.name().into(),
-        threads: args.threads.max(2),
-        write_game_records: false,
-        ..SelfplayConfig::default()
-    };
-    config.simulations = args.simulations.min(config.simulations);
-    let dyn_eval: Arc<dyn Evaluator> = evaluator.clone();
-    let progress = selfplay::run_selfplay(&config, dyn_eval, args.games, |_| Ok(()), |_| {})
-        .map_err(|e| anyhow!("self-play failed: {e}"))?;
-    let selfplay_rate = progress.evaluations as f64 / progress.seconds.max(1e-9);
-    let mean_batch = evaluator.stats().mean_batch().max(1.0);
-    let raw = train::bench::forward(
-        &info.net,
-        variant,
-        tch::Device::Cpu,
-        tch::Kind::Float,
-        mean_batch.round() as usize,
-        args.seconds.min(3.0),
-        train::InferenceConfig::default().fold_batch_norm,
-    );
-    println!(
-        "mcts network   {selfplay_rate:>10.0} evaluations/s in self-play ({} games, {} sims, \
-         {} threads, mean forward batch {mean_batch:.0}); raw forward {:.0} positions/s at \
-         batch {:.0}: ratio {:.0}%",
-        args.games,
-        config.simulations,
-        config.threads,
-        raw.per_sec,
-        mean_batch.round(),
-        100.0 * selfplay_rate / raw.per_sec.max(1e-9)
     );
     Ok(())
 }

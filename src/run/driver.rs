@@ -56,6 +56,9 @@ struct GenerationRecord {
     forward_efficiency: Option<f64>,
     /// Self-play games parked in flight at the end of the phase (continuous self-play).
     selfplay_in_flight: Option<usize>,
+    /// Fraction of self-play evaluations answered by the evaluation cache
+    /// (`train.inference.cache_positions`; absent when it is off).
+    eval_cache_hit_rate: Option<f64>,
     train_steps: Option<u64>,
     train_seconds: Option<f64>,
     train_samples_per_sec: Option<f64>,
@@ -206,8 +209,28 @@ impl Driver {
         generation == 0 || (every > 0 && generation.is_multiple_of(every))
     }
 
-    /// Runs until a limit is reached, then rates the final best model if needed.
+    /// Runs until a limit is reached, then rates the final best model if needed. A
+    /// SIGINT or SIGTERM ([`crate::interrupt`]) stops it at the next safe point with an
+    /// [`crate::interrupt::Interrupted`] error, after saying where it stopped.
     pub fn run(mut self) -> Result<()> {
+        crate::interrupt::install();
+        let result = self.run_loop();
+        if let Err(e) = &result {
+            if crate::interrupt::is_interrupted(e) {
+                self.display.finish();
+                eprintln!(
+                    "stopped at generation {} ({:?} phase) after {} of run time; everything \
+                     finished so far is saved: run the same command again to resume",
+                    self.state.generation,
+                    self.state.phase,
+                    clock(self.elapsed())
+                );
+            }
+        }
+        result
+    }
+
+    fn run_loop(&mut self) -> Result<()> {
         let r = &self.config.run;
         self.display.line(&format!(
             "run {}: generation {} ({:?}), best {}, {} of {}; {} self-play games and {} \
@@ -226,6 +249,7 @@ impl Driver {
             r.train_steps_per_generation,
         ));
         loop {
+            crate::interrupt::check()?;
             self.display.generation(
                 self.state.generation,
                 self.config.run.generations,
@@ -345,7 +369,11 @@ impl Driver {
         let sink = |game| {
             writer
                 .add(game)
-                .map_err(|e: selfplay::DataError| e.to_string())
+                .map_err(|e: selfplay::DataError| e.to_string())?;
+            if crate::interrupt::requested() {
+                return Err("interrupted".to_string());
+            }
+            Ok(())
         };
         let show = |p: &selfplay::Progress| {
             display.update(
@@ -359,6 +387,7 @@ impl Driver {
             )
         };
         let evaluator = Arc::new(evaluator);
+        let service = evaluator.clone();
         let result = if self.config.run.continuous_selfplay {
             selfplay::run_selfplay_continuous(
                 &sp,
@@ -372,6 +401,11 @@ impl Driver {
             selfplay::run_selfplay(&sp, evaluator, total - done, sink, show)
         };
         let flushed = writer.flush();
+        if crate::interrupt::requested() {
+            // The finished games are in the shards; the rest is replayed on resume.
+            flushed.map_err(|e| anyhow!("cannot write self-play games: {e}"))?;
+            return Err(crate::interrupt::Interrupted.into());
+        }
         let progress = result.map_err(|e| anyhow!("self-play of generation {g}: {e}"))?;
         flushed.map_err(|e| anyhow!("cannot write self-play games: {e}"))?;
         self.record.selfplay_games = Some(progress.games);
@@ -380,6 +414,7 @@ impl Driver {
         self.record.positions_per_sec = Some(progress.positions_per_second());
         self.record.evals_per_sec = Some(progress.evaluations_per_second());
         self.record.selfplay_in_flight = Some(self.parked.in_flight());
+        self.record.eval_cache_hit_rate = service.stats().cache_hit_rate();
         if progress.batches > 0 {
             let mean_batch = progress.mean_batch();
             let inference = self.inference_config();
@@ -443,7 +478,7 @@ impl Driver {
             }
             let to_checkpoint = every - step % every;
             let chunk = log_every.min(target - step).min(to_checkpoint);
-            let summary = trainer.train(&self.window, chunk, Some(&mut self.metrics), false)?;
+            let summary = trainer.train(&self.window, chunk, Some(&mut self.metrics))?;
             let s = &summary.stats;
             let n = summary.steps as f64;
             loss += s.loss * n;
@@ -453,8 +488,12 @@ impl Driver {
             samples += s.samples as u64;
             steps += summary.steps;
             let step = trainer.step();
-            if step.is_multiple_of(every) || step >= target {
+            let interrupted = crate::interrupt::requested();
+            if step.is_multiple_of(every) || step >= target || interrupted {
                 trainer.save_checkpoint(&checkpoint)?;
+            }
+            if interrupted {
+                crate::interrupt::check()?;
             }
             self.display.update(
                 Bar::Train,

@@ -22,8 +22,10 @@ fn prefix(best: u32) -> String {
 }
 
 /// Plays `games` games (`None`: until killed) for the run in `dir`; `threads` overrides
-/// the run's `selfplay.threads`. Prints a line per round.
+/// the run's `selfplay.threads`. Prints a line per round. SIGINT/SIGTERM stop it after
+/// the finished games are written ([`crate::interrupt`]).
 pub fn join(dir: &Path, games: Option<u64>, threads: Option<usize>) -> Result<()> {
+    crate::interrupt::install();
     let run = RunDir::new(dir);
     if !run.config().exists() || !run.state().exists() {
         bail!(
@@ -68,10 +70,25 @@ pub fn join(dir: &Path, games: Option<u64>, threads: Option<usize>) -> Result<()
             &sp,
             ev,
             n,
-            |g| writer.add(g).map_err(|e| e.to_string()),
+            |g| {
+                writer.add(g).map_err(|e| e.to_string())?;
+                if crate::interrupt::requested() {
+                    return Err("interrupted".to_string());
+                }
+                Ok(())
+            },
             |_| {},
         );
         let flushed = writer.flush();
+        if crate::interrupt::requested() {
+            flushed.map_err(|e| anyhow!("cannot write self-play games: {e}"))?;
+            eprintln!(
+                "selfplay --dir {}: stopped; every finished game is in {}",
+                dir.display(),
+                run.shards().display()
+            );
+            return Err(crate::interrupt::Interrupted.into());
+        }
         let p = result.map_err(|e| anyhow!("self-play: {e}"))?;
         flushed.map_err(|e| anyhow!("cannot write self-play games: {e}"))?;
         played += p.games;

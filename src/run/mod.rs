@@ -7,14 +7,14 @@
 //! * [`shards`]: naming and counting the loop's own self-play shards.
 //! * [`rating`]: resumable matches against fixed anchors, Bradley–Terry ratings.
 //! * [`driver`]: the loop itself; [`join`]: extra self-play processes.
-//! * [`display`]: progress bars and summary lines; [`plot`]: PNG learning curves.
+//! * [`display`]: progress bars and summary lines (the learning curves are drawn by
+//!   [`crate::plot`]).
 
 pub mod config;
 pub mod display;
 pub mod driver;
 pub mod join;
 pub mod layout;
-pub mod plot;
 pub mod rating;
 pub mod shards;
 pub mod state;

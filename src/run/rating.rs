@@ -82,8 +82,16 @@ pub fn resumable_match(
     };
     let report = play_match(factory, a, b, &match_config, &|g, t| {
         on_game(g, t);
-        Control::Continue
+        if crate::interrupt::requested() {
+            Control::Stop
+        } else {
+            Control::Continue
+        }
     })?;
+    if report.stopped {
+        // Not complete: no done file, so a resumed run replays the match.
+        crate::interrupt::check()?;
+    }
     let done = MatchDone {
         a: a.name(),
         b: b.name(),

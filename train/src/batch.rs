@@ -2,8 +2,8 @@
 //! targets over the policy vector, legal-move masks, and win/draw/loss value targets.
 
 use crate::encoding::{encode_into, input_len, num_planes, same_layout};
+use crate::policy::{policy_size, transform_policy_index, PolicyIndex};
 use anyhow::{bail, Result};
-use loa::policy::{policy_size, transform_policy_index};
 use loa::Variant;
 use selfplay::data::Sample;
 use tch::{Device, Kind, Tensor};

@@ -156,6 +156,12 @@ pub struct InferenceConfig {
     /// folded into the convolutions; same outputs up to float rounding, faster). Default
     /// true; false runs the reference [`crate::net::Net::forward`].
     pub fold_batch_norm: bool,
+    /// Entries of the evaluation cache: the outputs of recently evaluated positions,
+    /// keyed by position hash and checked against the position and its move list, so a
+    /// position seen again (a transposition in a tree, an opening shared by many games) is
+    /// answered without the network. Cleared when the weights change. 0 disables it.
+    /// Default 0.
+    pub cache_positions: usize,
 }
 
 impl Default for InferenceConfig {
@@ -167,6 +173,7 @@ impl Default for InferenceConfig {
             precision: Precision::Float,
             threads: 0,
             fold_batch_norm: true,
+            cache_positions: 0,
         }
     }
 }

@@ -26,7 +26,7 @@
 //! as `u8` (small transfers to the device) and scaled on the device by
 //! [`InputLayout::scales`]. Board cell `(col, row)` ([`loa::Geometry::coords`]) is element
 //! `[plane][row][col]`, so the flattened cell index is [`loa::Geometry::grid_cell`] and the
-//! policy planes line up with [`loa::Position::policy_index`].
+//! policy planes line up with [`crate::policy::PolicyIndex::policy_index`].
 //!
 //! Versions: version 2 introduced the per-variant layout. The planes of `standard`,
 //! `scrambled-eggs` and `6x6` are exactly those of version 1, so models of those variants
@@ -198,7 +198,7 @@ pub fn check_version(variant: Variant, version: u32) -> Result<(), String> {
 pub fn same_layout(a: Variant, b: Variant) -> bool {
     a == b
         || (input_layout(a) == input_layout(b)
-            && loa::policy::policy_plane_names(a) == loa::policy::policy_plane_names(b))
+            && crate::policy::policy_plane_names(a) == crate::policy::policy_plane_names(b))
 }
 
 /// Writes the planes of `pos` into `out` (length [`input_len`] of its variant), every
@@ -277,8 +277,8 @@ pub fn encode(pos: &Position) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::{policy_planes, policy_size, transform_policy_index, PolicyIndex};
     use loa::geometry::NO_SQUARE;
-    use loa::policy::{policy_planes, policy_size, transform_policy_index};
     use loa::Rules;
 
     fn plane(enc: &[u8], n: usize, p: usize) -> &[u8] {

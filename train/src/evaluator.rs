@@ -12,7 +12,9 @@ use crate::encoding::{encode_into, input_len, num_planes, same_layout};
 use crate::folded::FoldedNet;
 use crate::model::{read_model_file, Model, ModelInfo};
 use crate::net::wdl_to_value;
+use crate::policy::PolicyIndex;
 use crossbeam_channel::{bounded, unbounded, Receiver, RecvTimeoutError, Sender};
+use loa::{Move, Position};
 use selfplay::{EvalBatch, EvalError, Evaluator};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -40,6 +42,11 @@ pub struct InferenceStats {
     pub positions: AtomicU64,
     /// Requests served.
     pub requests: AtomicU64,
+    /// Positions looked up in the evaluation cache (every position asked for while the
+    /// cache is on).
+    pub cache_lookups: AtomicU64,
+    /// Positions answered from the cache (not in `positions`).
+    pub cache_hits: AtomicU64,
 }
 
 impl InferenceStats {
@@ -47,6 +54,64 @@ impl InferenceStats {
     pub fn mean_batch(&self) -> f64 {
         let b = self.batches.load(Ordering::Relaxed);
         self.positions.load(Ordering::Relaxed) as f64 / b.max(1) as f64
+    }
+
+    /// Fraction of cache lookups answered from the cache; None when the cache is off or
+    /// nothing was asked.
+    pub fn cache_hit_rate(&self) -> Option<f64> {
+        let lookups = self.cache_lookups.load(Ordering::Relaxed);
+        (lookups > 0).then(|| self.cache_hits.load(Ordering::Relaxed) as f64 / lookups as f64)
+    }
+}
+
+/// One cached evaluation: the position, the moves it was asked with, and the answer.
+struct CachedEval {
+    position: Position,
+    moves: Box<[Move]>,
+    priors: Box<[f32]>,
+    value: f32,
+}
+
+/// The evaluation cache ([`InferenceConfig::cache_positions`]): a direct-mapped table
+/// indexed by position hash, a new entry replacing the one in its slot. A hit needs the
+/// same position (everything but the ply counter) and the same move list, so an answer is
+/// never served for another position. Owned by the inference thread.
+struct EvalCache {
+    slots: Vec<Option<CachedEval>>,
+}
+
+impl EvalCache {
+    /// A cache of at least `capacity` slots (rounded up to a power of two).
+    fn new(capacity: usize) -> EvalCache {
+        let n = capacity.max(1).next_power_of_two();
+        EvalCache {
+            slots: (0..n).map(|_| None).collect(),
+        }
+    }
+
+    fn slot(&self, position: &Position) -> usize {
+        position.hash() as usize & (self.slots.len() - 1)
+    }
+
+    /// The cached answer for `position` asked with `moves`.
+    fn get(&self, position: &Position, moves: &[Move]) -> Option<&CachedEval> {
+        self.slots[self.slot(position)]
+            .as_ref()
+            .filter(|e| e.position == *position && *e.moves == *moves)
+    }
+
+    fn insert(&mut self, position: Position, moves: &[Move], priors: &[f32], value: f32) {
+        let slot = self.slot(&position);
+        self.slots[slot] = Some(CachedEval {
+            position,
+            moves: moves.into(),
+            priors: priors.into(),
+            value,
+        });
+    }
+
+    fn clear(&mut self) {
+        self.slots.iter_mut().for_each(|s| *s = None);
     }
 }
 
@@ -236,6 +301,8 @@ struct InferenceLoop {
     /// The folded form of `model.net` when `config.fold_batch_norm` (rebuilt whenever
     /// the weights change).
     folded: Option<FoldedNet>,
+    /// The evaluation cache when `config.cache_positions > 0`.
+    cache: Option<EvalCache>,
 }
 
 impl InferenceLoop {
@@ -247,6 +314,7 @@ impl InferenceLoop {
     ) -> Self {
         let variant = model.info.variant;
         let folded = config.fold_batch_norm.then(|| FoldedNet::new(&model.net));
+        let cache = (config.cache_positions > 0).then(|| EvalCache::new(config.cache_positions));
         InferenceLoop {
             model,
             config,
@@ -255,6 +323,7 @@ impl InferenceLoop {
             input: Vec::new(),
             variant,
             folded,
+            cache,
         }
     }
 
@@ -278,6 +347,9 @@ impl InferenceLoop {
                         .map_err(|e| format!("{e:#}"));
                     if self.config.fold_batch_norm {
                         self.folded = Some(FoldedNet::new(&self.model.net));
+                    }
+                    if let Some(cache) = &mut self.cache {
+                        cache.clear();
                     }
                     let _ = reply.send(r);
                     continue;
@@ -322,31 +394,70 @@ impl InferenceLoop {
         if good.is_empty() {
             return;
         }
-        let total: usize = good.iter().map(|(b, _)| b.len()).sum();
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            self.forward(good.iter().map(|(b, _)| b), total)
-        }));
-        let (policy, values, policy_len) = match result {
-            Ok(Ok(out)) => out,
-            Ok(Err(e)) => return reply_all(good, EvalError(format!("forward pass: {e}"))),
-            Err(_) => return reply_all(good, EvalError("forward pass panicked".into())),
-        };
-        self.stats.batches.fetch_add(1, Ordering::Relaxed);
-        self.stats
-            .positions
-            .fetch_add(total as u64, Ordering::Relaxed);
+        // Answer what the cache knows; the rest goes through the network.
+        let mut misses: Vec<(usize, usize)> = Vec::new();
+        let mut lookups = 0u64;
+        for (k, (batch, _)) in good.iter_mut().enumerate() {
+            batch.prepare_outputs();
+            for i in 0..batch.len() {
+                let range = batch.range(i);
+                let hit = self
+                    .cache
+                    .as_ref()
+                    .and_then(|c| c.get(&batch.positions[i], &batch.moves[range.clone()]));
+                match hit {
+                    Some(e) => {
+                        batch.priors[range].copy_from_slice(&e.priors);
+                        batch.values[i] = e.value;
+                    }
+                    None => misses.push((k, i)),
+                }
+                lookups += 1;
+            }
+        }
+        if self.cache.is_some() {
+            self.stats
+                .cache_lookups
+                .fetch_add(lookups, Ordering::Relaxed);
+            self.stats
+                .cache_hits
+                .fetch_add(lookups - misses.len() as u64, Ordering::Relaxed);
+        }
         self.stats
             .requests
             .fetch_add(good.len() as u64, Ordering::Relaxed);
-        let mut row = 0;
-        for (mut batch, reply) in good {
-            batch.prepare_outputs();
-            for i in 0..batch.len() {
-                let logits = &policy[(row + i) * policy_len..(row + i + 1) * policy_len];
-                write_priors(&mut batch, i, logits);
-                batch.values[i] = values[row + i].clamp(-1.0, 1.0);
+        if !misses.is_empty() {
+            let total = misses.len();
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let positions = misses.iter().map(|&(k, i)| &good[k].0.positions[i]);
+                self.forward(positions, total)
+            }));
+            let (policy, values, policy_len) = match result {
+                Ok(Ok(out)) => out,
+                Ok(Err(e)) => return reply_all(good, EvalError(format!("forward pass: {e}"))),
+                Err(_) => return reply_all(good, EvalError("forward pass panicked".into())),
+            };
+            self.stats.batches.fetch_add(1, Ordering::Relaxed);
+            self.stats
+                .positions
+                .fetch_add(total as u64, Ordering::Relaxed);
+            for (row, &(k, i)) in misses.iter().enumerate() {
+                let batch = &mut good[k].0;
+                let logits = &policy[row * policy_len..(row + 1) * policy_len];
+                write_priors(batch, i, logits);
+                batch.values[i] = values[row].clamp(-1.0, 1.0);
+                if let Some(cache) = &mut self.cache {
+                    let range = batch.range(i);
+                    cache.insert(
+                        batch.positions[i],
+                        &batch.moves[range.clone()],
+                        &batch.priors[range],
+                        batch.values[i],
+                    );
+                }
             }
-            row += batch.len();
+        }
+        for (batch, reply) in good {
             let _ = reply.send(Ok(batch));
         }
     }
@@ -376,11 +487,11 @@ impl InferenceLoop {
         Ok(())
     }
 
-    /// Encodes and runs `total` positions; returns the policy logits (row-major,
+    /// Encodes and runs the `total` positions; returns the policy logits (row-major,
     /// `policy_len` per position) and values on the CPU.
     fn forward<'a>(
         &mut self,
-        batches: impl Iterator<Item = &'a EvalBatch>,
+        positions: impl Iterator<Item = &'a Position>,
         total: usize,
     ) -> Result<(Vec<f32>, Vec<f32>, usize), tch::TchError> {
         let n = self.variant.geometry().size as usize;
@@ -393,12 +504,8 @@ impl InferenceLoop {
         };
         self.input.clear();
         self.input.resize(rows * len, 0);
-        let mut r = 0;
-        for b in batches {
-            for p in &b.positions {
-                encode_into(p, &mut self.input[r * len..(r + 1) * len]);
-                r += 1;
-            }
+        for (r, p) in positions.enumerate() {
+            encode_into(p, &mut self.input[r * len..(r + 1) * len]);
         }
         let x = Tensor::f_from_slice(&self.input)?.f_view([
             rows as i64,
@@ -580,6 +687,66 @@ mod tests {
         });
         assert!(eval.stats().batches.load(Ordering::Relaxed) >= 1);
         assert_eq!(eval.stats().requests.load(Ordering::Relaxed), 20);
+    }
+
+    /// With the cache on: a repeated position is answered from the cache with the same
+    /// outputs, a different move list is a miss, and new weights clear the cache.
+    #[test]
+    fn cache_answers_repeats_and_forgets_old_weights() {
+        crate::test_threads();
+        let model = tiny_model();
+        let config = InferenceConfig {
+            cache_positions: 64,
+            ..InferenceConfig::default()
+        };
+        let eval =
+            NetEvaluator::from_weights(model.info.clone(), model.weights(), &config, "c").unwrap();
+        let plain = NetEvaluator::from_weights(
+            model.info.clone(),
+            model.weights(),
+            &InferenceConfig::default(),
+            "p",
+        )
+        .unwrap();
+        let ps = positions(5);
+        let mut first = batch_of(&ps);
+        eval.evaluate(&mut first).unwrap();
+        let stats = eval.stats();
+        assert_eq!(stats.cache_lookups.load(Ordering::Relaxed), 5);
+        assert_eq!(stats.cache_hits.load(Ordering::Relaxed), 0);
+        // The same positions again, in another order and with a duplicate.
+        let again: Vec<Position> = vec![ps[3], ps[0], ps[3]];
+        let mut second = batch_of(&again);
+        eval.evaluate(&mut second).unwrap();
+        assert_eq!(stats.cache_hits.load(Ordering::Relaxed), 3);
+        assert_eq!(stats.positions.load(Ordering::Relaxed), 5);
+        let mut reference = batch_of(&again);
+        plain.evaluate(&mut reference).unwrap();
+        for (a, b) in second.priors.iter().zip(&reference.priors) {
+            assert!((a - b).abs() < 1e-5, "{a} {b}");
+        }
+        for (a, b) in second.values.iter().zip(&reference.values) {
+            assert!((a - b).abs() < 1e-5, "{a} {b}");
+        }
+        assert_eq!(plain.stats().cache_hit_rate(), None);
+        assert_eq!(stats.cache_hit_rate(), Some(3.0 / 8.0));
+        // The same position asked with fewer moves is not answered from the cache.
+        let mut fewer = EvalBatch::new();
+        let moves = ps[1].legal_moves(&Rules::classic()).to_vec();
+        fewer.push(ps[1], &moves[..moves.len() - 1]);
+        eval.evaluate(&mut fewer).unwrap();
+        assert_eq!(stats.cache_hits.load(Ordering::Relaxed), 3);
+        // New weights: nothing is answered from the old ones.
+        let zeros: Vec<(String, Tensor)> = model
+            .weights()
+            .into_iter()
+            .map(|(n, t)| (n, t.zeros_like()))
+            .collect();
+        eval.set_weights(zeros).unwrap();
+        let mut after = batch_of(&ps);
+        eval.evaluate(&mut after).unwrap();
+        assert_eq!(stats.cache_hits.load(Ordering::Relaxed), 3);
+        assert!(after.values.iter().all(|v| v.abs() < 1e-6));
     }
 
     #[test]

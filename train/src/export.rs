@@ -8,11 +8,11 @@
 
 use crate::encoding::{encode, input_layout, plane_meaning, ENCODING_VERSION};
 use crate::model::{Model, NET_PREFIX};
+use crate::policy::{policy_plane_names, policy_size};
 use crate::tensor_file;
 use anyhow::{bail, Context, Result};
 use loa::geometry::{Shape, NO_SQUARE, OFF_BOARD};
 use loa::notation::name_on;
-use loa::policy::{policy_plane_names, policy_size};
 use loa::{Player, Position, Rules, Variant};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -279,6 +279,7 @@ mod tests {
     use super::*;
     use crate::config::NetConfig;
     use crate::model::ModelInfo;
+    use crate::policy::PolicyIndex;
 
     fn tiny() -> NetConfig {
         NetConfig {

@@ -14,6 +14,7 @@
 use crate::encoding::{encode, num_planes};
 use crate::model::Model;
 use crate::net::wdl_to_value;
+use crate::policy::PolicyIndex;
 use anyhow::{bail, Context, Result};
 use loa::{Move, Position, Rules, Variant};
 use tch::{Device, Kind, Tensor};

@@ -3,6 +3,7 @@
 //!
 //! * [`encoding`]: positions → `u8` planes (side-to-move view), per variant
 //!   ([`encoding::input_layout`]), versioned.
+//! * [`policy`]: move ⇄ policy index of the network's output ([`policy::PolicyIndex`]).
 //! * [`net`]: the residual network (input and policy planes of its variant); [`model`]: a
 //!   network with its description and files; a model serves the variants of its layout
 //!   only ([`ModelInfo::check_variant`]).
@@ -34,7 +35,7 @@
 //! let mut window = ReplayWindow::new(config.window_positions, Variant::Standard);
 //! let report = window.refresh(&shards_dir)?;      // report.skipped: bad shards, named
 //! let mut log = MetricsLog::open(&run_dir.join("metrics.jsonl"))?;
-//! trainer.train(&window, steps, Some(&mut log), true)?;
+//! trainer.train(&window, steps, Some(&mut log))?;
 //! trainer.save_checkpoint(&run_dir.join("checkpoints/latest.safetensors"))?;
 //! trainer.save_model(&run_dir.join("models/gen-0001.safetensors"))?;
 //! eval.set_weights(trainer.weights())?;           // or eval.load_weights(&model_path)
@@ -59,6 +60,7 @@ pub mod metrics;
 pub mod model;
 pub mod net;
 pub mod optimizer;
+pub mod policy;
 pub mod replay;
 pub mod tensor_file;
 pub mod trainer;

@@ -1,11 +1,11 @@
 //! Training metrics: a JSON-lines file (one object per record, flushed at once, so a
-//! crash loses at most the line being written) and progress for humans (an indicatif
-//! bar on a terminal, plain lines otherwise).
+//! crash loses at most the line being written). Progress for people is the binary's
+//! business: it reads the same records.
 
 use anyhow::{Context, Result};
 use serde::Serialize;
 use std::fs::{File, OpenOptions};
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Appends JSON records to a file, one per line.
@@ -48,59 +48,6 @@ pub fn unix_time() -> f64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs_f64())
         .unwrap_or(0.0)
-}
-
-/// Progress of a known number of steps: a bar when stderr is a terminal, else a plain
-/// line per [`Progress::line`] call.
-pub struct Progress {
-    bar: Option<indicatif::ProgressBar>,
-}
-
-impl Progress {
-    /// Progress over `total` steps, labelled `label`. `enabled = false` prints nothing.
-    pub fn new(total: u64, label: &str, enabled: bool) -> Progress {
-        let bar = (enabled && std::io::stderr().is_terminal()).then(|| {
-            let bar = indicatif::ProgressBar::new(total);
-            bar.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "{prefix} [{bar:30}] {pos}/{len} {per_sec} eta {eta} {msg}",
-                )
-                .expect("valid template")
-                .progress_chars("=> "),
-            );
-            bar.set_prefix(label.to_string());
-            bar
-        });
-        Progress { bar }
-    }
-
-    /// Whether a bar is shown (else plain lines are wanted).
-    pub fn is_bar(&self) -> bool {
-        self.bar.is_some()
-    }
-
-    /// Advances the bar by `n` steps.
-    pub fn inc(&self, n: u64) {
-        if let Some(b) = &self.bar {
-            b.inc(n);
-        }
-    }
-
-    /// Shows `msg`: the bar's message, or a line on stderr without a terminal.
-    pub fn line(&self, msg: &str, plain_enabled: bool) {
-        match &self.bar {
-            Some(b) => b.set_message(msg.to_string()),
-            None if plain_enabled => eprintln!("{msg}"),
-            None => {}
-        }
-    }
-
-    /// Removes the bar.
-    pub fn finish(&self) {
-        if let Some(b) = &self.bar {
-            b.finish_and_clear();
-        }
-    }
 }
 
 #[cfg(test)]

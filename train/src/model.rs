@@ -11,9 +11,9 @@
 use crate::config::NetConfig;
 use crate::encoding::{check_version, input_layout, num_planes, same_layout, ENCODING_VERSION};
 use crate::net::Net;
+use crate::policy::policy_planes;
 use crate::tensor_file;
 use anyhow::{bail, Context, Result};
-use loa::policy::policy_planes;
 use loa::Variant;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -59,7 +59,7 @@ pub struct ModelInfo {
     /// Number of input planes ([`crate::encoding::num_planes`]); absent in version-1 files.
     #[serde(default)]
     pub input_planes: usize,
-    /// Number of policy planes ([`loa::policy::policy_planes`]); absent in version-1 files.
+    /// Number of policy planes ([`crate::policy::policy_planes`]); absent in version-1 files.
     #[serde(default)]
     pub policy_planes: usize,
     /// The network shape.

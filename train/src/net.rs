@@ -7,15 +7,15 @@
 //! variant's input planes ([`crate::encoding::input_layout`]).
 //!
 //! Outputs of [`Net::forward`], for a variant with grid side `N` and `P` policy planes
-//! ([`loa::policy::policy_planes`]: directions, then a drop or removal plane):
+//! ([`crate::policy::policy_planes`]: directions, then a drop or removal plane):
 //! * policy logits `[B, P·N·N]`, index `plane · N·N + row · N + col` — exactly
-//!   [`loa::Position::policy_index`] (grid cell = `row · N + col`);
+//!   [`crate::policy::PolicyIndex::policy_index`] (grid cell = `row · N + col`);
 //! * WDL logits `[B, 3]` in the order win, draw, loss for the side (team) to move; the
 //!   scalar value is `P(win) − P(loss)` ([`wdl_to_value`]).
 
 use crate::config::NetConfig;
 use crate::encoding::plane_scales;
-use loa::policy::policy_planes;
+use crate::policy::policy_planes;
 use loa::Variant;
 use tch::nn::{self, ModuleT};
 use tch::{Kind, Tensor};
@@ -325,7 +325,7 @@ mod tests {
             let out = net.forward(&x, false);
             assert_eq!(out.policy.size(), vec![2, (pp * n * n) as i64], "{variant}");
             assert_eq!(out.wdl.size(), vec![2, 3]);
-            assert_eq!(net.policy_len(), loa::policy::policy_size(variant));
+            assert_eq!(net.policy_len(), crate::policy::policy_size(variant));
             let e = net.forward_export(&x);
             assert_eq!(e.size(), vec![2, (pp * n * n + 4) as i64]);
             let v = wdl_to_value(&out.wdl);

@@ -10,7 +10,7 @@
 use crate::batch::{make_batch, mask_logits, Batch};
 use crate::config::TrainConfig;
 use crate::device::{device_name, resolve_device, set_threads};
-use crate::metrics::{unix_time, MetricsLog, Progress};
+use crate::metrics::{unix_time, MetricsLog};
 use crate::model::{Model, ModelInfo, NET_PREFIX};
 use crate::net::wdl_to_value;
 use crate::optimizer::{Optimizer, OPT_PREFIX};
@@ -469,16 +469,13 @@ impl Trainer {
     }
 
     /// Runs `steps` steps on `window`, appending a [`TrainRecord`] to `log` every
-    /// `log_every` steps (and after the last), showing progress on stderr when
-    /// `progress` (a bar on a terminal, plain lines otherwise).
+    /// `log_every` steps (and after the last).
     pub fn train(
         &mut self,
         window: &ReplayWindow,
         steps: u64,
         mut log: Option<&mut MetricsLog>,
-        progress: bool,
     ) -> Result<TrainSummary> {
-        let bar = Progress::new(steps, "train", progress);
         let start = Instant::now();
         let mut total = StepStats::default();
         let mut interval = StepStats::default();
@@ -490,7 +487,6 @@ impl Trainer {
             total.accumulate(&s);
             interval.accumulate(&s);
             interval_steps += 1;
-            bar.inc(1);
             if (i + 1) % self.config.log_every == 0 || i + 1 == steps {
                 let secs = interval_start.elapsed().as_secs_f64().max(1e-9);
                 let record = TrainRecord {
@@ -505,26 +501,11 @@ impl Trainer {
                 if let Some(log) = log.as_deref_mut() {
                     log.write(&record)?;
                 }
-                bar.line(
-                    &format!(
-                        "step {} loss {:.4} (policy {:.4}, KL {:.4}, value {:.4}) acc {:.3} lr {:.2e} {:.0} samples/s",
-                        record.step,
-                        record.stats.loss,
-                        record.stats.policy_loss,
-                        record.stats.policy_kl,
-                        record.stats.value_loss,
-                        record.stats.policy_accuracy,
-                        lr,
-                        record.samples_per_sec
-                    ),
-                    progress,
-                );
                 interval = StepStats::default();
                 interval_steps = 0;
                 interval_start = Instant::now();
             }
         }
-        bar.finish();
         let secs = start.elapsed().as_secs_f64().max(1e-9);
         Ok(TrainSummary {
             steps,
@@ -688,8 +669,14 @@ mod tests {
             threads: 1,
             ..TrainConfig::default()
         };
-        let mut plain = Trainer::new(TrainConfig { ema_decay: 0.0, ..config.clone() }, variant)
-            .unwrap();
+        let mut plain = Trainer::new(
+            TrainConfig {
+                ema_decay: 0.0,
+                ..config.clone()
+            },
+            variant,
+        )
+        .unwrap();
         let mut averaged = Trainer::new(config.clone(), variant).unwrap();
         assert!(plain.average.is_none());
         let name = "blocks.0.conv1.weight";
@@ -736,8 +723,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut log = MetricsLog::open(&dir.path().join("metrics.jsonl")).unwrap();
         let mut t = Trainer::new(config, Variant::Standard).unwrap();
-        let first = t.train(&window, 10, Some(&mut log), false).unwrap();
-        let later = t.train(&window, 30, Some(&mut log), false).unwrap();
+        let first = t.train(&window, 10, Some(&mut log)).unwrap();
+        let later = t.train(&window, 30, Some(&mut log)).unwrap();
         assert!(later.stats.loss < first.stats.loss, "{first:?} {later:?}");
         // KL = cross-entropy − target entropy: non-negative, below the cross-entropy, and
         // falling as the policy fits.
@@ -794,8 +781,8 @@ mod tests {
                 ..TrainConfig::default()
             };
             let mut t = Trainer::new(config, variant).unwrap();
-            let first = t.train(&window, 10, None, false).unwrap();
-            let later = t.train(&window, 30, None, false).unwrap();
+            let first = t.train(&window, 10, None).unwrap();
+            let later = t.train(&window, 30, None).unwrap();
             assert!(
                 later.stats.loss < first.stats.loss,
                 "{variant}: {first:?} {later:?}"

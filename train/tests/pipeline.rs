@@ -89,7 +89,7 @@ fn pipeline(variant: Variant) {
 
     let mut trainer = Trainer::new(config.clone(), variant).unwrap();
     let mut log = MetricsLog::open(&dir.path().join("metrics.jsonl")).unwrap();
-    let summary = trainer.train(&window, 10, Some(&mut log), false).unwrap();
+    let summary = trainer.train(&window, 10, Some(&mut log)).unwrap();
     assert_eq!(summary.steps, 10);
     assert!(summary.stats.loss.is_finite());
     let model_path = dir.path().join("models/gen1.safetensors");
@@ -118,7 +118,7 @@ fn pipeline(variant: Variant) {
     let before = batch.priors.clone();
 
     // More training, then hot-swap the evaluator's weights from the trainer.
-    trainer.train(&window, 5, Some(&mut log), false).unwrap();
+    trainer.train(&window, 5, Some(&mut log)).unwrap();
     eval.set_weights(trainer.weights()).unwrap();
     eval.evaluate(&mut batch).unwrap();
     assert_ne!(before, batch.priors);

@@ -1,7 +1,7 @@
 //! MCTS players: the selfplay crate's [`selfplay::MctsPlayer`] behind the [`Player`]
 //! interface.
 
-use crate::player::{Player, NO_SIM_CAP};
+use super::{Player, NO_SIM_CAP};
 use anyhow::{bail, Result};
 use loa::{Game, Move};
 use selfplay::{Evaluator, HeuristicEvaluator, MctsConfig, MctsPlayer, UniformEvaluator};

@@ -16,110 +16,23 @@
 //!
 //! An [`AlphaBeta`] owns its tables and is used by one thread at a time.
 
+mod limits;
+mod ordering;
+mod score;
+
+pub use limits::{Iteration, SearchLimits, SearchResult};
+pub use score::{score_text, WIN, WIN_THRESHOLD};
+
 use crate::config::AlphaBetaConfig;
-use crate::evaluation::{centrality, distance_to_centre_of_mass_n, evaluate};
+use crate::evaluation::evaluate;
 use crate::tt::{Bound, TranspositionTable};
 use anyhow::{bail, Result};
 use loa::rules::{NoMove, Repetition};
 use loa::tactics::has_connecting_move;
-use loa::{Color, Game, Move, MoveList, Outcome, Position, Rules, Square};
-use std::time::{Duration, Instant};
-
-/// Score of a win at the root; a win `k` plies away scores `WIN - k`.
-pub const WIN: i32 = 30_000;
-/// Scores beyond this magnitude are wins or losses found by the search.
-pub const WIN_THRESHOLD: i32 = WIN - 1_000;
-const INFINITY: i32 = 31_000;
-const MAX_PLY: usize = 200;
-
-/// When a search stops. Unset limits do not apply; with none set the search runs to
-/// depth 64 (so set at least one for a bounded search).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SearchLimits {
-    /// Deepest iteration (plies).
-    pub depth: Option<u32>,
-    /// Node budget (checked at every node; the last completed iteration's move is played).
-    pub nodes: Option<u64>,
-    /// Time budget per move.
-    pub time: Option<Duration>,
-}
-
-impl SearchLimits {
-    /// A fixed-depth search.
-    pub fn depth(d: u32) -> SearchLimits {
-        SearchLimits {
-            depth: Some(d),
-            ..Default::default()
-        }
-    }
-    /// A fixed-time search.
-    pub fn time(t: Duration) -> SearchLimits {
-        SearchLimits {
-            time: Some(t),
-            ..Default::default()
-        }
-    }
-    /// A fixed-node search.
-    pub fn nodes(n: u64) -> SearchLimits {
-        SearchLimits {
-            nodes: Some(n),
-            ..Default::default()
-        }
-    }
-}
-
-/// One completed iteration of iterative deepening.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Iteration {
-    /// Depth in plies.
-    pub depth: u32,
-    /// Score for the side to move at the root (see [`WIN`]).
-    pub score: i32,
-    /// Nodes searched so far in this search.
-    pub nodes: u64,
-    /// Time since the search started.
-    pub elapsed: Duration,
-    /// Principal variation (from the transposition table).
-    pub pv: Vec<Move>,
-}
-
-/// The outcome of a search.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SearchResult {
-    /// The move to play (always legal in the root position).
-    pub best_move: Move,
-    /// Its score for the side to move.
-    pub score: i32,
-    /// Depth of the last completed iteration (0 when the move was forced or an immediate
-    /// win).
-    pub depth: u32,
-    /// Nodes visited.
-    pub nodes: u64,
-    /// Wall time used.
-    pub elapsed: Duration,
-    /// Every completed iteration.
-    pub iterations: Vec<Iteration>,
-}
-
-impl SearchResult {
-    /// The principal variation of the last iteration (just the move if none was searched).
-    pub fn pv(&self) -> Vec<Move> {
-        self.iterations
-            .last()
-            .map_or_else(|| vec![self.best_move], |i| i.pv.clone())
-    }
-}
-
-/// Human-readable form of a search score: `+123`, `win in 3`, `loss in 4`.
-pub fn score_text(score: i32) -> String {
-    if score > WIN_THRESHOLD {
-        format!("win in {}", WIN - score)
-    } else if score < -WIN_THRESHOLD {
-        format!("loss in {}", WIN + score)
-    } else {
-        format!("{score:+}")
-    }
-}
+use loa::{Game, Move, MoveList, Position, Rules};
+use ordering::{centrality_bonus, history_index, irreversible, DropOrder};
+use score::{outcome_score, score_from_tt, score_to_tt, INFINITY, MAX_PLY};
+use std::time::Instant;
 
 /// The alpha-beta searcher (see the module docs).
 pub struct AlphaBeta {
@@ -758,104 +671,13 @@ impl AlphaBeta {
     }
 }
 
-/// Ordering of the drops of a pending compound turn: an opponent's piece hurts it most far
-/// from its centre of mass and away from its pieces.
-struct DropOrder {
-    geometry: &'static loa::Geometry,
-    opponent: u64,
-    near: u64,
-}
-
-impl DropOrder {
-    /// The ordering for `pos`, if a drop is pending there.
-    fn new(pos: &Position) -> Option<DropOrder> {
-        if !pos.drop_pending() {
-            return None;
-        }
-        let g = pos.geometry();
-        let opponent = pos.pieces(pos.to_move().opponent());
-        Some(DropOrder {
-            geometry: g,
-            opponent,
-            near: g.dilate(opponent),
-        })
-    }
-
-    /// Ordering bonus of a drop on `sq` (0..=256, below killers and history).
-    #[inline]
-    fn score(&self, sq: Square) -> i32 {
-        let n = self.opponent.count_ones().max(1) as i32;
-        let far = distance_to_centre_of_mass_n(self.geometry, sq, self.opponent) * 16 / n;
-        far.min(128)
-            + if self.near & (1u64 << sq) == 0 {
-                128
-            } else {
-                0
-            }
-    }
-}
-
-/// Small ordering bonus for moves towards the centre (ties among quiet moves).
-#[inline]
-fn centrality_bonus(pos: &Position, mv: Move) -> i32 {
-    if !mv.is_step() {
-        return 0;
-    }
-    let g = pos.geometry();
-    centrality(g, mv.to()) - centrality(g, mv.from())
-}
-
-/// Whether no later position can repeat one from before `mv` is played in `pos`: a
-/// capture, drop or removal changes the material, and in `gemma` every move makes a cell
-/// vanish.
-#[inline]
-fn irreversible(pos: &Position, mv: Move) -> bool {
-    mv.is_capture() || mv.is_drop() || mv.is_remove() || pos.variant().has_vanishing()
-}
-
-#[inline]
-fn history_index(color: usize, mv: Move) -> usize {
-    (color << 12) | ((mv.from() as usize) << 6) | mv.to() as usize
-}
-
-/// Score of a finished game for `mover` (who made the last move), found at `ply`.
-#[inline]
-fn outcome_score(o: Outcome, mover: Color, ply: usize) -> i32 {
-    match o {
-        Outcome::Draw => 0,
-        Outcome::Win(c) if c == mover => WIN - ply as i32,
-        Outcome::Win(_) => -(WIN - ply as i32),
-    }
-}
-
-#[inline]
-fn score_to_tt(s: i32, ply: usize) -> i32 {
-    if s > WIN_THRESHOLD {
-        s + ply as i32
-    } else if s < -WIN_THRESHOLD {
-        s - ply as i32
-    } else {
-        s
-    }
-}
-
-#[inline]
-fn score_from_tt(s: i32, ply: usize) -> i32 {
-    if s > WIN_THRESHOLD {
-        s - ply as i32
-    } else if s < -WIN_THRESHOLD {
-        s + ply as i32
-    } else {
-        s
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use loa::{ExtraState, Variant};
+    use loa::{Color, ExtraState, Outcome, Variant};
     use rand::rngs::SmallRng;
     use rand::{Rng, SeedableRng};
+    use std::time::Duration;
 
     fn searcher() -> AlphaBeta {
         AlphaBeta::new(AlphaBetaConfig {
@@ -872,13 +694,13 @@ mod tests {
         while done < count {
             let variant = Variant::ALL[done % Variant::ALL.len()];
             let mut game = Game::new(variant, rules);
-            let plies = rng.gen_range(0..60);
+            let plies = rng.random_range(0..60);
             for _ in 0..plies {
                 if game.is_over() {
                     break;
                 }
                 let moves = game.legal_moves();
-                game.play(moves[rng.gen_range(0..moves.len())]).unwrap();
+                game.play(moves[rng.random_range(0..moves.len())]).unwrap();
             }
             if !game.is_over() {
                 f(&game);
@@ -894,29 +716,29 @@ mod tests {
         let g = variant.geometry();
         let pick = |n: u32, rng: &mut SmallRng| {
             (0..n)
-                .map(|_| 1u64 << g.sparse[rng.gen_range(0..g.num_cells as usize)])
+                .map(|_| 1u64 << g.sparse[rng.random_range(0..g.num_cells as usize)])
                 .fold(0, |a, b| a | b)
         };
-        let (nb, nw) = (rng.gen_range(2..=pieces), rng.gen_range(2..=pieces));
+        let (nb, nw) = (rng.random_range(2..=pieces), rng.random_range(2..=pieces));
         let white = pick(nw, rng);
         let black = pick(nb, rng) & !white;
         let mut extra = ExtraState::default();
         if variant.has_vanishing() {
-            let k = rng.gen_range(0..12);
+            let k = rng.random_range(0..12);
             extra.vanished = pick(k, rng) & !(black | white);
         }
         if variant == Variant::Ambiloa {
             extra.partners = (black | white) & pick(20, rng);
-            extra.seat = rng.gen_range(0..2);
+            extra.seat = rng.random_range(0..2);
         }
-        let to_move = if rng.gen_bool(0.5) {
+        let to_move = if rng.random_bool(0.5) {
             Color::Black
         } else {
             Color::White
         };
         if variant.has_drops() {
-            extra.reserve = [rng.gen_range(0..3), rng.gen_range(0..3)];
-            extra.drop_pending = extra.reserve[to_move.index()] > 0 && rng.gen_bool(0.3);
+            extra.reserve = [rng.random_range(0..3), rng.random_range(0..3)];
+            extra.drop_pending = extra.reserve[to_move.index()] > 0 && rng.random_bool(0.3);
         }
         Position::with_extra(variant, black, white, to_move, extra).ok()
     }
@@ -1160,7 +982,8 @@ mod tests {
                 let Some(pos) = sparse_position(variant, 4, &mut rng) else {
                     continue;
                 };
-                if pos.outcome(&rules).is_some() {
+                // A forced move is played without a search (its score is not a result).
+                if pos.outcome(&rules).is_some() || pos.legal_moves(&rules).len() == 1 {
                     continue;
                 }
                 let truth = minimax(&pos, &rules, 3, 0);
@@ -1238,12 +1061,12 @@ mod tests {
             let mut checked = 0;
             while checked < 6 {
                 let mut game = Game::new(variant, rules);
-                for _ in 0..rng.gen_range(0..14) {
+                for _ in 0..rng.random_range(0..14) {
                     if game.is_over() {
                         break;
                     }
                     let moves = game.legal_moves();
-                    game.play(moves[rng.gen_range(0..moves.len())]).unwrap();
+                    game.play(moves[rng.random_range(0..moves.len())]).unwrap();
                 }
                 if game.is_over() {
                     continue;
@@ -1300,9 +1123,9 @@ mod tests {
         let mut rng = SmallRng::seed_from_u64(9);
         let g = Variant::Six.geometry();
         for _ in 0..200_000 {
-            let black = 1u64 << g.sparse[rng.gen_range(0..36)];
+            let black = 1u64 << g.sparse[rng.random_range(0..36)];
             let white: u64 = (0..6)
-                .map(|_| 1u64 << g.sparse[rng.gen_range(0..36)])
+                .map(|_| 1u64 << g.sparse[rng.random_range(0..36)])
                 .fold(0, |a, b| a | b)
                 & !black;
             let Ok(pos) = Position::new(Variant::Six, black, white, Color::Black) else {

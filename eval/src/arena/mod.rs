@@ -7,152 +7,32 @@
 //! record to `games/NNNNN.txt` ([`loa::GameRecord::format`], readable by `loazero replay`),
 //! written to a temporary file and renamed.
 
+mod openings;
+mod results;
+
+pub use openings::Openings;
+pub use results::{read_results, GameResult};
+
 use crate::elo::Tally;
 use crate::player::{Player, PlayerFactory, PlayerSpec};
-use crate::search::{AlphaBeta, SearchLimits};
-use crate::AlphaBetaConfig;
 use anyhow::{anyhow, bail, Context, Result};
 use loa::{Color, Game, GameRecord, Move, Rules, Variant};
-use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
-use serde::{Deserialize, Serialize};
-use std::collections::HashSet;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
-
-/// Where openings come from.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Openings {
-    /// Random balanced openings of this many plies: random legal plies from the start,
-    /// rejected if the game is over, if the position was already drawn, or if a depth-2
-    /// alpha-beta search scores it beyond ±`max_eval` for the side to move.
-    Random {
-        /// Plies per opening.
-        plies: u32,
-        /// Largest accepted |score| of the quick search (evaluation units). Default 150.
-        max_eval: i32,
-    },
-    /// Given move sequences (each played from the variant's start).
-    List(Vec<Vec<Move>>),
-}
-
-impl Openings {
-    /// Parses `random:K` or a file name (one opening per line as a move sequence; `#`
-    /// comments), checking every move under `variant` and `rules`.
-    pub fn parse(text: &str, variant: Variant, rules: Rules) -> Result<Openings> {
-        if let Some(k) = text.strip_prefix("random:") {
-            let plies = k
-                .trim()
-                .parse()
-                .map_err(|_| anyhow!("openings '{text}': '{k}' is not a number of plies"))?;
-            return Ok(Openings::Random {
-                plies,
-                max_eval: 150,
-            });
-        }
-        let path = Path::new(text);
-        let content = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read openings file {}", path.display()))?;
-        let mut list = Vec::new();
-        for (i, line) in content.lines().enumerate() {
-            let record = GameRecord::parse(line)
-                .map_err(|e| anyhow!("{} line {}: {e}", path.display(), i + 1))?;
-            if record.moves.is_empty() {
-                continue;
-            }
-            let mut game = Game::new(variant, rules);
-            for m in &record.moves {
-                game.play_text(m)
-                    .map_err(|e| anyhow!("{} line {}: {e}", path.display(), i + 1))?;
-            }
-            if game.is_over() {
-                bail!(
-                    "{} line {}: the opening ends the game",
-                    path.display(),
-                    i + 1
-                );
-            }
-            list.push(game.moves().to_vec());
-        }
-        if list.is_empty() {
-            bail!("openings file {} holds no opening", path.display());
-        }
-        Ok(Openings::List(list))
-    }
-
-    /// `count` openings (cycling through a list if it is shorter).
-    pub fn generate(
-        &self,
-        count: usize,
-        variant: Variant,
-        rules: Rules,
-        seed: u64,
-    ) -> Vec<Vec<Move>> {
-        match self {
-            Openings::List(list) => (0..count).map(|i| list[i % list.len()].clone()).collect(),
-            Openings::Random { plies, max_eval } => {
-                random_openings(count, *plies, *max_eval, variant, rules, seed)
-            }
-        }
-    }
-}
-
-fn random_openings(
-    count: usize,
-    plies: u32,
-    max_eval: i32,
-    variant: Variant,
-    rules: Rules,
-    seed: u64,
-) -> Vec<Vec<Move>> {
-    let mut rng = SmallRng::seed_from_u64(seed);
-    let mut search = AlphaBeta::new(AlphaBetaConfig {
-        tt_mib: 1,
-        ..Default::default()
-    });
-    let mut seen = HashSet::new();
-    let mut out = Vec::with_capacity(count);
-    let mut attempts = 0usize;
-    while out.len() < count {
-        attempts += 1;
-        let mut game = Game::new(variant, rules);
-        for _ in 0..plies {
-            if game.is_over() {
-                break;
-            }
-            let moves = game.legal_moves();
-            let mv = moves[rng.gen_range(0..moves.len())];
-            game.play(mv).expect("legal");
-        }
-        if game.is_over() {
-            continue;
-        }
-        // Past many attempts (few distinct openings exist), accept duplicates.
-        let fresh = seen.insert(game.position().hash());
-        if !fresh && attempts < 50 * count + 1000 {
-            continue;
-        }
-        if attempts < 50 * count + 1000 {
-            match search.search_game(&game, SearchLimits::depth(2)) {
-                Ok(r) if r.score.abs() <= max_eval => {}
-                _ => continue,
-            }
-        }
-        out.push(game.moves().to_vec());
-    }
-    out
-}
 
 /// Settings of a match.
 #[derive(Clone, Debug)]
 pub struct MatchConfig {
     /// Number of games (an odd number leaves the last opening with one colour only).
     pub games: usize,
+    /// The variant played.
     pub variant: Variant,
+    /// The rules played under.
     pub rules: Rules,
+    /// Where the games start.
     pub openings: Openings,
     /// Parallel games.
     pub threads: usize,
@@ -183,60 +63,6 @@ impl Default for MatchConfig {
     }
 }
 
-/// One finished game, as written to `results.jsonl`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct GameResult {
-    /// Game number in the match (from 0).
-    pub game: usize,
-    /// Name of player A and B (their specs).
-    pub a: String,
-    pub b: String,
-    /// Names of the players with Black and White (Black moves first unless the rules say
-    /// otherwise: see `first`).
-    pub black: String,
-    pub white: String,
-    /// The colour that moved first.
-    pub first: String,
-    pub variant: String,
-    pub rules: String,
-    /// The opening moves (space separated).
-    pub opening: String,
-    /// `black`, `white` or `draw`.
-    pub result: String,
-    /// Score of player A (1, 0.5, 0).
-    pub score_a: f64,
-    /// Plies played (opening included).
-    pub plies: u32,
-    /// Whether the game was stopped by `max_plies` and scored a draw.
-    pub adjudicated: bool,
-    /// Wall time of the game and mean thinking time per move of A and B, in seconds.
-    pub seconds: f64,
-    pub a_seconds_per_move: f64,
-    pub b_seconds_per_move: f64,
-    /// The game record file, relative to the output directory.
-    pub record: Option<String>,
-}
-
-impl GameResult {
-    /// Score of the player who moved first.
-    pub fn score_first(&self) -> f64 {
-        let first_is_a = (self.first == "black") == (self.black == self.a);
-        if first_is_a {
-            self.score_a
-        } else {
-            1.0 - self.score_a
-        }
-    }
-    /// The name of the player who moved first and of the other one.
-    pub fn first_and_second(&self) -> (&str, &str) {
-        if self.first == "black" {
-            (&self.black, &self.white)
-        } else {
-            (&self.white, &self.black)
-        }
-    }
-}
-
 /// The outcome of a match.
 #[derive(Clone, Debug)]
 pub struct MatchReport {
@@ -251,6 +77,7 @@ pub struct MatchReport {
 /// What the per-game callback wants.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Control {
+    /// Go on.
     Continue,
     /// Start no further games (running ones finish and are counted).
     Stop,
@@ -483,59 +310,10 @@ fn play_game(
     Ok((result, record))
 }
 
-/// Reads every `*.jsonl` results file under `dir` (recursively). A malformed line is an
-/// error naming the file and line, except a truncated last line (a crash while appending),
-/// which is skipped with a warning on stderr.
-pub fn read_results(dir: &Path) -> Result<Vec<GameResult>> {
-    let mut files = Vec::new();
-    collect_jsonl(dir, &mut files)?;
-    files.sort();
-    let mut out = Vec::new();
-    for f in files {
-        let text =
-            std::fs::read_to_string(&f).with_context(|| format!("cannot read {}", f.display()))?;
-        let lines: Vec<&str> = text.lines().collect();
-        for (i, line) in lines.iter().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            match serde_json::from_str::<GameResult>(line) {
-                Ok(r) => out.push(r),
-                Err(_) if i + 1 == lines.len() && !text.ends_with('\n') => {
-                    eprintln!(
-                        "warning: {}: skipping truncated last line {}",
-                        f.display(),
-                        i + 1
-                    );
-                }
-                Err(e) => bail!("{} line {}: not a game result: {e}", f.display(), i + 1),
-            }
-        }
-    }
-    Ok(out)
-}
-
-fn collect_jsonl(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-    if dir.is_file() {
-        out.push(dir.to_path_buf());
-        return Ok(());
-    }
-    for entry in std::fs::read_dir(dir)
-        .with_context(|| format!("cannot read directory {}", dir.display()))?
-    {
-        let path = entry?.path();
-        if path.is_dir() {
-            collect_jsonl(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "jsonl") {
-            out.push(path);
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashSet;
 
     #[test]
     fn random_openings_are_distinct_and_not_over() {

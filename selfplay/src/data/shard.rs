@@ -1,6 +1,6 @@
-//! Training data: [`Sample`]s written as versioned, checksummed, zstd-compressed shard
-//! files, atomically (temp file, fsync, rename), and read back with every defect reported
-//! as a [`DataError`] naming the file.
+//! Shard files: [`Sample`]s written as versioned, checksummed, zstd-compressed files,
+//! atomically (temp file, fsync, rename), and read back with every defect reported as a
+//! [`DataError`] naming the file.
 //!
 //! Shard layout (all integers little-endian):
 //!
@@ -20,9 +20,12 @@
 //! before the variants that need it) are still read: their positions get the extra state
 //! of [`Position::new`].
 
+use super::{DataError, Sample};
+use crate::atomic_file::write_atomically;
 use loa::{Color, ExtraState, Move, Position, Rules, Variant};
 use serde::{Deserialize, Serialize};
 use std::fs;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// First bytes of every shard.
@@ -35,54 +38,10 @@ pub const OLDEST_READABLE_VERSION: u32 = 1;
 pub const SHARD_EXTENSION: &str = "shard";
 const HEADER_LEN: usize = 32;
 const ZSTD_LEVEL: i32 = 3;
-
-/// One training position.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Sample {
-    /// The position (with its ply counter).
-    pub position: Position,
-    /// The rules the game was played under.
-    pub rules: Rules,
-    /// The legal moves searched, in the order `policy` uses.
-    pub moves: Vec<Move>,
-    /// Visit distribution over `moves` (sums to 1); empty when the move was not chosen by a
-    /// full search (playout-cap randomisation): then only the value is a target.
-    pub policy: Vec<f32>,
-    /// Root value of the search for the side to move, in `[-1, 1]`.
-    pub search_value: f32,
-    /// Final result of the game for the side to move: 1, 0 or −1.
-    pub outcome: f32,
-}
-
-/// A shard could not be written or read.
-#[derive(Debug, thiserror::Error)]
-pub enum DataError {
-    /// File-system failure.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The cause.
-        source: std::io::Error,
-    },
-    /// The file is not a valid shard (truncated, corrupted, wrong version, bad content).
-    #[error("{path}: corrupt shard: {reason}")]
-    Corrupt {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong.
-        reason: String,
-    },
-}
-
-impl DataError {
-    /// The file the error is about.
-    pub fn path(&self) -> &Path {
-        match self {
-            DataError::Io { path, .. } | DataError::Corrupt { path, .. } => path,
-        }
-    }
-}
+/// Most samples one shard may claim (writers use a few thousand).
+const MAX_SHARD_SAMPLES: usize = 1 << 24;
+/// Most serialized bytes one sample may take (positions, moves, policy: well under 1 KiB).
+const MAX_SAMPLE_BYTES: usize = 4096;
 
 /// A sample in format version 2.
 #[derive(Serialize, Deserialize)]
@@ -237,8 +196,6 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> DataError + '_ {
     }
 }
 
-pub use crate::atomic_file::write_atomically;
-
 /// Serialises `samples` into the shard format (see the module docs).
 pub fn encode_shard(samples: &[Sample]) -> Vec<u8> {
     let wire: Vec<WireSample> = samples.iter().map(WireSample::from_sample).collect();
@@ -296,9 +253,24 @@ pub fn decode_shard(path: &Path, bytes: &[u8]) -> Result<Vec<Sample>, DataError>
     if fnv1a(payload) != checksum {
         return Err(corrupt("checksum mismatch".into()));
     }
-    // A generous cap on the decompressed size guards against absurd headers.
-    let cap = (count.max(1) * 4096).max(1 << 20);
-    let raw = zstd::bulk::decompress(payload, cap).map_err(|e| corrupt(format!("zstd: {e}")))?;
+    // The sample count is outside the checksum: bound it, and decompress by streaming
+    // into a buffer that grows with the data actually there (a header claiming 10^12
+    // samples is an error, never a huge allocation).
+    if count > MAX_SHARD_SAMPLES {
+        return Err(corrupt(format!(
+            "header claims {count} samples; a shard holds at most {MAX_SHARD_SAMPLES}"
+        )));
+    }
+    let cap = (count.max(1) * MAX_SAMPLE_BYTES).max(1 << 20) as u64;
+    let mut raw = Vec::new();
+    zstd::stream::read::Decoder::new(payload)
+        .and_then(|d| d.take(cap + 1).read_to_end(&mut raw))
+        .map_err(|e| corrupt(format!("zstd: {e}")))?;
+    if raw.len() as u64 > cap {
+        return Err(corrupt(format!(
+            "more than {cap} bytes of samples for the {count} the header claims"
+        )));
+    }
     let postcard_err = |e: postcard::Error| corrupt(format!("postcard: {e}"));
     let wire: Vec<Result<WireSample, String>> = if version == 1 {
         postcard::from_bytes::<Vec<WireSampleV1>>(&raw)
@@ -534,6 +506,26 @@ mod tests {
             assert!(e.to_string().contains("v1.shard"), "{e}");
             assert!(e.to_string().contains("version"), "{e}");
         }
+    }
+
+    /// The sample count is outside the checksum: an absurd count, or more data than the
+    /// count allows, is an error naming the file (never an allocation of the claimed size).
+    #[test]
+    fn absurd_sample_counts_are_errors() {
+        let path = Path::new("dir/huge.shard");
+        let good = encode_shard(&samples());
+        for count in [u32::MAX, (MAX_SHARD_SAMPLES + 1) as u32] {
+            let mut b = good.clone();
+            b[12..16].copy_from_slice(&count.to_le_bytes());
+            let e = decode_shard(path, &b).unwrap_err().to_string();
+            assert!(e.contains("huge.shard") && e.contains("samples"), "{e}");
+        }
+        // More decompressed bytes than one claimed sample may take (above the 1 MiB floor).
+        let big = vec![0u8; (1 << 20) + 10];
+        let e = decode_shard(path, &frame(FORMAT_VERSION, 1, &big))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("huge.shard") && e.contains("more than"), "{e}");
     }
 
     #[test]
