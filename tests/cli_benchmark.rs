@@ -22,14 +22,7 @@ fn text(o: &Output) -> String {
 /// A 1-block, 8-channel 6×6 network saved at `path`.
 fn tiny_model(path: &Path) {
     tch::set_num_threads(1);
-    let net = train::NetConfig {
-        blocks: 1,
-        channels: 8,
-        global_pool_every: 1,
-        policy_channels: 4,
-        value_channels: 4,
-        value_hidden: 8,
-    };
+    let net = train::NetConfig::tiny();
     let model = train::Model::new(
         train::ModelInfo::new(&net, loa::Variant::Six),
         tch::Device::Cpu,

@@ -81,14 +81,7 @@ impl Drop for Engine {
 }
 
 fn tiny_model(dir: &Path) -> PathBuf {
-    let net = train::NetConfig {
-        blocks: 1,
-        channels: 8,
-        global_pool_every: 1,
-        policy_channels: 4,
-        value_channels: 4,
-        value_hidden: 8,
-    };
+    let net = train::NetConfig::tiny();
     let model = train::Model::new(
         train::ModelInfo::new(&net, loa::Variant::Standard),
         tch::Device::Cpu,

@@ -91,14 +91,7 @@ fn selfplay_writes_shards_and_replayable_records() {
 #[test]
 fn model_selfplay_and_model_player_match() {
     let dir = temp_dir("model");
-    let net = train::NetConfig {
-        blocks: 1,
-        channels: 8,
-        global_pool_every: 1,
-        policy_channels: 4,
-        value_channels: 4,
-        value_hidden: 8,
-    };
+    let net = train::NetConfig::tiny();
     let model = train::Model::new(
         train::ModelInfo::new(&net, loa::Variant::Six),
         tch::Device::Cpu,

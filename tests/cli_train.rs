@@ -62,14 +62,7 @@ fn cuda_without_cuda_is_a_clear_error() {
 fn export_writes_weights_torchscript_and_description() {
     tch::set_num_threads(1);
     let dir = tempfile::tempdir().unwrap();
-    let net = train::NetConfig {
-        blocks: 1,
-        channels: 8,
-        global_pool_every: 1,
-        policy_channels: 4,
-        value_channels: 4,
-        value_hidden: 8,
-    };
+    let net = train::NetConfig::tiny();
     let model = train::Model::new(
         train::ModelInfo::new(&net, loa::Variant::Six),
         tch::Device::Cpu,

@@ -71,6 +71,30 @@ impl CentreOfMass {
     pub fn distance(&self, g: &Geometry, sq: Square) -> f32 {
         self.distance_n(g, sq) as f32 / self.count.max(1) as f32
     }
+
+    /// Sum of the board distances of the cells of `set` (on `g`'s board) to the centre:
+    /// the concentration of a side when `set` is the set the centre was taken of.
+    pub fn distance_sum(&self, g: &Geometry, set: u64) -> f32 {
+        let mut sum = 0;
+        let mut bits = set & g.cells;
+        while bits != 0 {
+            sum += self.distance_n(g, bits.trailing_zeros() as Square);
+            bits &= bits - 1;
+        }
+        sum as f32 / self.count.max(1) as f32
+    }
+}
+
+/// Mean board distance of the pieces of `set` to their centre of mass above the least
+/// that as many pieces can have on an unbounded board ([`min_distance_sum`]): 0 for a
+/// tightly packed group, growing as the pieces spread. 0 for fewer than two pieces.
+pub fn excess_distance(g: &Geometry, set: u64) -> f32 {
+    let com = CentreOfMass::of(g, set);
+    let n = com.count as u32;
+    if n <= 1 {
+        return 0.0;
+    }
+    (com.distance_sum(g, set) - min_distance_sum(g, n) as f32).max(0.0) / n as f32
 }
 
 /// Smallest possible sum of board distances of `n` pieces to one cell of an unbounded
@@ -121,5 +145,22 @@ mod tests {
         assert_eq!(board_distance(Shape::Hex, 1, -1), 2);
         assert_eq!(board_distance(Shape::Square, 1, -1), 1);
         assert_eq!(CentreOfMass::of(g, 0).distance(g, 5), 0.0);
+        // a1 + c3: distances 1 and 1 to b2; the tightest pair has 1/2 + 1/2.
+        assert_eq!(com.distance_sum(g, 1 | (1 << 18)), 2.0);
+    }
+
+    #[test]
+    fn excess_distance_is_zero_when_packed_and_grows_with_spread() {
+        let g = Variant::Standard.geometry();
+        // A 3x3 block (a1..c3) is the tightest packing of 9 pieces.
+        let block = 0b111 | (0b111 << 8) | (0b111 << 16);
+        assert_eq!(excess_distance(g, block), 0.0);
+        assert_eq!(excess_distance(g, 1), 0.0);
+        assert_eq!(excess_distance(g, 0), 0.0);
+        // Two opposite corners: each at distance 3.5 from the centre, the tightest pair
+        // at 0.5 each: excess (7 - 1) / 2 = 3.
+        assert_eq!(excess_distance(g, 1 | (1 << 63)), 3.0);
+        let spread = 1 | (1 << 7) | (1 << 56) | (1 << 63) | (1 << 27);
+        assert!(excess_distance(g, spread) > excess_distance(g, block | (1 << 27)));
     }
 }

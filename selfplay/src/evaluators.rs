@@ -170,13 +170,7 @@ fn side_terms(g: &Geometry, bits: u64, room: Option<u64>) -> (f32, u32) {
     if n <= 1 {
         return (0.0, n);
     }
-    let mut sum = 0.0f32;
-    let mut b = bits;
-    while b != 0 {
-        let sq = b.trailing_zeros() as u8;
-        b &= b - 1;
-        sum += com.distance(g, sq);
-    }
+    let sum = com.distance_sum(g, bits);
     let min = match room {
         Some(room) => min_distance_sum_in(g, n, room, &com),
         None => min_distance_sum(g, n) as f32,

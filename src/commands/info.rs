@@ -33,12 +33,19 @@ pub fn run(args: Args) -> Result<()> {
     if !build_lib.is_empty() && loaded.as_ref().map(PathBuf::from) != Some(build_lib.into()) {
         println!("built against    {build_lib} (rpath)");
     }
+    use train::encoding::{num_planes, InputFeatures};
     let planes: Vec<String> = loa::Variant::ALL
         .iter()
-        .map(|&v| format!("{v} {}", train::encoding::num_planes(v)))
+        .map(|&v| {
+            let (board, loa) = (
+                num_planes(v, InputFeatures::Board),
+                num_planes(v, InputFeatures::Loa),
+            );
+            format!("{v} {board}/{loa}")
+        })
         .collect();
     println!(
-        "encoding         version {} (input planes: {})",
+        "encoding         version {} (input planes with board/loa features: {})",
         train::encoding::ENCODING_VERSION,
         planes.join(", ")
     );

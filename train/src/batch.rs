@@ -1,7 +1,7 @@
 //! Training batches: samples (each under one board symmetry) → input planes, policy
 //! targets over the policy vector, legal-move masks, and win/draw/loss value targets.
 
-use crate::encoding::{encode_into, input_len, num_planes, same_layout};
+use crate::encoding::{encode_into, input_len, num_planes, same_layout, InputFeatures};
 use crate::policy::{policy_size, transform_policy_index, PolicyIndex};
 use anyhow::{bail, Result};
 use loa::Variant;
@@ -47,13 +47,14 @@ pub fn wdl_of(z: f32) -> [f32; 3] {
 
 /// Builds a batch from `samples[i]` seen under board symmetry `symmetries[i]`
 /// (`0..geometry.num_symmetries`: 8 on square boards, 12 on the hexagonal one), for a
-/// network of `variant`'s layout. Value target: `(1 − w) · outcome + w · search_value`
+/// network of `variant`'s layout with input `features`. Value target: `(1 − w) · outcome + w · search_value`
 /// with `w = search_value_weight`, for the side (team) to move. Errors: lengths differ, a
 /// sample of another layout, a symmetry out of range.
 pub fn make_batch(
     samples: &[&Sample],
     symmetries: &[usize],
     variant: Variant,
+    features: InputFeatures,
     search_value_weight: f32,
 ) -> Result<Batch> {
     if samples.len() != symmetries.len() {
@@ -67,7 +68,7 @@ pub fn make_batch(
     let b = samples.len();
     let n = g.size as usize;
     let plen = policy_size(variant);
-    let ilen = input_len(variant);
+    let ilen = input_len(variant, features);
     let mut input = vec![0u8; b * ilen];
     let mut policy = vec![0f32; b * plen];
     let mut legal = vec![false; b * plen];
@@ -88,7 +89,11 @@ pub fn make_batch(
                 g.num_symmetries
             );
         }
-        encode_into(&pos.transformed(sym), &mut input[i * ilen..(i + 1) * ilen]);
+        encode_into(
+            &pos.transformed(sym),
+            features,
+            &mut input[i * ilen..(i + 1) * ilen],
+        );
         let row = i * plen;
         let mut mass = 0.0;
         for (j, &mv) in s.moves.iter().enumerate() {
@@ -114,7 +119,7 @@ pub fn make_batch(
     }
     let (bi, ni) = (b as i64, n as i64);
     Ok(Batch {
-        input: Tensor::from_slice(&input).view([bi, num_planes(variant) as i64, ni, ni]),
+        input: Tensor::from_slice(&input).view([bi, num_planes(variant, features) as i64, ni, ni]),
         policy_target: Tensor::from_slice(&policy).view([bi, plen as i64]),
         legal: Tensor::from_slice(&legal).view([bi, plen as i64]),
         policy_weight: Tensor::from_slice(&weight),
@@ -157,7 +162,14 @@ mod tests {
             ..s.clone()
         };
         for sym in 0..8 {
-            let b = make_batch(&[&s, &no_policy], &[sym, sym], Variant::Standard, 0.5).unwrap();
+            let b = make_batch(
+                &[&s, &no_policy],
+                &[sym, sym],
+                Variant::Standard,
+                InputFeatures::Board,
+                0.5,
+            )
+            .unwrap();
             let t = pos.transformed(sym);
             let target = Vec::<f32>::try_from(b.policy_target.get(0)).unwrap();
             let legal = Vec::<bool>::try_from(b.legal.get(0)).unwrap();
@@ -168,7 +180,7 @@ mod tests {
             assert_eq!(target[k9], 0.25);
             assert!((target.iter().sum::<f32>() - 1.0).abs() < 1e-6);
             let input = Vec::<u8>::try_from(b.input.get(0).flatten(0, -1)).unwrap();
-            assert_eq!(input, crate::encoding::encode(&t));
+            assert_eq!(input, crate::encoding::encode(&t, InputFeatures::Board));
             let w = Vec::<f32>::try_from(b.policy_weight.shallow_clone()).unwrap();
             assert_eq!(w, vec![1.0, 0.0]);
             // z = 0.5 * -1 + 0.5 * 0.5 = -0.25.
@@ -184,9 +196,9 @@ mod tests {
             policy: vec![],
             ..s.clone()
         };
-        assert!(make_batch(&[&six], &[0], Variant::Standard, 0.0).is_err());
-        assert!(make_batch(&[&s], &[8], Variant::Standard, 0.0).is_err());
-        assert!(make_batch(&[&s], &[], Variant::Standard, 0.0).is_err());
+        assert!(make_batch(&[&six], &[0], Variant::Standard, InputFeatures::Board, 0.0).is_err());
+        assert!(make_batch(&[&s], &[8], Variant::Standard, InputFeatures::Board, 0.0).is_err());
+        assert!(make_batch(&[&s], &[], Variant::Standard, InputFeatures::Board, 0.0).is_err());
     }
 
     /// A sample with a policy spread over every legal move of `pos`, the weights
@@ -227,12 +239,12 @@ mod tests {
             let syms: Vec<usize> = (0..g.num_symmetries as usize).collect();
             for s in &samples {
                 let refs = vec![s; syms.len()];
-                let b = make_batch(&refs, &syms, variant, 0.0).unwrap();
+                let b = make_batch(&refs, &syms, variant, InputFeatures::Board, 0.0).unwrap();
                 assert_eq!(
                     b.input.size(),
                     vec![
                         syms.len() as i64,
-                        num_planes(variant) as i64,
+                        num_planes(variant, InputFeatures::Board) as i64,
                         g.size as i64,
                         g.size as i64
                     ]
@@ -241,7 +253,7 @@ mod tests {
                     let t = s.position.transformed(sym);
                     let input =
                         Vec::<u8>::try_from(b.input.get(sym as i64).flatten(0, -1)).unwrap();
-                    assert_eq!(input, crate::encoding::encode(&t));
+                    assert_eq!(input, crate::encoding::encode(&t, InputFeatures::Board));
                     let target = Vec::<f32>::try_from(b.policy_target.get(sym as i64)).unwrap();
                     let legal = Vec::<bool>::try_from(b.legal.get(sym as i64)).unwrap();
                     assert_eq!(legal.iter().filter(|&&x| x).count(), s.moves.len());

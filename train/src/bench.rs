@@ -80,8 +80,13 @@ pub fn forward(
     }
     let n = variant.geometry().size as i64;
     let samples = sample_positions(variant, batch);
-    let data: Vec<u8> = samples.iter().flat_map(|s| encode(&s.position)).collect();
-    let x = Tensor::from_slice(&data).view([batch as i64, num_planes(variant) as i64, n, n]);
+    let features = net.input_features;
+    let data: Vec<u8> = samples
+        .iter()
+        .flat_map(|s| encode(&s.position, features))
+        .collect();
+    let x =
+        Tensor::from_slice(&data).view([batch as i64, num_planes(variant, features) as i64, n, n]);
     let folded = folded.then(|| FoldedNet::new(&model.net));
     let run = || {
         let out = match &folded {
@@ -233,14 +238,7 @@ mod tests {
     #[test]
     fn measurements_run_for_every_variant() {
         crate::test_threads();
-        let net = NetConfig {
-            blocks: 1,
-            channels: 8,
-            global_pool_every: 1,
-            policy_channels: 4,
-            value_channels: 4,
-            value_hidden: 8,
-        };
+        let net = NetConfig::tiny();
         let inference = crate::config::InferenceConfig::default();
         for variant in Variant::ALL {
             for folded in [false, true] {

@@ -3,6 +3,7 @@
 //! Unknown keys are errors (`deny_unknown_fields`); missing keys take the defaults
 //! below, so a TOML section may list only what it changes.
 
+use crate::encoding::InputFeatures;
 use serde::{Deserialize, Serialize};
 
 /// Shape of the policy-value network. Part of every model file: a model is loaded with
@@ -25,6 +26,10 @@ pub struct NetConfig {
     pub value_channels: usize,
     /// Hidden units of the value head's fully connected layer. Default 64.
     pub value_hidden: usize,
+    /// The input planes beyond the board ([`InputFeatures`]): `board` (pieces, line counts,
+    /// variant state) or `loa` (also centre-of-mass distances, group sizes and counts).
+    /// Default `board`.
+    pub input_features: InputFeatures,
 }
 
 impl Default for NetConfig {
@@ -44,6 +49,21 @@ impl NetConfig {
             policy_channels: 16,
             value_channels: 16,
             value_hidden: 64,
+            input_features: InputFeatures::Board,
+        }
+    }
+
+    /// The smallest useful shape (1 block × 8 channels): tests and examples that need a
+    /// network, not a player.
+    pub fn tiny() -> NetConfig {
+        NetConfig {
+            blocks: 1,
+            channels: 8,
+            global_pool_every: 1,
+            policy_channels: 4,
+            value_channels: 4,
+            value_hidden: 8,
+            input_features: InputFeatures::Board,
         }
     }
 
@@ -56,6 +76,7 @@ impl NetConfig {
             policy_channels: 32,
             value_channels: 32,
             value_hidden: 128,
+            input_features: InputFeatures::Board,
         }
     }
 

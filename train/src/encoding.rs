@@ -21,6 +21,23 @@
 //!   next) and `last_opponent` (who moved last), then four constant one-hot planes
 //!   `turn_south`, `turn_west`, `turn_north`, `turn_east` for the player to move.
 //!
+//! With [`InputFeatures::Loa`] (a network setting, `train.net.input_features`) the
+//! planes continue with what every LOA evaluation knows about connection, for the side
+//! to move (`own_…`) and the other side (`opponent_…`), each computed on the cells the
+//! board has ([`loa::features`]):
+//!
+//! | plane | content | stored value | network sees |
+//! |-------|---------|--------------|--------------|
+//! | `own_com_distance`, `opponent_com_distance` | board distance of the cell to the side's centre of mass | round(2·d) | d / size |
+//! | `own_group_size`, `opponent_group_size` | on a piece: the number of pieces of its connected group | count | count / 12 |
+//! | `own_groups`, `opponent_groups` | constant: the side's number of groups | count | count / 12 |
+//! | `own_excess_distance`, `opponent_excess_distance` | constant: mean distance to the centre of mass above the tightest packing ([`loa::features::excess_distance`]) | round(4·e) | e / 8 |
+//! | `own_pieces`, `opponent_pieces` | constant: the side's number of pieces | count | count / 12 |
+//!
+//! A side is connected exactly when its group size equals its piece count on its
+//! pieces; the planes give a small network in a few minutes of training what a
+//! flood fill and a centre of mass compute exactly.
+//!
 //! Every plane is 0 on grid cells off the board (constant planes too). The line counts
 //! are the move distances along each axis, the quantity moves depend on. Planes are stored
 //! as `u8` (small transfers to the device) and scaled on the device by
@@ -30,11 +47,54 @@
 //!
 //! Versions: version 2 introduced the per-variant layout. The planes of `standard`,
 //! `scrambled-eggs` and `6x6` are exactly those of version 1, so models of those variants
-//! saved with version 1 remain valid ([`check_version`]).
+//! saved with version 1 remain valid ([`check_version`]). The feature set is part of a
+//! model's network shape ([`crate::config::NetConfig::input_features`]); model files
+//! written before it existed have [`InputFeatures::Board`].
 
+use loa::features::{excess_distance, CentreOfMass};
 use loa::geometry::Shape;
 use loa::variant::PARACHUTE_RESERVE;
-use loa::{Color, Player, Position, Variant};
+use loa::{Color, Geometry, Player, Position, Variant};
+use serde::{Deserialize, Serialize};
+
+/// Which planes a network sees beyond the board itself (see the module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InputFeatures {
+    /// The pieces, the line counts and the variant's state only.
+    #[default]
+    Board,
+    /// The board planes followed by the connection features (centre-of-mass distances,
+    /// group sizes and counts, excess distances, piece counts) of both sides.
+    Loa,
+}
+
+impl InputFeatures {
+    /// The setting's name in configs and model files (`board`, `loa`).
+    pub fn name(self) -> &'static str {
+        match self {
+            InputFeatures::Board => "board",
+            InputFeatures::Loa => "loa",
+        }
+    }
+}
+
+/// The planes [`InputFeatures::Loa`] appends: those that vary by cell, then constants.
+const LOA_CELL_PLANES: [&str; 4] = [
+    "own_com_distance",
+    "opponent_com_distance",
+    "own_group_size",
+    "opponent_group_size",
+];
+/// See [`LOA_CELL_PLANES`].
+const LOA_CONSTANT_PLANES: [&str; 6] = [
+    "own_groups",
+    "opponent_groups",
+    "own_excess_distance",
+    "opponent_excess_distance",
+    "own_pieces",
+    "opponent_pieces",
+];
 
 /// Version of this encoding; stored in every model and checkpoint.
 pub const ENCODING_VERSION: u32 = 2;
@@ -92,8 +152,25 @@ const fn extra_planes(variant: Variant) -> (&'static [&'static str], &'static [&
     }
 }
 
-/// The input planes of `variant`.
-pub fn input_layout(variant: Variant) -> InputLayout {
+/// The input planes of `variant` with `features`.
+pub fn input_layout(variant: Variant, features: InputFeatures) -> InputLayout {
+    let mut layout = board_layout(variant);
+    if features == InputFeatures::Loa {
+        let inv = 1.0 / layout.size as f32;
+        for name in LOA_CELL_PLANES.iter().chain(&LOA_CONSTANT_PLANES) {
+            layout.planes.push(name);
+            layout.scales.push(match *name {
+                "own_com_distance" | "opponent_com_distance" => 0.5 * inv,
+                "own_excess_distance" | "opponent_excess_distance" => 1.0 / 32.0,
+                _ => 1.0 / 12.0,
+            });
+        }
+    }
+    layout
+}
+
+/// The [`InputFeatures::Board`] planes of `variant`.
+fn board_layout(variant: Variant) -> InputLayout {
     let g = variant.geometry();
     let size = g.size as usize;
     let line_names: &[&'static str] = match g.shape {
@@ -154,26 +231,45 @@ pub fn plane_meaning(name: &str) -> &'static str {
         "turn_west" => "constant 1 when West is to move",
         "turn_north" => "constant 1 when North is to move",
         "turn_east" => "constant 1 when East is to move",
+        "own_com_distance" => {
+            "board distance of the cell to the centre of mass of the side to move"
+        }
+        "opponent_com_distance" => "board distance of the cell to the other side's centre of mass",
+        "own_group_size" => "on a piece of the side to move: the pieces of its connected group",
+        "opponent_group_size" => "on a piece of the other side: the pieces of its connected group",
+        "own_groups" => "constant: connected groups of the side to move",
+        "opponent_groups" => "constant: connected groups of the other side",
+        "own_excess_distance" => {
+            "constant: mean distance of the side to move's pieces to their centre of mass \
+             above the tightest packing"
+        }
+        "opponent_excess_distance" => "constant: the same for the other side",
+        "own_pieces" => "constant: pieces of the side to move",
+        "opponent_pieces" => "constant: pieces of the other side",
         _ => "",
     }
 }
 
-/// Number of input planes of `variant`.
-pub fn num_planes(variant: Variant) -> usize {
+/// Number of input planes of `variant` with `features`.
+pub fn num_planes(variant: Variant, features: InputFeatures) -> usize {
     let (sets, constants) = extra_planes(variant);
-    3 + variant.geometry().axes as usize + sets.len() + constants.len()
+    let board = 3 + variant.geometry().axes as usize + sets.len() + constants.len();
+    match features {
+        InputFeatures::Board => board,
+        InputFeatures::Loa => board + LOA_CELL_PLANES.len() + LOA_CONSTANT_PLANES.len(),
+    }
 }
 
-/// Number of `u8` values that encode one position of `variant`.
-pub fn input_len(variant: Variant) -> usize {
+/// Number of `u8` values that encode one position of `variant` with `features`.
+pub fn input_len(variant: Variant, features: InputFeatures) -> usize {
     let n = variant.geometry().size as usize;
-    num_planes(variant) * n * n
+    num_planes(variant, features) * n * n
 }
 
-/// The factor each stored `u8` plane of `variant` is multiplied by before entering the
-/// network.
-pub fn plane_scales(variant: Variant) -> Vec<f32> {
-    input_layout(variant).scales
+/// The factor each stored `u8` plane of `variant` with `features` is multiplied by
+/// before entering the network.
+pub fn plane_scales(variant: Variant, features: InputFeatures) -> Vec<f32> {
+    input_layout(variant, features).scales
 }
 
 /// Whether a model of `variant` saved with encoding `version` can be used by this build:
@@ -197,21 +293,25 @@ pub fn check_version(variant: Variant, version: u32) -> Result<(), String> {
 /// `scrambled-eggs`).
 pub fn same_layout(a: Variant, b: Variant) -> bool {
     a == b
-        || (input_layout(a) == input_layout(b)
+        || (board_layout(a) == board_layout(b)
             && crate::policy::policy_plane_names(a) == crate::policy::policy_plane_names(b))
 }
 
-/// Writes the planes of `pos` into `out` (length [`input_len`] of its variant), every
-/// entry overwritten. Pure and thread-safe; allocates nothing.
+/// Writes the planes of `pos` with `features` into `out` (length [`input_len`] of its
+/// variant), every entry overwritten. Pure and thread-safe; allocates nothing.
 ///
 /// # Panics
 /// If `out` has the wrong length (a caller bug, not a data error).
-pub fn encode_into(pos: &Position, out: &mut [u8]) {
+pub fn encode_into(pos: &Position, features: InputFeatures, out: &mut [u8]) {
     let variant = pos.variant();
     let g = pos.geometry();
     let n = g.size as usize;
     let cells = n * n;
-    assert_eq!(out.len(), input_len(variant), "encoding buffer length");
+    assert_eq!(
+        out.len(),
+        input_len(variant, features),
+        "encoding buffer length"
+    );
     out.fill(0);
     let axes = g.axes as usize;
     let me: Color = pos.to_move();
@@ -265,12 +365,61 @@ pub fn encode_into(pos: &Position, out: &mut [u8]) {
             out[(first_constant + k) * cells + cell] = value;
         }
     }
+    if features == InputFeatures::Loa {
+        let first = first_constant + constants.len();
+        encode_loa_features(g, own, opp, &mut out[first * cells..]);
+    }
 }
 
-/// The planes of `pos` as a new vector.
-pub fn encode(pos: &Position) -> Vec<u8> {
-    let mut out = vec![0; input_len(pos.variant())];
-    encode_into(pos, &mut out);
+/// The [`InputFeatures::Loa`] planes of the sides `own` (to move) and `opp` into `out`
+/// (zeroed, starting at the first feature plane).
+fn encode_loa_features(g: &Geometry, own: u64, opp: u64, out: &mut [u8]) {
+    let cells = (g.size as usize) * (g.size as usize);
+    let coms = [CentreOfMass::of(g, own), CentreOfMass::of(g, opp)];
+    let mut group_counts = [0u8; 2];
+    for (side, set) in [own, opp].into_iter().enumerate() {
+        let plane = &mut out[(2 + side) * cells..(3 + side) * cells];
+        for group in g.groups(set & g.cells) {
+            group_counts[side] += 1;
+            let size = group.count_ones() as u8;
+            let mut bits = group;
+            while bits != 0 {
+                plane[g.grid_cell[bits.trailing_zeros() as usize] as usize] = size;
+                bits &= bits - 1;
+            }
+        }
+    }
+    let round = |x: f32| x.round().clamp(0.0, 255.0) as u8;
+    let constants = [
+        group_counts[0],
+        group_counts[1],
+        round(4.0 * excess_distance(g, own)),
+        round(4.0 * excess_distance(g, opp)),
+        (own & g.cells).count_ones() as u8,
+        (opp & g.cells).count_ones() as u8,
+    ];
+    let mut bits = g.cells;
+    while bits != 0 {
+        let sq = bits.trailing_zeros() as u8;
+        bits &= bits - 1;
+        let cell = g.grid_cell[sq as usize] as usize;
+        for (side, com) in coms.iter().enumerate() {
+            if com.count > 0 {
+                // 2·distance_n / count, rounded: exact halves stay exact.
+                let twice = 2 * com.distance_n(g, sq);
+                out[side * cells + cell] = ((twice + com.count / 2) / com.count).min(255) as u8;
+            }
+        }
+        for (k, &value) in constants.iter().enumerate() {
+            out[(LOA_CELL_PLANES.len() + k) * cells + cell] = value;
+        }
+    }
+}
+
+/// The planes of `pos` with `features` as a new vector.
+pub fn encode(pos: &Position, features: InputFeatures) -> Vec<u8> {
+    let mut out = vec![0; input_len(pos.variant(), features)];
+    encode_into(pos, features, &mut out);
     out
 }
 
@@ -350,7 +499,7 @@ mod tests {
     #[test]
     fn version_one_variants_keep_the_version_one_planes() {
         for variant in [Variant::Standard, Variant::ScrambledEggs, Variant::Six] {
-            let layout = input_layout(variant);
+            let layout = input_layout(variant, InputFeatures::Board);
             let n = variant.geometry().size as usize;
             assert_eq!(
                 layout.planes,
@@ -369,7 +518,11 @@ mod tests {
             let positions = game_positions(variant, 4, 80, 3);
             assert!(positions.len() > 100);
             for pos in positions {
-                assert_eq!(encode(&pos), encode_v1(&pos), "{variant}");
+                assert_eq!(
+                    encode(&pos, InputFeatures::Board),
+                    encode_v1(&pos),
+                    "{variant}"
+                );
             }
             assert!(check_version(variant, 1).is_ok());
             assert!(check_version(variant, 2).is_ok());
@@ -412,20 +565,30 @@ mod tests {
             (Variant::Alveole, 6, 9),
         ];
         for (variant, planes, size) in expected {
-            let layout = input_layout(variant);
+            let layout = input_layout(variant, InputFeatures::Board);
             assert_eq!(layout.num_planes(), planes, "{variant}");
-            assert_eq!(num_planes(variant), planes, "{variant}");
+            assert_eq!(
+                num_planes(variant, InputFeatures::Board),
+                planes,
+                "{variant}"
+            );
             assert_eq!(layout.size, size, "{variant}");
             assert_eq!(layout.scales.len(), planes);
-            assert_eq!(input_len(variant), planes * size * size);
-            assert_eq!(layout.input_len(), input_len(variant));
+            assert_eq!(
+                input_len(variant, InputFeatures::Board),
+                planes * size * size
+            );
+            assert_eq!(layout.input_len(), input_len(variant, InputFeatures::Board));
             for name in &layout.planes {
                 assert!(!plane_meaning(name).is_empty(), "{name}");
             }
             let pos = Position::start(variant, &Rules::classic());
-            assert_eq!(encode(&pos).len(), input_len(variant));
+            assert_eq!(
+                encode(&pos, InputFeatures::Board).len(),
+                input_len(variant, InputFeatures::Board)
+            );
         }
-        let hex = input_layout(Variant::Alveole);
+        let hex = input_layout(Variant::Alveole, InputFeatures::Board);
         assert_eq!(
             hex.planes,
             vec![
@@ -438,14 +601,17 @@ mod tests {
             ]
         );
         assert_eq!(hex.scales[2], 1.0 / 9.0);
-        assert_eq!(input_layout(Variant::Parachute).scales[7], 1.0 / 6.0);
+        assert_eq!(
+            input_layout(Variant::Parachute, InputFeatures::Board).scales[7],
+            1.0 / 6.0
+        );
     }
 
     #[test]
     fn start_position_planes() {
         let rules = Rules::classic();
         let pos = Position::start(Variant::Standard, &rules);
-        let enc = encode(&pos);
+        let enc = encode(&pos, InputFeatures::Board);
         assert_eq!(enc.len(), 7 * 64);
         // Black (to move) has b1..g1 and b8..g8.
         let own = plane(&enc, 8, 0);
@@ -470,7 +636,7 @@ mod tests {
         let pos = Position::start(Variant::Standard, &rules);
         let mv = pos.legal_moves(&rules)[0];
         let after = pos.after(mv);
-        let enc = encode(&after);
+        let enc = encode(&after, InputFeatures::Board);
         // Now white is to move: own plane = white pieces.
         let own = plane(&enc, 8, 0);
         assert_eq!(own[8], 1);
@@ -486,7 +652,7 @@ mod tests {
         assert_eq!(off.len(), 20);
         let positions = game_positions(Variant::Alveole, 3, 60, 5);
         for pos in &positions {
-            let enc = encode(pos);
+            let enc = encode(pos, InputFeatures::Board);
             for p in 0..6 {
                 for &c in &off {
                     assert_eq!(enc[p * 81 + c], 0, "plane {p} cell {c}");
@@ -509,7 +675,10 @@ mod tests {
                 assert_eq!(enc[2 * 81 + cell] as u32, row_pieces);
             }
         }
-        let start = encode(&Position::start(Variant::Alveole, &Rules::classic()));
+        let start = encode(
+            &Position::start(Variant::Alveole, &Rules::classic()),
+            InputFeatures::Board,
+        );
         assert_eq!(sum(plane(&start, 9, 0)), 9);
         assert_eq!(sum(plane(&start, 9, 1)), 9);
     }
@@ -520,7 +689,7 @@ mod tests {
         // Parachute: reserves and the pending drop, as constants on every cell.
         let mut saw_pending = false;
         for pos in game_positions(Variant::Parachute, 2, 30, 9) {
-            let enc = encode(&pos);
+            let enc = encode(&pos, InputFeatures::Board);
             let me = pos.to_move();
             assert!(plane(&enc, 8, 7).iter().all(|&x| x == pos.reserve(me)));
             assert!(plane(&enc, 8, 8)
@@ -535,7 +704,7 @@ mod tests {
         // Gemma: vanished cells.
         let mut saw_vanished = false;
         for pos in game_positions(Variant::Gemma, 2, 40, 9) {
-            let enc = encode(&pos);
+            let enc = encode(&pos, InputFeatures::Board);
             let v = plane(&enc, 8, 7);
             for (sq, &x) in v.iter().enumerate().take(n) {
                 assert_eq!(x as u64, pos.vanished() >> sq & 1);
@@ -546,7 +715,7 @@ mod tests {
         // Ambiloa: the four players relative to the mover, and whose turn it is.
         let mut turns = [0; 4];
         for pos in game_positions(Variant::Ambiloa, 2, 40, 9) {
-            let enc = encode(&pos);
+            let enc = encode(&pos, InputFeatures::Board);
             let p = pos.player().unwrap() as usize;
             turns[p] += 1;
             let relative = [p, (p + 2) % 4, (p + 1) % 4, (p + 3) % 4];
@@ -571,6 +740,81 @@ mod tests {
         assert!(turns.iter().all(|&t| t > 0), "{turns:?}");
     }
 
+    /// The `loa` feature planes: the board planes unchanged in front, then the values of
+    /// the connection features, checked against the definitions on hand-made and
+    /// pseudo-random positions of every variant.
+    #[test]
+    fn loa_feature_planes_hold_the_connection_features() {
+        for variant in Variant::ALL {
+            let g = variant.geometry();
+            let n = g.size as usize;
+            let cells = n * n;
+            let board = num_planes(variant, InputFeatures::Board);
+            let layout = input_layout(variant, InputFeatures::Loa);
+            assert_eq!(layout.num_planes(), board + 10);
+            assert_eq!(
+                &layout.planes[..board],
+                &input_layout(variant, InputFeatures::Board).planes[..]
+            );
+            for name in &layout.planes {
+                assert!(!plane_meaning(name).is_empty(), "{name}");
+            }
+            for pos in game_positions(variant, 2, 60, 41).into_iter().step_by(5) {
+                let plain = encode(&pos, InputFeatures::Board);
+                let enc = encode(&pos, InputFeatures::Loa);
+                assert_eq!(&enc[..board * cells], &plain[..], "{variant}");
+                let me = pos.to_move();
+                for (side, set) in [pos.pieces(me), pos.pieces(me.opponent())]
+                    .into_iter()
+                    .enumerate()
+                {
+                    let set = set & g.cells;
+                    let com = CentreOfMass::of(g, set);
+                    let groups: Vec<u64> = g.groups(set).collect();
+                    let constant = |k: usize| {
+                        enc[(board + 4 + k) * cells
+                            + g.grid_cell[g.cells.trailing_zeros() as usize] as usize]
+                    };
+                    assert_eq!(constant(side) as usize, groups.len());
+                    assert_eq!(constant(4 + side) as u32, set.count_ones());
+                    assert_eq!(
+                        constant(2 + side),
+                        (4.0 * excess_distance(g, set)).round() as u8
+                    );
+                    for cell in (0..cells).filter(|&c| g.grid_square[c] == NO_SQUARE) {
+                        for p in board..board + 10 {
+                            assert_eq!(enc[p * cells + cell], 0, "{variant} plane {p}");
+                        }
+                    }
+                    for sq in (0..64u8).filter(|&sq| g.contains(sq)) {
+                        let cell = g.grid_cell[sq as usize] as usize;
+                        let d = enc[(board + side) * cells + cell] as f32 / 2.0;
+                        if set != 0 {
+                            assert!((d - com.distance(g, sq)).abs() <= 0.25 + 1e-6, "{variant}");
+                        }
+                        let size = enc[(board + 2 + side) * cells + cell] as u32;
+                        let want = groups
+                            .iter()
+                            .find(|&&gr| gr >> sq & 1 == 1)
+                            .map_or(0, |gr| gr.count_ones());
+                        assert_eq!(size, want, "{variant} side {side} square {sq}");
+                    }
+                }
+            }
+        }
+        // The start position: Black (to move) has two groups of six, White two of six.
+        let pos = Position::start(Variant::Standard, &Rules::classic());
+        let enc = encode(&pos, InputFeatures::Loa);
+        let p = |k: usize, cell: usize| enc[(7 + k) * 64 + cell];
+        assert_eq!((p(4, 0), p(5, 0), p(8, 0), p(9, 0)), (2, 2, 12, 12));
+        assert_eq!(p(2, 1), 6); // b1: a group of six
+        assert_eq!(p(2, 0), 0); // a1: empty
+        assert_eq!(p(3, 8), 6); // a2: white group of six
+                                // Black's centre of mass is (3.5, 3.5): b1 is at distance 3.5, d4 at 0.5.
+        assert_eq!(p(0, 1), 7);
+        assert_eq!(p(0, 27), 1);
+    }
+
     /// The axis of line-count plane `axis` after symmetry `s`.
     fn axis_image(variant: Variant, s: usize, axis: usize) -> usize {
         let g = variant.geometry();
@@ -583,19 +827,22 @@ mod tests {
     #[test]
     fn symmetries_permute_planes_and_policy_in_every_variant() {
         let rules = Rules::classic();
-        for variant in Variant::ALL {
+        for (variant, features) in Variant::ALL
+            .into_iter()
+            .flat_map(|v| [(v, InputFeatures::Board), (v, InputFeatures::Loa)])
+        {
             let g = variant.geometry();
             let n = g.size as usize;
             let cells = n * n;
             let axes = g.axes as usize;
-            let planes = num_planes(variant);
+            let planes = num_planes(variant, features);
             let mut kinds = [0usize; 3]; // normal moves, drops, removals
             for pos in game_positions(variant, 2, 60, 17).into_iter().step_by(7) {
-                let enc = encode(&pos);
+                let enc = encode(&pos, features);
                 let moves = pos.legal_moves(&rules);
                 for s in 0..g.num_symmetries as usize {
                     let t = pos.transformed(s);
-                    let enc_t = encode(&t);
+                    let enc_t = encode(&t, features);
                     for sq in 0..64u8 {
                         if !g.contains(sq) {
                             continue;
@@ -611,7 +858,7 @@ mod tests {
                             assert_eq!(
                                 enc[p * cells + c],
                                 enc_t[p2 * cells + c2],
-                                "{variant} symmetry {s} plane {p}"
+                                "{variant} {features:?} symmetry {s} plane {p}"
                             );
                         }
                     }

@@ -495,7 +495,8 @@ impl InferenceLoop {
         total: usize,
     ) -> Result<(Vec<f32>, Vec<f32>, usize), tch::TchError> {
         let n = self.variant.geometry().size as usize;
-        let len = input_len(self.variant);
+        let features = self.model.info.net.input_features;
+        let len = input_len(self.variant, features);
         // On CUDA, pad to a few batch sizes so cuDNN's autotuner sees few shapes.
         let rows = if self.device.is_cuda() {
             total.next_power_of_two().max(8)
@@ -505,11 +506,11 @@ impl InferenceLoop {
         self.input.clear();
         self.input.resize(rows * len, 0);
         for (r, p) in positions.enumerate() {
-            encode_into(p, &mut self.input[r * len..(r + 1) * len]);
+            encode_into(p, features, &mut self.input[r * len..(r + 1) * len]);
         }
         let x = Tensor::f_from_slice(&self.input)?.f_view([
             rows as i64,
-            num_planes(self.variant) as i64,
+            num_planes(self.variant, features) as i64,
             n as i64,
             n as i64,
         ])?;
@@ -578,14 +579,7 @@ mod tests {
 
     fn tiny_model_for(variant: Variant) -> Model {
         tch::manual_seed(7);
-        let net = NetConfig {
-            blocks: 1,
-            channels: 8,
-            global_pool_every: 1,
-            policy_channels: 4,
-            value_channels: 4,
-            value_hidden: 8,
-        };
+        let net = NetConfig::tiny();
         Model::new(ModelInfo::new(&net, variant), Device::Cpu)
     }
 
@@ -619,11 +613,19 @@ mod tests {
         let _g = tch::no_grad_guard();
         let mut data = vec![];
         for p in &b.positions {
-            data.extend(crate::encoding::encode(p));
+            data.extend(crate::encoding::encode(
+                p,
+                crate::encoding::InputFeatures::Board,
+            ));
         }
         let v = model.info.variant;
         let n = v.geometry().size as i64;
-        let x = Tensor::from_slice(&data).view([b.len() as i64, num_planes(v) as i64, n, n]);
+        let x = Tensor::from_slice(&data).view([
+            b.len() as i64,
+            num_planes(v, crate::encoding::InputFeatures::Board) as i64,
+            n,
+            n,
+        ]);
         let out = model.net.forward(&x, false);
         let values = Vec::<f32>::try_from(wdl_to_value(&out.wdl)).unwrap();
         let mut priors = vec![];

@@ -177,7 +177,7 @@ impl FoldedNet {
 mod tests {
     use super::*;
     use crate::config::NetConfig;
-    use crate::encoding::{encode, num_planes};
+    use crate::encoding::{encode, num_planes, InputFeatures};
     use loa::{Rules, Variant};
 
     /// Batch norms with non-trivial statistics, so that folding is really exercised.
@@ -205,9 +205,17 @@ mod tests {
             policy_channels: 4,
             value_channels: 4,
             value_hidden: 8,
+            input_features: InputFeatures::Board,
         };
         let rules = Rules::classic();
-        for variant in Variant::ALL {
+        for (variant, features) in Variant::ALL
+            .into_iter()
+            .flat_map(|v| [(v, InputFeatures::Board), (v, InputFeatures::Loa)])
+        {
+            let config = NetConfig {
+                input_features: features,
+                ..config.clone()
+            };
             let vs = nn::VarStore::new(tch::Device::Cpu);
             let net = Net::new(&vs.root(), &config, variant);
             randomise_batch_norms(&vs);
@@ -216,12 +224,12 @@ mod tests {
             let mut pos = loa::Position::start(variant, &rules);
             let mut data = Vec::new();
             for k in 0..6 {
-                data.extend(encode(&pos));
+                data.extend(encode(&pos, features));
                 let moves = pos.legal_moves(&rules);
                 pos.play(moves[(k * 7) % moves.len()]);
             }
             let n = variant.geometry().size as i64;
-            let x = Tensor::from_slice(&data).view([6, num_planes(variant) as i64, n, n]);
+            let x = Tensor::from_slice(&data).view([6, num_planes(variant, features) as i64, n, n]);
             let a = net.forward(&x, false);
             let b = folded.forward(&x);
             let dp = (&a.policy - &b.policy).abs().max().double_value(&[]);

@@ -9,7 +9,9 @@
 //! ([`crate::encoding::same_layout`], e.g. `standard` and `scrambled-eggs`).
 
 use crate::config::NetConfig;
-use crate::encoding::{check_version, input_layout, num_planes, same_layout, ENCODING_VERSION};
+use crate::encoding::{
+    check_version, input_layout, num_planes, same_layout, InputFeatures, ENCODING_VERSION,
+};
 use crate::net::Net;
 use crate::policy::policy_planes;
 use crate::tensor_file;
@@ -80,7 +82,7 @@ impl ModelInfo {
             encoding_version: ENCODING_VERSION,
             variant,
             board_size: variant.geometry().size as usize,
-            input_planes: num_planes(variant),
+            input_planes: num_planes(variant, net.input_features),
             policy_planes: policy_planes(variant),
             net: net.clone(),
             step: 0,
@@ -92,7 +94,14 @@ impl ModelInfo {
     /// checks that this build can use it, and brings a version-1 description to the
     /// current encoding version (same planes). Errors name the file.
     pub fn parse(text: &str, path: &Path) -> Result<ModelInfo> {
-        let mut info: ModelInfo = serde_json::from_str(text)
+        let mut value: serde_json::Value = serde_json::from_str(text)
+            .with_context(|| format!("{}: bad model description", path.display()))?;
+        // Files written before the input features were a setting have the board planes.
+        if let Some(net) = value.get_mut("net").and_then(|n| n.as_object_mut()) {
+            net.entry("input_features")
+                .or_insert_with(|| InputFeatures::Board.name().into());
+        }
+        let mut info: ModelInfo = serde_json::from_value(value)
             .with_context(|| format!("{}: bad model description", path.display()))?;
         info.check(path)?;
         Ok(info)
@@ -119,7 +128,8 @@ impl ModelInfo {
                 self.board_size
             );
         }
-        let (planes, policy) = (num_planes(variant), policy_planes(variant));
+        let features = self.net.input_features;
+        let (planes, policy) = (num_planes(variant, features), policy_planes(variant));
         if self.encoding_version == 1 && self.input_planes == 0 && self.policy_planes == 0 {
             self.input_planes = planes;
             self.policy_planes = policy;
@@ -127,9 +137,11 @@ impl ModelInfo {
         if self.input_planes != planes || self.policy_planes != policy {
             bail!(
                 "{file}: a {variant} model with {} input and {} policy planes; {variant} has \
-                 {planes} and {policy} under encoding version {ENCODING_VERSION}",
+                 {planes} and {policy} with `{}` input features under encoding version \
+                 {ENCODING_VERSION}",
                 self.input_planes,
-                self.policy_planes
+                self.policy_planes,
+                features.name()
             );
         }
         self.encoding_version = ENCODING_VERSION;
@@ -145,7 +157,11 @@ impl ModelInfo {
         if same_layout(self.variant, variant) {
             return Ok(());
         }
-        let (a, b) = (input_layout(self.variant), input_layout(variant));
+        let features = self.net.input_features;
+        let (a, b) = (
+            input_layout(self.variant, features),
+            input_layout(variant, features),
+        );
         bail!(
             "a {} model cannot be used for {variant}: the network layouts differ \
              ({} input planes on {}x{} and {} policy planes vs {} on {}x{} and {})",
@@ -271,14 +287,7 @@ mod tests {
     use super::*;
 
     fn tiny() -> NetConfig {
-        NetConfig {
-            blocks: 1,
-            channels: 8,
-            global_pool_every: 1,
-            policy_channels: 4,
-            value_channels: 4,
-            value_hidden: 8,
-        }
+        NetConfig::tiny()
     }
 
     #[test]
@@ -294,7 +303,10 @@ mod tests {
             assert_eq!(back.info, m.info);
             assert_eq!(back.info.variant, variant);
             assert_eq!(back.info.board_size, variant.geometry().size as usize);
-            assert_eq!(back.info.input_planes, num_planes(variant));
+            assert_eq!(
+                back.info.input_planes,
+                num_planes(variant, InputFeatures::Board)
+            );
             assert_eq!(back.info.policy_planes, policy_planes(variant));
             for ((n1, t1), (n2, t2)) in m.weights().iter().zip(back.weights()) {
                 assert_eq!(n1, &n2);

@@ -115,7 +115,7 @@ pub fn macs_per_position(config: &NetConfig, variant: Variant) -> u64 {
     let n = variant.geometry().size as u64;
     let cells = n * n;
     let c = config.channels as u64;
-    let input = plane_scales(variant).len() as u64;
+    let input = plane_scales(variant, config.input_features).len() as u64;
     let (pc, vc, vh) = (
         config.policy_channels as u64,
         config.value_channels as u64,
@@ -145,7 +145,7 @@ impl Net {
     pub fn new(p: &nn::Path, config: &NetConfig, variant: Variant) -> Net {
         let c = config.channels;
         let board_size = variant.geometry().size as usize;
-        let scales = plane_scales(variant);
+        let scales = plane_scales(variant, config.input_features);
         let input_planes = scales.len();
         let policy_planes = policy_planes(variant);
         let blocks = (0..config.blocks)
@@ -281,7 +281,7 @@ impl Net {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::encoding::encode;
+    use crate::encoding::{encode, InputFeatures};
     use loa::{Rules, Variant};
 
     fn tiny() -> NetConfig {
@@ -292,6 +292,7 @@ mod tests {
             policy_channels: 4,
             value_channels: 4,
             value_hidden: 8,
+            input_features: Default::default(),
         }
     }
 
@@ -319,8 +320,8 @@ mod tests {
                 vec![8, planes as i64, 3, 3]
             );
             let pos = loa::Position::start(variant, &Rules::classic());
-            let mut data = encode(&pos);
-            data.extend(encode(&pos));
+            let mut data = encode(&pos, InputFeatures::Board);
+            data.extend(encode(&pos, InputFeatures::Board));
             let x = Tensor::from_slice(&data).view([2, planes as i64, n as i64, n as i64]);
             let out = net.forward(&x, false);
             assert_eq!(out.policy.size(), vec![2, (pp * n * n) as i64], "{variant}");
@@ -367,9 +368,9 @@ mod tests {
         let net = Net::new(&vs.root(), &tiny(), Variant::Standard);
         let rules = Rules::classic();
         let mut pos = loa::Position::start(Variant::Standard, &rules);
-        let a = encode(&pos);
+        let a = encode(&pos, InputFeatures::Board);
         pos.play(pos.legal_moves(&rules)[3]);
-        let b = encode(&pos);
+        let b = encode(&pos, InputFeatures::Board);
         let x1 = Tensor::from_slice(&a).view([1, 7, 8, 8]);
         let x2 = Tensor::from_slice(&[a.clone(), b].concat()).view([2, 7, 8, 8]);
         tch::no_grad(|| {

@@ -393,6 +393,7 @@ impl Trainer {
             samples,
             symmetries,
             self.model.info.variant,
+            self.model.info.net.input_features,
             self.config.search_value_weight as f32,
         )?
         .to_device(self.device);
@@ -422,6 +423,7 @@ impl Trainer {
             samples,
             &syms,
             self.model.info.variant,
+            self.model.info.net.input_features,
             self.config.search_value_weight as f32,
         )?
         .to_device(self.device);
@@ -536,14 +538,7 @@ mod tests {
     use loa::{Color, Move, Outcome, Position, Rules, Variant};
 
     fn tiny_net() -> NetConfig {
-        NetConfig {
-            blocks: 1,
-            channels: 8,
-            global_pool_every: 1,
-            policy_channels: 4,
-            value_channels: 4,
-            value_hidden: 8,
-        }
+        NetConfig::tiny()
     }
 
     /// Positions from seeded random games, with a policy on some and outcomes.
@@ -862,6 +857,7 @@ mod tests {
                 policy_channels: 16,
                 value_channels: 8,
                 value_hidden: 16,
+                input_features: Default::default(),
             },
             batch_size: 48,
             optimizer: OptimizerKind::Adamw,

@@ -66,14 +66,7 @@ fn pipeline(variant: Variant) {
     std::fs::write(shards.join("broken.shard"), b"LOAZSHRD\x01\x00").unwrap();
 
     let config = TrainConfig {
-        net: NetConfig {
-            blocks: 1,
-            channels: 8,
-            global_pool_every: 1,
-            policy_channels: 4,
-            value_channels: 4,
-            value_hidden: 8,
-        },
+        net: NetConfig::tiny(),
         batch_size: 32,
         threads: 1,
         log_every: 5,
@@ -153,14 +146,7 @@ fn mcts_plays_with_the_network() {
 
 fn mcts_game(variant: Variant) {
     tch::manual_seed(5);
-    let net = NetConfig {
-        blocks: 1,
-        channels: 8,
-        global_pool_every: 1,
-        policy_channels: 4,
-        value_channels: 4,
-        value_hidden: 8,
-    };
+    let net = NetConfig::tiny();
     let model = train::Model::new(train::ModelInfo::new(&net, variant), tch::Device::Cpu);
     let eval: std::sync::Arc<dyn Evaluator> = std::sync::Arc::new(
         NetEvaluator::from_weights(
