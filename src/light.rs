@@ -50,13 +50,11 @@ mod commands {
             )
         }
 
-        /// Always an error, as [`net_evaluator`].
-        pub fn net_evaluator_timed(
-            path: &std::path::Path,
-            device: &str,
-            variant: Option<loa::Variant>,
-        ) -> Result<std::sync::Arc<dyn selfplay::Evaluator>> {
-            net_evaluator(path, device, variant)
+        /// A factory whose model players fail to load, as [`net_evaluator`].
+        pub fn eval_player_factory(_timed: bool) -> eval::PlayerFactory {
+            eval::PlayerFactory::new().with_model_loader(std::sync::Arc::new(|path, device| {
+                net_evaluator(path, device, None)
+            }))
         }
     }
 }

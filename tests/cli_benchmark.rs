@@ -1,35 +1,13 @@
 //! End-to-end tests of `loazero benchmark` and of a model player under the engine's time
 //! controls, with a tiny untrained network.
 
+mod common;
+use common::{loazero, text, tiny_model_at, BIN};
+
 use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
-
-const BIN: &str = env!("CARGO_BIN_EXE_loazero");
-
-fn loazero(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use std::process::{Command, Stdio};
 
 /// A 1-block, 8-channel 6×6 network saved at `path`.
-fn tiny_model(path: &Path) {
-    tch::set_num_threads(1);
-    let net = train::NetConfig::tiny();
-    let model = train::Model::new(
-        train::ModelInfo::new(&net, loa::Variant::Six),
-        tch::Device::Cpu,
-    );
-    model.save(path).unwrap();
-}
-
 /// Splits a CSV line, honouring double-quoted fields.
 fn csv_fields(line: &str) -> Vec<String> {
     let mut out = vec![String::new()];
@@ -53,7 +31,7 @@ fn csv_fields(line: &str) -> Vec<String> {
 fn benchmark_writes_table_csv_and_png_and_resumes() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("tiny.safetensors");
-    tiny_model(&model);
+    tiny_model_at(&model, loa::Variant::Six);
     let out = dir.path().join("bench");
     let args = [
         "benchmark",
@@ -157,7 +135,7 @@ fn benchmark_writes_table_csv_and_png_and_resumes() {
 fn benchmark_refuses_bad_arguments_by_name() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("tiny.safetensors");
-    tiny_model(&model);
+    tiny_model_at(&model, loa::Variant::Six);
     let m = model.to_str().unwrap();
     for (args, needle) in [
         (vec!["benchmark", m, "--games", "3"], "even"),
@@ -188,7 +166,7 @@ fn benchmark_refuses_bad_arguments_by_name() {
 fn engine_model_player_under_time_controls() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("tiny.safetensors");
-    tiny_model(&model);
+    tiny_model_at(&model, loa::Variant::Six);
     let mut child = Command::new(BIN)
         .args([
             "engine",

@@ -2,24 +2,12 @@
 //! libtorch in the process, and replaces itself by `loazero-torch` for anything that uses a
 //! network; a missing `loazero-torch` is a clear error naming its path.
 
+mod common;
+use common::{last_line, text, tiny_model, BIN};
+
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Output, Stdio};
-
-const BIN: &str = env!("CARGO_BIN_EXE_loazero");
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn last_line(o: &Output) -> String {
-    let out = String::from_utf8_lossy(&o.stdout);
-    out.lines().last().unwrap_or("").to_string()
-}
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 /// A running `loazero engine`, stopped on drop.
 struct Engine {
@@ -78,17 +66,6 @@ impl Drop for Engine {
         let _ = self.stdin.flush();
         let _ = self.child.wait();
     }
-}
-
-fn tiny_model(dir: &Path) -> PathBuf {
-    let net = train::NetConfig::tiny();
-    let model = train::Model::new(
-        train::ModelInfo::new(&net, loa::Variant::Standard),
-        tch::Device::Cpu,
-    );
-    let path = dir.join("m.safetensors");
-    model.save(&path).unwrap();
-    path
 }
 
 #[test]

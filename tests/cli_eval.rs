@@ -1,51 +1,16 @@
 //! End-to-end tests of the eval subcommands: engine (over pipes), bestmove, match, ratings.
 
+mod common;
+use common::{temp_dir, BIN};
+
 use loa::{Game, Position, Rules, Variant};
 use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_loazero");
-
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("loazero-cli-eval-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// Deterministic xorshift stream (no rand dependency in the root package).
-struct Rng(u64);
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
-    }
-}
-
-/// Positions reached by random play from every variant's start (not over).
+/// Positions reached by random play from the starts of standard, scrambled-eggs and 6x6
+/// (not over).
 fn random_games(count: usize, seed: u64) -> Vec<Game> {
-    let mut rng = Rng(seed);
-    let mut out = Vec::new();
-    while out.len() < count {
-        let variant = Variant::ALL[rng.below(3)];
-        let mut g = Game::new(variant, Rules::classic());
-        let plies = rng.below(70);
-        for _ in 0..plies {
-            if g.is_over() {
-                break;
-            }
-            let moves = g.legal_moves();
-            let mv = moves[rng.below(moves.len())];
-            g.play(mv).unwrap();
-        }
-        if !g.is_over() {
-            out.push(g);
-        }
-    }
-    out
+    loa::testing::random_games(&Variant::ALL[..3], Rules::classic(), count, 70, seed)
 }
 
 struct Engine {
@@ -253,7 +218,8 @@ fn bestmove_prints_a_legal_move_last() {
 
 #[test]
 fn match_writes_replayable_records_and_ratings_read_them() {
-    let dir = temp_dir("match");
+    let tmp = temp_dir();
+    let dir = tmp.path().to_path_buf();
     let out = Command::new(BIN)
         .args([
             "match",
@@ -338,14 +304,14 @@ fn match_writes_replayable_records_and_ratings_read_them() {
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("oracle"));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Ctrl-C during `match` lets the running games finish, keeps their records and
 /// results, prints the tally so far and exits with 130.
 #[test]
 fn match_stops_cleanly_on_sigint() {
-    let dir = temp_dir("sigint");
+    let tmp = temp_dir();
+    let dir = tmp.path().to_path_buf();
     let out = dir.join("m");
     let child = Command::new(BIN)
         .args([
@@ -392,5 +358,4 @@ fn match_stops_cleanly_on_sigint() {
     let played = std::fs::read_to_string(&results).unwrap().lines().count();
     assert!((2..400).contains(&played), "{played} games");
     assert!(text.contains(&format!("games {played} ")), "{text}");
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,31 +1,7 @@
 //! `loazero heldout`: making a held-out set from game records and scoring a model on it.
 
-use std::path::Path;
-use std::process::{Command, Output};
-
-const BIN: &str = env!("CARGO_BIN_EXE_loazero");
-
-fn run(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn tiny_model(path: &Path) {
-    tch::set_num_threads(1);
-    let net = train::NetConfig::tiny();
-    let model = train::Model::new(
-        train::ModelInfo::new(&net, loa::Variant::Standard),
-        tch::Device::Cpu,
-    );
-    model.save(path).unwrap();
-}
+mod common;
+use common::{loazero, text, tiny_model_at};
 
 #[test]
 fn a_made_set_scores_and_bad_inputs_are_named() {
@@ -35,7 +11,7 @@ fn a_made_set_scores_and_bad_inputs_are_named() {
     std::fs::write(games.join("g1.txt"), "1. b1-b3 a2-c2 2. g8-g6 h7-f7\n").unwrap();
     let set = dir.path().join("set.txt");
     let (g, s) = (games.to_str().unwrap(), set.to_str().unwrap());
-    let o = run(&[
+    let o = loazero(&[
         "heldout", "--out", s, "--games", g, "--every", "1", "--mixed", "3", "--depth", "2",
     ]);
     assert!(o.status.success(), "{}", text(&o));
@@ -45,13 +21,13 @@ fn a_made_set_scores_and_bad_inputs_are_named() {
     assert!(written.contains("alphabeta:depth=2"), "{written}");
 
     let model = dir.path().join("m.safetensors");
-    tiny_model(&model);
+    tiny_model_at(&model, loa::Variant::Standard);
     let m = model.to_str().unwrap();
     for args in [
         vec!["heldout", "--score", m],
         vec!["heldout", "--score", m, "--set", s],
     ] {
-        let o = run(&args);
+        let o = loazero(&args);
         assert!(o.status.success(), "{}", text(&o));
         assert!(
             text(&o).contains("top-1") && text(&o).contains("chance"),
@@ -72,7 +48,7 @@ fn a_made_set_scores_and_bad_inputs_are_named() {
             "/no/such/dir",
         ),
     ] {
-        let o = run(&args);
+        let o = loazero(&args);
         assert!(!o.status.success(), "{args:?}");
         assert!(text(&o).contains(needle), "{args:?}: {}", text(&o));
         assert!(!text(&o).contains("panicked"), "{}", text(&o));

@@ -1,13 +1,10 @@
 //! End-to-end tests of `loazero plot`.
 
+mod common;
+use common::{loazero, text, BIN};
+
 use std::path::Path;
 use std::process::{Command, Output};
-
-const BIN: &str = env!("CARGO_BIN_EXE_loazero");
-
-fn run(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().expect("run loazero")
-}
 
 fn run_with_env(args: &[&str], key: &str, value: &str) -> Output {
     Command::new(BIN)
@@ -15,14 +12,6 @@ fn run_with_env(args: &[&str], key: &str, value: &str) -> Output {
         .env(key, value)
         .output()
         .expect("run loazero")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 /// A synthetic `metrics.jsonl`: every kind, duplicates from a resume, an unknown kind
@@ -72,7 +61,7 @@ fn plot_writes_every_png_with_the_requested_size() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("metrics.jsonl"), METRICS).unwrap();
     let d = dir.path().to_str().unwrap();
-    let o = run(&["plot", d, "--width", "640", "--height", "480"]);
+    let o = loazero(&["plot", d, "--width", "640", "--height", "480"]);
     let all = text(&o);
     assert!(o.status.success(), "{all}");
     assert!(!all.contains("panicked"), "{all}");
@@ -95,7 +84,7 @@ fn plot_writes_every_png_with_the_requested_size() {
     let out = dir.path().join("elsewhere");
     let o_str = out.to_str().unwrap();
     for _ in 0..2 {
-        let o = run(&["plot", d, "--out", o_str]);
+        let o = loazero(&["plot", d, "--out", o_str]);
         assert!(o.status.success(), "{}", text(&o));
     }
     for name in PLOTS {
@@ -110,7 +99,7 @@ fn plot_without_records_still_writes_every_file() {
     // No records at all: every file shows a note.
     std::fs::write(dir.path().join("metrics.jsonl"), "").unwrap();
     let d = dir.path().to_str().unwrap();
-    let o = run(&["plot", d, "--width", "400", "--height", "300"]);
+    let o = loazero(&["plot", d, "--width", "400", "--height", "300"]);
     assert!(o.status.success(), "{}", text(&o));
     for name in PLOTS {
         assert_png(&dir.path().join("plots").join(name), 400, 300);
@@ -124,7 +113,7 @@ fn plot_without_records_still_writes_every_file() {
     )
     .unwrap();
     // One point of each kind (single-point and zero-width ranges), only an anchor rated.
-    let o = run(&["plot", d]);
+    let o = loazero(&["plot", d]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(!text(&o).contains("panicked"), "{}", text(&o));
     for name in PLOTS {
@@ -136,7 +125,7 @@ fn plot_without_records_still_writes_every_file() {
 fn plot_of_a_missing_directory_fails_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("no-such-run");
-    let o = run(&["plot", missing.to_str().unwrap()]);
+    let o = loazero(&["plot", missing.to_str().unwrap()]);
     let all = text(&o);
     assert!(!o.status.success(), "{all}");
     assert!(all.contains(missing.to_str().unwrap()), "{all}");
@@ -146,7 +135,7 @@ fn plot_of_a_missing_directory_fails_cleanly() {
 #[test]
 fn plot_without_metrics_file_names_it() {
     let dir = tempfile::tempdir().unwrap();
-    let o = run(&["plot", dir.path().to_str().unwrap()]);
+    let o = loazero(&["plot", dir.path().to_str().unwrap()]);
     let all = text(&o);
     assert!(!o.status.success(), "{all}");
     let expected = dir.path().join("metrics.jsonl");

@@ -1,32 +1,13 @@
 //! End-to-end tests of the rules-engine subcommands: perft, moves, replay, show.
 
+mod common;
+use common::{last_line, loazero, stderr, stdout, temp_dir, THESIS_GAMES};
+
 use std::io::Write;
-use std::process::{Command, Output, Stdio};
-
-fn loazero(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_loazero"))
-        .args(args)
-        .output()
-        .expect("run loazero")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).to_string()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).to_string()
-}
-
-fn last_line(o: &Output) -> String {
-    stdout(o).lines().last().unwrap_or("").to_string()
-}
+use std::process::{Command, Stdio};
 
 const START: &str = "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b";
-const TESTDATA: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../shared/testdata/winands-thesis-games"
-);
+const TESTDATA: &str = THESIS_GAMES;
 
 #[test]
 fn perft_prints_leaf_count_last() {
@@ -95,8 +76,8 @@ fn replay_thesis_game_and_incomplete_game() {
 
 #[test]
 fn replay_reports_illegal_move_with_ply_and_position() {
-    let dir = std::env::temp_dir().join(format!("loazero-cli-rules-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = temp_dir();
+    let dir = tmp.path();
     let file = dir.join("bad.txt");
     std::fs::write(&file, "1. c8-c6 h4-f2\n2. g8-g2 h2-e2\n").unwrap();
     let o = loazero(&["replay", file.to_str().unwrap()]);
@@ -104,7 +85,6 @@ fn replay_reports_illegal_move_with_ply_and_position() {
     let err = stderr(&o);
     assert!(err.contains("ply 3") && err.contains("g8-g2"), "{err}");
     assert!(err.contains("/"), "position text expected in: {err}");
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]

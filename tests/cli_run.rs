@@ -2,27 +2,13 @@
 //! configuration on 6×6, resumption after kill -9 at random moments, corrupted files,
 //! config errors.
 
+mod common;
+use common::{loazero, temp_dir, text, BIN};
+
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-const BIN: &str = env!("CARGO_BIN_EXE_loazero");
-
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("loazero-cli-run-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 /// A run small enough for a test: 6×6, a 1×8 net, 6 games and 6 steps a generation, no
 /// gate (so that every count is deterministic), two anchors.
@@ -76,10 +62,6 @@ fn run_args(dir: &Path, generations: u32, with_sets: bool) -> Vec<String> {
         }
     }
     args
-}
-
-fn loazero(args: &[String]) -> Output {
-    Command::new(BIN).args(args).output().expect("run loazero")
 }
 
 fn names(dir: &Path) -> Vec<String> {
@@ -213,7 +195,8 @@ fn next(seed: &mut u64) -> u64 {
 
 #[test]
 fn kill_9_at_random_moments_loses_nothing_and_ends_like_an_uninterrupted_run() {
-    let base = temp_dir("kill");
+    let tmp = temp_dir();
+    let base = tmp.path().to_path_buf();
     let straight = base.join("straight");
     let t0 = Instant::now();
     let out = loazero(&run_args(&straight, 3, true));
@@ -335,7 +318,6 @@ fn kill_9_at_random_moments_loses_nothing_and_ends_like_an_uninterrupted_run() {
     for (name, bytes) in &committed {
         assert_eq!(now.get(name), Some(bytes), "{name} changed or vanished");
     }
-    let _ = std::fs::remove_dir_all(&base);
 }
 
 /// Sends `signal` to a child process.
@@ -362,7 +344,8 @@ fn wait_within(mut child: std::process::Child, limit: Duration) -> Output {
 /// uninterrupted run. A second SIGINT stops at once.
 #[test]
 fn signals_stop_the_run_at_a_safe_point_and_it_resumes() {
-    let base = temp_dir("signals");
+    let tmp = temp_dir();
+    let base = tmp.path().to_path_buf();
     let straight = base.join("straight");
     let out = loazero(&run_args(&straight, 3, true));
     assert!(out.status.success(), "{}", text(&out));
@@ -443,12 +426,12 @@ fn signals_stop_the_run_at_a_safe_point_and_it_resumes() {
     signal(&child, libc::SIGINT);
     let out = wait_within(child, Duration::from_secs(5));
     assert_eq!(out.status.code(), Some(130), "{}", text(&out));
-    let _ = std::fs::remove_dir_all(&base);
 }
 
 #[test]
 fn corrupt_shards_are_skipped_and_corrupt_models_stop_the_run_cleanly() {
-    let dir = temp_dir("corrupt");
+    let tmp = temp_dir();
+    let dir = tmp.path().to_path_buf();
     let out = loazero(&run_args(&dir, 1, true));
     assert!(out.status.success(), "{}", text(&out));
     // A damaged shard: named, skipped, the run goes on.
@@ -488,12 +471,12 @@ fn corrupt_shards_are_skipped_and_corrupt_models_stop_the_run_cleanly() {
     let out = loazero(&run_args(&dir, 3, false));
     let t = text(&out);
     assert!(!out.status.success() && t.contains("state.json"), "{t}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn joined_selfplay_writes_shards_the_loop_trains_on_and_plot_draws_the_run() {
-    let dir = temp_dir("join");
+    let tmp = temp_dir();
+    let dir = tmp.path().to_path_buf();
     let out = loazero(&run_args(&dir, 1, true));
     assert!(out.status.success(), "{}", text(&out));
     let out = Command::new(BIN)
@@ -553,12 +536,12 @@ fn joined_selfplay_writes_shards_the_loop_trains_on_and_plot_draws_the_run() {
         .output()
         .unwrap();
     assert!(!out.status.success() && text(&out).contains("not a run directory"));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn config_errors_name_the_key_and_the_used_config_is_saved() {
-    let dir = temp_dir("config");
+    let tmp = temp_dir();
+    let dir = tmp.path().to_path_buf();
     let out = Command::new(BIN)
         .args([
             "run",
@@ -629,12 +612,12 @@ fn config_errors_name_the_key_and_the_used_config_is_saved() {
         .output()
         .unwrap();
     assert!(!out.status.success() && text(&out).contains("already has its config"));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn a_standard_run_scores_every_candidate_on_the_held_out_set() {
-    let dir = temp_dir("heldout");
+    let tmp = temp_dir();
+    let dir = tmp.path().to_path_buf();
     let mut args = run_args(&dir, 2, true);
     for a in args.iter_mut() {
         if a == "selfplay.variant=6x6" {
@@ -681,5 +664,4 @@ fn a_standard_run_scores_every_candidate_on_the_held_out_set() {
     assert!(out.status.success(), "{}", text(&out));
     let b = std::fs::read(dir.join("plots").join("policy.png")).unwrap();
     assert_eq!(&b[..8], b"\x89PNG\r\n\x1a\n");
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -3,29 +3,10 @@
 //! `match` in its variant, exports with a `model.json` that names it, and is refused for a
 //! variant whose network layout differs.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
+use common::{loazero, temp_dir, text};
 
-const BIN: &str = env!("CARGO_BIN_EXE_loazero");
-
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("loazero-cli-runv-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn loazero(args: &[String]) -> Output {
-    Command::new(BIN).args(args).output().expect("run loazero")
-}
+use std::path::Path;
 
 /// A generation small enough for a test: a 1×8 net, 4 games, 4 steps, no gate, one anchor.
 const TINY: [&str; 24] = [
@@ -80,7 +61,8 @@ fn run_one_generation(variant: &str, dir: &Path) {
 
 #[test]
 fn each_special_variant_trains_plays_and_exports() {
-    let root = temp_dir("all");
+    let tmp = temp_dir();
+    let root = tmp.path().to_path_buf();
     for variant in ["parachute", "gemma", "ambiloa", "alveole"] {
         let dir = root.join(variant);
         run_one_generation(variant, &dir);
@@ -150,5 +132,4 @@ fn each_special_variant_trains_plays_and_exports() {
     ]);
     assert!(!o.status.success());
     assert!(text(&o).contains("alveole run"), "{}", text(&o));
-    let _ = std::fs::remove_dir_all(&root);
 }

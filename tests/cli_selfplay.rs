@@ -1,35 +1,14 @@
 //! End-to-end tests of `loazero selfplay` and `loazero bench mcts`.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
+use common::{loazero, temp_dir, text};
 
-const BIN: &str = env!("CARGO_BIN_EXE_loazero");
-
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "loazero-cli-selfplay-{name}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().expect("run loazero")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use std::path::Path;
 
 #[test]
 fn selfplay_writes_shards_and_replayable_records() {
-    let dir = temp_dir("play");
+    let tmp = temp_dir();
+    let dir = tmp.path().to_path_buf();
     let config = dir.join("sp.toml");
     std::fs::write(
         &config,
@@ -38,7 +17,7 @@ fn selfplay_writes_shards_and_replayable_records() {
     )
     .unwrap();
     let out = dir.join("out");
-    let o = run(&[
+    let o = loazero(&[
         "selfplay",
         "--config",
         config.to_str().unwrap(),
@@ -70,7 +49,7 @@ fn selfplay_writes_shards_and_replayable_records() {
         .collect();
     assert_eq!(records.len(), 6);
     for r in &records {
-        let o = run(&[
+        let o = loazero(&[
             "replay",
             r.to_str().unwrap(),
             "--variant",
@@ -90,7 +69,8 @@ fn selfplay_writes_shards_and_replayable_records() {
 
 #[test]
 fn model_selfplay_and_model_player_match() {
-    let dir = temp_dir("model");
+    let tmp = temp_dir();
+    let dir = tmp.path().to_path_buf();
     let net = train::NetConfig::tiny();
     let model = train::Model::new(
         train::ModelInfo::new(&net, loa::Variant::Six),
@@ -101,7 +81,7 @@ fn model_selfplay_and_model_player_match() {
     let config = dir.join("six.toml");
     std::fs::write(&config, "variant = \"6x6\"\nsimulations = 8\n").unwrap();
     let out = dir.join("sp");
-    let o = run(&[
+    let o = loazero(&[
         "selfplay",
         "--config",
         config.to_str().unwrap(),
@@ -115,7 +95,7 @@ fn model_selfplay_and_model_player_match() {
     assert!(o.status.success(), "{}", text(&o));
     assert!(std::fs::read_dir(out.join("shards")).unwrap().count() >= 1);
 
-    let o = run(&[
+    let o = loazero(&[
         "match",
         "--a",
         &format!("model:path={},sims=8", path.display()),
@@ -130,7 +110,7 @@ fn model_selfplay_and_model_player_match() {
     ]);
     assert!(o.status.success(), "{}", text(&o));
 
-    let o = run(&[
+    let o = loazero(&[
         "selfplay",
         "--model",
         "/nonexistent/net.model",
@@ -145,10 +125,11 @@ fn model_selfplay_and_model_player_match() {
 
 #[test]
 fn bad_configs_name_the_file_and_key() {
-    let dir = temp_dir("badcfg");
+    let tmp = temp_dir();
+    let dir = tmp.path().to_path_buf();
     let config = dir.join("bad.toml");
     std::fs::write(&config, "[mcts]\ncpuctt = 2\n").unwrap();
-    let o = run(&[
+    let o = loazero(&[
         "selfplay",
         "--config",
         config.to_str().unwrap(),
@@ -165,7 +146,7 @@ fn bad_configs_name_the_file_and_key() {
 
 #[test]
 fn bench_mcts_reports_both_evaluators() {
-    let o = run(&["bench", "mcts", "--seconds", "0.2", "--simulations", "200"]);
+    let o = loazero(&["bench", "mcts", "--seconds", "0.2", "--simulations", "200"]);
     assert!(o.status.success(), "{}", text(&o));
     let t = text(&o);
     assert!(

@@ -2,6 +2,9 @@
 //! refusal of `--device cuda` where CUDA is unavailable. The binary runs with
 //! `LD_LIBRARY_PATH` removed: it must find libtorch through its rpath.
 
+mod common;
+use common::text;
+
 use std::process::{Command, Output};
 
 fn loazero(args: &[&str]) -> Output {
@@ -11,14 +14,6 @@ fn loazero(args: &[&str]) -> Output {
         .env_remove("LIBTORCH")
         .output()
         .expect("loazero runs")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 #[test]

@@ -1,27 +1,10 @@
 //! End-to-end tests of the rules subcommands on the special variants (parachute, gemma,
 //! ambiloa, alveole): perft, moves, replay and show with `--variant`.
 
+mod common;
+use common::{last_line, loazero, stderr, stdout};
+
 use std::io::Write;
-use std::process::{Command, Output};
-
-fn loazero(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_loazero"))
-        .args(args)
-        .output()
-        .expect("run loazero")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).to_string()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).to_string()
-}
-
-fn last_line(o: &Output) -> String {
-    stdout(o).lines().last().unwrap_or("").to_string()
-}
 
 fn record(text: &str) -> tempfile::NamedTempFile {
     let mut f = tempfile::NamedTempFile::new().unwrap();

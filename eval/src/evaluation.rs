@@ -482,7 +482,7 @@ pub fn evaluate(pos: &Position, w: &EvalWeights) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use loa::{ExtraState, Game, Rules, Variant};
+    use loa::{ExtraState, Rules, Variant};
     use rand::rngs::SmallRng;
     use rand::{Rng, SeedableRng};
 
@@ -586,25 +586,10 @@ mod tests {
 
     /// Positions (not over, drops pending included) from random games of every variant.
     fn random_positions(count: usize, seed: u64) -> Vec<Position> {
-        let rules = Rules::classic();
-        let mut rng = SmallRng::seed_from_u64(seed);
-        let mut out = Vec::new();
-        while out.len() < count {
-            let variant = Variant::ALL[out.len() % Variant::ALL.len()];
-            let mut game = Game::new(variant, rules);
-            let plies = rng.random_range(0..80);
-            for _ in 0..plies {
-                if game.is_over() {
-                    break;
-                }
-                let moves = game.legal_moves();
-                game.play(moves[rng.random_range(0..moves.len())]).unwrap();
-            }
-            if !game.is_over() {
-                out.push(*game.position());
-            }
-        }
-        out
+        loa::testing::random_games(&Variant::ALL, Rules::classic(), count, 80, seed)
+            .iter()
+            .map(|g| *g.position())
+            .collect()
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! * [`notation`] and [`record`]: text forms; [`perft`]: tree counts.
 //! * [`features`]: centre of mass, board distances, tightest packing (the evaluations).
 //! * [`tactics`]: connecting moves and wins within a turn, shared by the searches.
+//! * [`testing`]: seeded pseudo-random play for the tests and benchmarks of every crate.
 //!
 //! All types are plain data: `Send + Sync`, no interior mutability, no global state
 //! beyond compile-time tables.
@@ -25,6 +26,7 @@ pub mod position;
 pub mod record;
 pub mod rules;
 pub mod tactics;
+pub mod testing;
 pub mod variant;
 pub mod zobrist;
 

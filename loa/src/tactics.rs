@@ -172,24 +172,15 @@ mod tests {
     use crate::{MoveList, Variant};
 
     /// A small deterministic generator (the crate has no dependencies).
-    struct XorShift(u64);
-
-    impl XorShift {
-        fn below(&mut self, n: u64) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0 % n
-        }
-    }
+    use crate::testing::XorShift;
 
     /// Sparse random positions of two to `pieces` pieces a side (many connecting moves).
-    fn sparse_position(variant: Variant, pieces: u64, rng: &mut XorShift) -> Option<Position> {
+    fn sparse_position(variant: Variant, pieces: usize, rng: &mut XorShift) -> Option<Position> {
         let g = variant.geometry();
         let pick = |rng: &mut XorShift| {
             let n = 2 + rng.below(pieces - 1);
             (0..n)
-                .map(|_| 1u64 << g.sparse[rng.below(g.num_cells as u64) as usize])
+                .map(|_| 1u64 << g.sparse[rng.below(g.num_cells as usize)])
                 .fold(0, |a, b| a | b)
         };
         let white = pick(rng);
@@ -215,7 +206,7 @@ mod tests {
 
     #[test]
     fn connecting_moves_are_found_exactly_when_they_exist() {
-        let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
+        let mut rng = XorShift::new(0x9e37_79b9_7f4a_7c15);
         for variant in [Variant::Standard, Variant::ScrambledEggs, Variant::Alveole] {
             let rules = Rules::classic();
             let (mut found, mut total) = (0, 0);

@@ -622,18 +622,7 @@ fn reference_perft(p: &RPos, rules: &Rules, depth: u32) -> u64 {
 // Comparison with the engine.
 // ---------------------------------------------------------------------------------------
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+use loa::testing::XorShift as Rng;
 
 fn rule_sets() -> [Rules; 3] {
     [
@@ -845,7 +834,7 @@ fn start_positions_match_the_rule_text() {
 
 #[test]
 fn random_games_match_the_reference() {
-    let mut rng = Rng(0x005E_ED0F_10AD);
+    let mut rng = Rng::new(0x005E_ED0F_10AD);
     for v in Variant::ALL {
         let mut tally = Tally::default();
         let firsts: &[Color] = if v == Variant::Ambiloa {
@@ -869,7 +858,7 @@ fn random_games_match_the_reference() {
 
 #[test]
 fn random_placements_match_the_reference() {
-    let mut rng = Rng(0x0123_4567_89AB_CDEF);
+    let mut rng = Rng::new(0x0123_4567_89AB_CDEF);
     for v in Variant::ALL {
         let mut tally = Tally::default();
         let mut pending = 0;
@@ -908,7 +897,7 @@ fn random_placements_match_the_reference() {
 
 #[test]
 fn perft_from_random_positions_matches_the_reference() {
-    let mut rng = Rng(0xFEED_BEEF);
+    let mut rng = Rng::new(0xFEED_BEEF);
     let rules = Rules::classic();
     for v in Variant::ALL {
         let positions = playouts(v, Color::Black, 160, &mut rng, None);

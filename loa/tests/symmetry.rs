@@ -4,33 +4,9 @@
 use loa::{Move, Position, Rules, Variant};
 use std::collections::HashSet;
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
 /// Positions from random games (every ply of each game, games ended by the rules).
 fn sample_positions(variant: Variant, games: usize, seed: u64) -> Vec<Position> {
-    let rules = Rules::classic();
-    let mut rng = Rng(seed);
-    let mut out = Vec::new();
-    for _ in 0..games {
-        let mut p = Position::start(variant, &rules);
-        for _ in 0..200 {
-            if p.outcome(&rules).is_some() {
-                break;
-            }
-            out.push(p);
-            let moves = p.legal_moves(&rules);
-            p.play(moves[rng.next() as usize % moves.len()]);
-        }
-    }
-    out
+    loa::testing::random_game_positions(variant, &Rules::classic(), games, 200, seed)
 }
 
 #[test]

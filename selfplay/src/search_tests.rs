@@ -267,6 +267,39 @@ fn run_until_stops_at_the_cap_or_the_deadline() {
     assert_eq!(player.last_stats().simulations, 40);
 }
 
+/// A timed Gumbel root plans its halving for the simulations that fit the time: 64 before
+/// the player knows its speed, then what the measured speed fits (here far more than the
+/// cap, which then bounds it). Without the Gumbel root the cap is the plan.
+#[test]
+fn timed_gumbel_root_plans_by_measured_speed() {
+    use std::time::{Duration, Instant};
+    let rules = Rules::classic();
+    let mut game = Game::new(Variant::Standard, rules);
+    let config = MctsConfig {
+        gumbel: true,
+        ..MctsConfig::default()
+    };
+    let mut player = MctsPlayer::new(config, 1, Arc::new(UniformEvaluator::new()));
+    let long = || Instant::now() + Duration::from_secs(30);
+    let mv = player.choose_move_until(&game, long(), 500).unwrap();
+    assert_eq!(player.last_stats().simulations, 64);
+    game.play(mv).unwrap();
+    let mv = player.choose_move_until(&game, long(), 500).unwrap();
+    assert_eq!(player.last_stats().simulations, 500);
+    assert!(game.legal_moves().contains(&mv));
+    // A deadline that allows little: the plan shrinks with it.
+    game.play(mv).unwrap();
+    let t = Instant::now();
+    player
+        .choose_move_until(&game, Instant::now() + Duration::from_millis(2), 1_000_000)
+        .unwrap();
+    assert!(player.last_stats().simulations < 1_000_000);
+    assert!(t.elapsed() < Duration::from_secs(5));
+    let mut puct = MctsPlayer::new(MctsConfig::default(), 1, Arc::new(UniformEvaluator::new()));
+    puct.choose_move_until(&game, long(), 300).unwrap();
+    assert_eq!(puct.last_stats().simulations, 300);
+}
+
 #[test]
 fn tree_is_reused_after_moves() {
     let rules = Rules::classic();

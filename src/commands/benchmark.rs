@@ -10,7 +10,7 @@ use crate::plot::{color, draw_note, px, register_font, scale, write_png, Root};
 use anyhow::{anyhow, bail, Result};
 use eval::arena::Openings;
 use eval::strength::{self, Level, PairingResult, StrengthConfig};
-use eval::{PlayerFactory, PlayerSpec};
+use eval::PlayerSpec;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::PathBuf;
@@ -114,13 +114,7 @@ pub fn run(args: Args) -> Result<()> {
     // One torch thread, no batch wait: the model's time budget is spent on search, and
     // one core is left to the opponent.
     let factory =
-        PlayerFactory::new().with_model_loader(std::sync::Arc::new(move |path, device| {
-            super::net::net_evaluator_with(
-                path,
-                &super::net::timed_inference(device),
-                Some(variant),
-            )
-        }));
+        super::net::model_player_factory(super::net::timed_inference("cpu"), Some(variant));
     // Load the model now: a bad file is reported before any game.
     factory.build(&pairings[0].player, 0)?;
     let out = args.out.clone().unwrap_or_else(|| {

@@ -35,7 +35,3 @@ fn parse_variant(s: &str) -> Result<Variant, String> {
 fn parse_rules(s: &str) -> Result<Rules, String> {
     Rules::parse(s)
 }
-
-// Model loading lives in `net.rs` (torch), so that this file also compiles into the
-// torch-free `loazero` binary, whose `net` is a stub.
-pub use super::net::{net_evaluator, net_evaluator_timed};

@@ -151,18 +151,13 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
-/// The factory every eval subcommand (`match`, `bestmove`, `engine`) builds players with;
-/// `model:` players load their network through [`super::common::net_evaluator`].
+/// The factory `match` and `bestmove` build players with ([`super::net::eval_player_factory`]).
 pub fn player_factory() -> PlayerFactory {
-    PlayerFactory::new().with_model_loader(std::sync::Arc::new(|path, device| {
-        super::common::net_evaluator(path, device, None)
-    }))
+    super::net::eval_player_factory(false)
 }
 
-/// The factory of players that think against a clock (`engine`, `benchmark`): `model:`
-/// players load their network with [`super::common::net_evaluator_timed`].
+/// The factory of players that think against a clock (`engine`): `model:` players infer
+/// on one torch thread without waiting for more requests.
 pub fn timed_player_factory() -> PlayerFactory {
-    PlayerFactory::new().with_model_loader(std::sync::Arc::new(|path, device| {
-        super::common::net_evaluator_timed(path, device, None)
-    }))
+    super::net::eval_player_factory(true)
 }

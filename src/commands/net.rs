@@ -3,7 +3,39 @@
 //! `src/light.rs`).
 
 use anyhow::{anyhow, Result};
+use eval::PlayerFactory;
 use loa::Variant;
+use std::sync::Arc;
+
+/// A player factory whose `model:` players load their network with `inference` (the
+/// player's `device=` replacing `inference.device`); with `variant`, a model of another
+/// network layout is refused when it loads. The one place where a model loader is made:
+/// `match`, `bestmove`, `engine`, `benchmark` and the run loop all build their players
+/// through it.
+pub fn model_player_factory(
+    inference: train::InferenceConfig,
+    variant: Option<Variant>,
+) -> PlayerFactory {
+    PlayerFactory::new().with_model_loader(Arc::new(move |path, device| {
+        let config = train::InferenceConfig {
+            device: device.to_string(),
+            ..inference.clone()
+        };
+        net_evaluator_with(path, &config, variant)
+    }))
+}
+
+/// The factory of the eval subcommands: [`model_player_factory`] with the default
+/// inference settings, or with [`timed_inference`] when `timed` (players that think
+/// against a clock: `engine`, time controls).
+pub fn eval_player_factory(timed: bool) -> PlayerFactory {
+    let inference = if timed {
+        timed_inference("cpu")
+    } else {
+        train::InferenceConfig::default()
+    };
+    model_player_factory(inference, None)
+}
 
 /// Loads a network model file as an evaluator on `device` (`cpu`, `cuda`, `cuda:N`); the
 /// one place the binary turns a model path into a `selfplay::Evaluator`. The evaluator owns
@@ -21,15 +53,6 @@ pub fn net_evaluator(
         ..train::InferenceConfig::default()
     };
     net_evaluator_with(path, &config, variant)
-}
-
-/// [`net_evaluator`] for players that think against a clock ([`timed_inference`]).
-pub fn net_evaluator_timed(
-    path: &std::path::Path,
-    device: &str,
-    variant: Option<Variant>,
-) -> Result<std::sync::Arc<dyn selfplay::Evaluator>> {
-    net_evaluator_with(path, &timed_inference(device), variant)
 }
 
 /// The inference settings of players that think against a clock: one torch thread (the

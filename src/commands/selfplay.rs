@@ -77,7 +77,7 @@ pub fn build_evaluator(
         EvaluatorChoice::Builtin(EvaluatorKind::Heuristic) => {
             Ok(Arc::new(selfplay::HeuristicEvaluator::new()))
         }
-        EvaluatorChoice::Model(path) => super::common::net_evaluator(path, "cpu", Some(variant)),
+        EvaluatorChoice::Model(path) => super::net::net_evaluator(path, "cpu", Some(variant)),
     }
 }
 

@@ -96,7 +96,7 @@ impl Default for LoopConfig {
             minutes: 30.0,
             generations: 0,
             games_per_generation: 128,
-            train_steps_per_generation: 300,
+            train_steps_per_generation: 200,
             checkpoint_every: 100,
             continuous_selfplay: true,
             gate: false,
@@ -112,12 +112,14 @@ impl Default for LoopConfig {
 impl Default for RatingConfig {
     fn default() -> Self {
         RatingConfig {
-            every: 4,
+            every: 8,
             anchors: [
                 "random",
                 "mcts:evaluator=uniform,sims=64",
                 "alphabeta:depth=1",
                 "alphabeta:depth=2",
+                "alphabeta:depth=3",
+                "alphabeta:depth=4",
             ]
             .map(String::from)
             .to_vec(),

@@ -15,12 +15,12 @@
 
 use super::config::{derive_seed, LoopConfig, RunConfig, SeedUse};
 use super::display::{clock, Bar, LoopDisplay};
-use super::layout::{copy_atomically, model_name, write_atomically, RunDir};
+use super::layout::{copy_atomically, model_name, RunDir};
 use super::rating::{self, model_spec, rating_rows, RatingRow};
 use super::shards::{loop_games_done, loop_prefix};
 use super::state::{LoopState, Phase};
 use anyhow::{anyhow, bail, Context, Result};
-use eval::arena::{GameResult, MatchConfig, Openings};
+use eval::arena::{play_once, GameResult, MatchConfig, Openings};
 use eval::elo::Tally;
 use eval::{Decision, GateReport, PlayerFactory};
 use selfplay::ParkedGames;
@@ -329,16 +329,7 @@ impl Driver {
 
     /// Factory of players whose `model:` specs load with the run's inference settings.
     fn factory(&self) -> PlayerFactory {
-        let inference = self.inference_config();
-        PlayerFactory::new().with_model_loader(Arc::new(move |path, device| {
-            let config = InferenceConfig {
-                device: device.to_string(),
-                ..inference.clone()
-            };
-            let ev = NetEvaluator::load(path, &config)
-                .map_err(|e| anyhow!("cannot load model {}: {e:#}", path.display()))?;
-            Ok(Arc::new(ev) as Arc<dyn selfplay::Evaluator>)
-        }))
+        crate::commands::net::model_player_factory(self.inference_config(), None)
     }
 
     fn selfplay(&mut self) -> Result<()> {
@@ -565,51 +556,43 @@ impl Driver {
 
     fn gate_match(&mut self, g: u32) -> Result<GateReport> {
         let dir = self.run.gate_match(g);
-        let decision = dir.join("decision.json");
-        if decision.exists() {
-            let text = std::fs::read_to_string(&decision)
-                .with_context(|| format!("cannot read {}", decision.display()))?;
-            return serde_json::from_str(&text)
-                .map_err(|e| anyhow!("{}: not a gate decision: {e}", decision.display()));
-        }
-        rating::remove_dir(&dir)?;
-        let device = &self.config.train.inference.device;
-        let sims = self.config.run.gate_simulations;
-        let candidate = model_spec(&self.run.candidate(g), sims, device);
-        let best = model_spec(&self.run.model(self.state.best), sims, device);
-        let arena = MatchConfig {
-            games: self.config.gate.max_games,
-            variant: self.config.variant(),
-            rules: self.config.rules(),
-            openings: Openings::Random {
-                plies: self.config.run.gate_opening_plies,
-                max_eval: 150,
-            },
-            threads: rating::match_threads(&self.config),
-            max_plies: self.config.selfplay.max_game_plies,
-            seed: derive_seed(self.config.run.seed, SeedUse::GateMatch, g, 0),
-            out_dir: Some(dir.clone()),
-        };
-        let label = format!("gate {} vs {}", model_name(g), model_name(self.state.best));
-        self.display
-            .start(Bar::Match, self.config.gate.max_games as u64, &label);
-        let display = &self.display;
-        let report = eval::gate(
-            &self.factory(),
-            &candidate,
-            &best,
-            &self.config.gate,
-            &arena,
-            &|_, t: &Tally| {
-                display.update(
-                    Bar::Match,
-                    t.games() as u64,
-                    &format!("{label}: {}-{}-{}", t.wins, t.draws, t.losses),
-                )
-            },
-        )?;
-        write_atomically(&decision, serde_json::to_string_pretty(&report)?.as_bytes())?;
-        Ok(report)
+        play_once(&dir, "decision.json", || {
+            let device = &self.config.train.inference.device;
+            let sims = self.config.run.gate_simulations;
+            let candidate = model_spec(&self.run.candidate(g), sims, device);
+            let best = model_spec(&self.run.model(self.state.best), sims, device);
+            let arena = MatchConfig {
+                games: self.config.gate.max_games,
+                variant: self.config.variant(),
+                rules: self.config.rules(),
+                openings: Openings::Random {
+                    plies: self.config.run.gate_opening_plies,
+                    max_eval: 150,
+                },
+                threads: rating::match_threads(&self.config),
+                max_plies: self.config.selfplay.max_game_plies,
+                seed: derive_seed(self.config.run.seed, SeedUse::GateMatch, g, 0),
+                out_dir: Some(dir.clone()),
+            };
+            let label = format!("gate {} vs {}", model_name(g), model_name(self.state.best));
+            self.display
+                .start(Bar::Match, self.config.gate.max_games as u64, &label);
+            let display = &self.display;
+            eval::gate(
+                &self.factory(),
+                &candidate,
+                &best,
+                &self.config.gate,
+                &arena,
+                &|_, t: &Tally| {
+                    display.update(
+                        Bar::Match,
+                        t.games() as u64,
+                        &format!("{label}: {}-{}-{}", t.wins, t.draws, t.losses),
+                    )
+                },
+            )
+        })
     }
 
     fn rate(&mut self, generation: u32) -> Result<()> {

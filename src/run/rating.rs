@@ -4,8 +4,10 @@
 
 use super::config::{derive_seed, RunConfig, SeedUse};
 use super::layout::{generation_of, model_name, write_atomically, RunDir};
-use anyhow::{anyhow, Context, Result};
-use eval::arena::{play_match, read_results, Control, GameResult, MatchConfig, Openings};
+use anyhow::Result;
+use eval::arena::{
+    play_match, play_once, read_marker, read_results, Control, GameResult, MatchConfig, Openings,
+};
 use eval::elo::Tally;
 use eval::ratings::{fit, RatedGame, RatingTable};
 use eval::{PlayerFactory, PlayerSpec};
@@ -50,7 +52,7 @@ pub fn display_name(spec_text: &str) -> String {
 }
 
 /// Plays a match into `dir` unless it already finished there (then its recorded tally is
-/// returned). An unfinished match is removed and replayed. `on_game` sees each game.
+/// returned; see [`play_once`]). An unfinished match is replayed. `on_game` sees each game.
 #[allow(clippy::too_many_arguments)]
 pub fn resumable_match(
     factory: &PlayerFactory,
@@ -63,66 +65,44 @@ pub fn resumable_match(
     dir: &Path,
     on_game: &(dyn Fn(&GameResult, &Tally) + Sync),
 ) -> Result<Tally> {
-    if let Some(done) = read_done(dir)? {
-        return Ok(done.tally);
-    }
-    remove_dir(dir)?;
-    let match_config = MatchConfig {
-        games,
-        variant: config.variant(),
-        rules: config.rules(),
-        openings: Openings::Random {
-            plies: opening_plies,
-            max_eval: 150,
-        },
-        threads: match_threads(config),
-        max_plies: config.selfplay.max_game_plies,
-        seed,
-        out_dir: Some(dir.to_path_buf()),
-    };
-    let report = play_match(factory, a, b, &match_config, &|g, t| {
-        on_game(g, t);
-        if crate::interrupt::requested() {
-            Control::Stop
-        } else {
-            Control::Continue
+    let done: MatchDone = play_once(dir, DONE, || {
+        let match_config = MatchConfig {
+            games,
+            variant: config.variant(),
+            rules: config.rules(),
+            openings: Openings::Random {
+                plies: opening_plies,
+                max_eval: 150,
+            },
+            threads: match_threads(config),
+            max_plies: config.selfplay.max_game_plies,
+            seed,
+            out_dir: Some(dir.to_path_buf()),
+        };
+        let report = play_match(factory, a, b, &match_config, &|g, t| {
+            on_game(g, t);
+            if crate::interrupt::requested() {
+                Control::Stop
+            } else {
+                Control::Continue
+            }
+        })?;
+        if report.stopped {
+            // Not complete: nothing recorded, so a resumed run replays the match.
+            crate::interrupt::check()?;
         }
+        Ok(MatchDone {
+            a: a.name(),
+            b: b.name(),
+            tally: report.tally,
+        })
     })?;
-    if report.stopped {
-        // Not complete: no done file, so a resumed run replays the match.
-        crate::interrupt::check()?;
-    }
-    let done = MatchDone {
-        a: a.name(),
-        b: b.name(),
-        tally: report.tally,
-    };
-    write_atomically(
-        &dir.join(DONE),
-        serde_json::to_string_pretty(&done)?.as_bytes(),
-    )?;
-    Ok(report.tally)
+    Ok(done.tally)
 }
 
 /// The recorded result of a finished match in `dir`, if any.
 pub fn read_done(dir: &Path) -> Result<Option<MatchDone>> {
-    let path = dir.join(DONE);
-    match std::fs::read_to_string(&path) {
-        Ok(text) => serde_json::from_str(&text)
-            .map(Some)
-            .map_err(|e| anyhow!("{}: not a match record: {e}", path.display())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
-    }
-}
-
-/// Removes a directory tree if it exists.
-pub fn remove_dir(dir: &Path) -> Result<()> {
-    match std::fs::remove_dir_all(dir) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(e).with_context(|| format!("cannot remove {}", dir.display())),
-    }
+    read_marker(dir, DONE)
 }
 
 /// Parallel games of the run's matches.

@@ -390,6 +390,8 @@ fn encode_loa_features(g: &Geometry, own: u64, opp: u64, out: &mut [u8]) {
         }
     }
     let round = |x: f32| x.round().clamp(0.0, 255.0) as u8;
+    // 2 / count per side (no division per cell on the inference thread's hot path).
+    let twice_over_count = coms.map(|com| 2.0 / com.count.max(1) as f32);
     let constants = [
         group_counts[0],
         group_counts[1],
@@ -405,9 +407,8 @@ fn encode_loa_features(g: &Geometry, own: u64, opp: u64, out: &mut [u8]) {
         let cell = g.grid_cell[sq as usize] as usize;
         for (side, com) in coms.iter().enumerate() {
             if com.count > 0 {
-                // 2·distance_n / count, rounded: exact halves stay exact.
-                let twice = 2 * com.distance_n(g, sq);
-                out[side * cells + cell] = ((twice + com.count / 2) / com.count).min(255) as u8;
+                let d = com.distance_n(g, sq) as f32 * twice_over_count[side];
+                out[side * cells + cell] = round(d);
             }
         }
         for (k, &value) in constants.iter().enumerate() {
@@ -438,34 +439,9 @@ mod tests {
         p.iter().map(|&x| x as u32).sum()
     }
 
-    /// xorshift, for reproducible pseudo-random games.
-    struct Rng(u64);
-    impl Rng {
-        fn below(&mut self, n: usize) -> usize {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            (self.0 % n as u64) as usize
-        }
-    }
-
     /// Every position of `games` pseudo-random games (at most `plies` plies each).
     fn game_positions(variant: Variant, games: usize, plies: usize, seed: u64) -> Vec<Position> {
-        let rules = Rules::classic();
-        let mut rng = Rng(seed);
-        let mut out = vec![];
-        for _ in 0..games {
-            let mut pos = Position::start(variant, &rules);
-            for _ in 0..plies {
-                if pos.outcome(&rules).is_some() {
-                    break;
-                }
-                out.push(pos);
-                let moves = pos.legal_moves(&rules);
-                pos.play(moves[rng.below(moves.len())]);
-            }
-        }
-        out
+        loa::testing::random_game_positions(variant, &Rules::classic(), games, plies, seed)
     }
 
     /// The version-1 encoder, verbatim: the reference for the variants whose planes must

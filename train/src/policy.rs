@@ -114,26 +114,9 @@ mod tests {
     use loa::Rules;
     use std::collections::HashSet;
 
-    /// Positions from pseudo-random games (xorshift) of `variant`, every ply.
+    /// Positions from pseudo-random games of `variant`, every ply.
     fn sample_positions(variant: Variant, games: usize, seed: u64) -> Vec<Position> {
-        let rules = Rules::classic();
-        let mut x = seed;
-        let mut out = Vec::new();
-        for _ in 0..games {
-            let mut p = Position::start(variant, &rules);
-            for _ in 0..200 {
-                if p.outcome(&rules).is_some() {
-                    break;
-                }
-                out.push(p);
-                let moves = p.legal_moves(&rules);
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                p.play(moves[x as usize % moves.len()]);
-            }
-        }
-        out
+        loa::testing::random_game_positions(variant, &Rules::classic(), games, 200, seed)
     }
 
     #[test]

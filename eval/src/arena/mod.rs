@@ -7,9 +7,11 @@
 //! record to `games/NNNNN.txt` ([`loa::GameRecord::format`], readable by `loazero replay`),
 //! written to a temporary file and renamed.
 
+mod once;
 mod openings;
 mod results;
 
+pub use once::{play_once, read_marker};
 pub use openings::Openings;
 pub use results::{read_results, GameResult};
 

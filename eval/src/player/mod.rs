@@ -16,7 +16,12 @@
 //!   stays free of torch.
 //! * Both MCTS kinds take search options ([`SearchOptions`]) over the defaults of
 //!   [`MctsConfig`]: `cpuct=C`, `fpu=R` (first-play urgency reduction), `gumbel=on|off`
-//!   (Gumbel root with sequential halving, no noise), `topk=K` (its root moves).
+//!   (Gumbel root with sequential halving, no noise), `topk=K` (its root moves). `model`
+//!   players search with the Gumbel root unless `gumbel=off`: it is how their networks
+//!   were trained to be searched (self-play's policy targets are the Gumbel root's), and it
+//!   measured +247 Elo over PUCT at 64 simulations against `alphabeta:depth=2`
+//!   (`docs/experiments.md`, batch 4). `mcts` players (the built-in evaluators, the run's
+//!   anchors) keep PUCT unless `gumbel=on`, so the anchors never change.
 //!
 //! MCTS players (`mcts`, `model`) search `sims` simulations per move (default 800); with
 //! `ms=T` they search for T milliseconds per move instead, and `sims`, if given, caps the
@@ -116,7 +121,7 @@ impl PlayerFactory {
                 search,
             } => {
                 let ev = mcts::builtin_evaluator(evaluator)?;
-                mcts::build(spec.name(), ev, search.mcts_config(), *sims, *ms, seed)
+                mcts::build(spec.name(), ev, search.mcts_config(false), *sims, *ms, seed)
             }
             PlayerSpec::Model {
                 path,
@@ -144,7 +149,7 @@ impl PlayerFactory {
                         }
                     }
                 };
-                mcts::build(spec.name(), ev, search.mcts_config(), *sims, *ms, seed)
+                mcts::build(spec.name(), ev, search.mcts_config(true), *sims, *ms, seed)
             }
         }
     }
@@ -270,8 +275,16 @@ mod tests {
         let PlayerSpec::Model { search, .. } = spec else {
             panic!("{spec:?}")
         };
-        let c = search.mcts_config();
+        let c = search.mcts_config(false);
         assert!(c.gumbel && c.cpuct == 2.5);
+        // Model players search with the Gumbel root unless told otherwise; mcts players
+        // (the anchors) with PUCT.
+        let model = |t: &str| match PlayerSpec::parse(t).unwrap() {
+            PlayerSpec::Model { search, .. } => search.mcts_config(true),
+            other => panic!("{other:?}"),
+        };
+        assert!(model("model:path=m.st,sims=64").gumbel);
+        assert!(!model("model:path=m.st,sims=64,gumbel=off").gumbel);
         assert_eq!(c.fpu_reduction, MctsConfig::default().fpu_reduction);
         let plain = PlayerSpec::parse("mcts:evaluator=uniform,sims=8,fpu=0,topk=4").unwrap();
         assert_eq!(plain.name(), "mcts:evaluator=uniform,sims=8,fpu=0,topk=4");

@@ -36,9 +36,13 @@ impl SearchOptions {
         Ok(true)
     }
 
-    /// The search config of a player: the defaults with these options.
-    pub fn mcts_config(&self) -> MctsConfig {
-        let mut c = MctsConfig::default();
+    /// The search config of a player: the defaults of [`MctsConfig`] with the Gumbel root
+    /// on when `gumbel_by_default` (model players), then these options.
+    pub fn mcts_config(&self, gumbel_by_default: bool) -> MctsConfig {
+        let mut c = MctsConfig {
+            gumbel: gumbel_by_default,
+            ..MctsConfig::default()
+        };
         if let Some(x) = self.cpuct {
             c.cpuct = x;
         }

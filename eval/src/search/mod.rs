@@ -689,23 +689,8 @@ mod tests {
     /// Random games from every variant's start; calls `f` on each position that is not over
     /// (drops pending included).
     fn random_positions(count: usize, seed: u64, rules: Rules, mut f: impl FnMut(&Game)) {
-        let mut rng = SmallRng::seed_from_u64(seed);
-        let mut done = 0;
-        while done < count {
-            let variant = Variant::ALL[done % Variant::ALL.len()];
-            let mut game = Game::new(variant, rules);
-            let plies = rng.random_range(0..60);
-            for _ in 0..plies {
-                if game.is_over() {
-                    break;
-                }
-                let moves = game.legal_moves();
-                game.play(moves[rng.random_range(0..moves.len())]).unwrap();
-            }
-            if !game.is_over() {
-                f(&game);
-                done += 1;
-            }
+        for game in loa::testing::random_games(&Variant::ALL, rules, count, 60, seed) {
+            f(&game);
         }
     }
 
