@@ -27,6 +27,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use train::metrics::Record;
 
 /// Environment variable naming the TrueType/OpenType font used for all text.
 pub const FONT_ENV: &str = "LOAZERO_FONT";
@@ -154,45 +155,6 @@ pub struct Metrics {
     pub warnings: Vec<String>,
 }
 
-#[derive(Deserialize)]
-struct TrainRecord {
-    step: u64,
-    loss: Option<f64>,
-    policy_loss: Option<f64>,
-    policy_kl: Option<f64>,
-    value_loss: Option<f64>,
-}
-
-#[derive(Deserialize)]
-struct GenerationRecord {
-    generation: u64,
-    elapsed_s: Option<f64>,
-    positions_per_sec: Option<f64>,
-    evals_per_sec: Option<f64>,
-    train_samples_per_sec: Option<f64>,
-    heldout: Option<HeldoutRecord>,
-}
-
-#[derive(Deserialize)]
-struct HeldoutRecord {
-    top1: f64,
-    top3: f64,
-    chance_top1: f64,
-}
-
-#[derive(Deserialize)]
-struct RatingRecord {
-    ratings: Vec<RatingEntry>,
-}
-
-#[derive(Deserialize)]
-struct RatingEntry {
-    name: String,
-    generation: Option<u64>,
-    elo: Option<f64>,
-    stderr: Option<f64>,
-}
-
 fn finite(x: Option<f64>) -> Option<f64> {
     x.filter(|v| v.is_finite())
 }
@@ -229,56 +191,50 @@ pub fn parse_metrics(text: &str, file: &str) -> Metrics {
             warn("not a JSON object with a string \"kind\"".to_string());
             continue;
         };
-        match kind {
-            "train" => match TrainRecord::deserialize(&value) {
-                Ok(r) => {
-                    let point = TrainPoint {
-                        step: r.step,
-                        loss: finite(r.loss),
-                        policy_loss: finite(r.policy_loss),
-                        policy_kl: finite(r.policy_kl),
-                        value_loss: finite(r.value_loss),
-                    };
-                    train.insert(r.step, point);
-                }
-                Err(e) => warn(format!("bad \"train\" record ({e})")),
-            },
-            "generation" => match GenerationRecord::deserialize(&value) {
-                Ok(r) => {
-                    let point = GenerationPoint {
-                        generation: r.generation,
-                        positions_per_sec: finite(r.positions_per_sec),
-                        evals_per_sec: finite(r.evals_per_sec),
-                        train_samples_per_sec: finite(r.train_samples_per_sec),
-                        elapsed_s: finite(r.elapsed_s),
-                        heldout: r
-                            .heldout
-                            .map(|h| (h.top1, h.top3, h.chance_top1))
-                            .filter(|(a, b, c)| a.is_finite() && b.is_finite() && c.is_finite()),
-                    };
-                    generations.insert(r.generation, point);
-                }
-                Err(e) => warn(format!("bad \"generation\" record ({e})")),
-            },
-            "rating" => match RatingRecord::deserialize(&value) {
-                Ok(r) => {
-                    let models = r
-                        .ratings
-                        .into_iter()
-                        .filter_map(|e| {
-                            Some(RatedModel {
-                                name: e.name,
-                                generation: e.generation,
-                                elo: finite(e.elo)?,
-                                stderr: finite(e.stderr).map_or(0.0, f64::abs),
-                            })
+        if !matches!(kind, "train" | "generation" | "rating") {
+            continue;
+        }
+        match Record::deserialize(&value) {
+            Ok(Record::Train(r)) => {
+                let point = TrainPoint {
+                    step: r.step,
+                    loss: finite(Some(r.stats.loss)),
+                    policy_loss: finite(Some(r.stats.policy_loss)),
+                    policy_kl: finite(Some(r.stats.policy_kl)),
+                    value_loss: finite(Some(r.stats.value_loss)),
+                };
+                train.insert(r.step, point);
+            }
+            Ok(Record::Generation(r)) => {
+                let point = GenerationPoint {
+                    generation: r.generation as u64,
+                    positions_per_sec: finite(r.positions_per_sec),
+                    evals_per_sec: finite(r.evals_per_sec),
+                    train_samples_per_sec: finite(r.train_samples_per_sec),
+                    elapsed_s: finite(r.elapsed_s),
+                    heldout: r
+                        .heldout
+                        .map(|h| (h.top1, h.top3, h.chance_top1))
+                        .filter(|(a, b, c)| a.is_finite() && b.is_finite() && c.is_finite()),
+                };
+                generations.insert(r.generation as u64, point);
+            }
+            Ok(Record::Rating(r)) => {
+                let models = r
+                    .ratings
+                    .into_iter()
+                    .filter_map(|e| {
+                        Some(RatedModel {
+                            name: e.name,
+                            generation: e.generation.map(u64::from),
+                            elo: finite(Some(e.elo))?,
+                            stderr: finite(Some(e.stderr)).map_or(0.0, f64::abs),
                         })
-                        .collect();
-                    ratings = Some(models);
-                }
-                Err(e) => warn(format!("bad \"rating\" record ({e})")),
-            },
-            _ => {}
+                    })
+                    .collect();
+                ratings = Some(models);
+            }
+            Err(e) => warn(format!("bad \"{kind}\" record ({e})")),
         }
     }
     Metrics {

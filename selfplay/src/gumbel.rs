@@ -5,7 +5,7 @@
 //! search is ordinary PUCT. The policy target is `softmax(logit + σ(completed q̂))`.
 
 use crate::config::MctsConfig;
-use crate::tree::{q_for_children, Edge, UNKNOWN};
+use crate::tree::{q_for_children, Edge, Proof};
 use rand::rngs::StdRng;
 use rand::Rng;
 
@@ -56,7 +56,7 @@ impl GumbelRoot {
         let first_child = range.start as u32;
         let mut order: Vec<u32> = range
             .clone()
-            .filter(|&c| edges[c].proof == UNKNOWN || edges[c].proof >= 0)
+            .filter(|&c| edges[c].proof != Some(Proof::Loss))
             .map(|c| c as u32)
             .collect();
         if order.is_empty() {
@@ -135,8 +135,8 @@ impl GumbelRoot {
 
     fn completed_q(&self, edges: &[Edge], root: usize, c: usize) -> f32 {
         let e = &edges[c];
-        if e.proof != UNKNOWN {
-            e.proof as f32
+        if let Some(p) = e.proof {
+            p.value()
         } else if e.visits > 0 {
             e.q
         } else {

@@ -29,6 +29,7 @@ pub use evaluators::{HeuristicEvaluator, UniformEvaluator};
 pub use output::GameWriter;
 pub use player::MctsPlayer;
 pub use search::{RootMove, Search, SearchStats};
+pub use tree::Proof;
 pub use worker::{
     run_selfplay, run_selfplay_continuous, FinishedGame, ParkedGames, Progress, SelfplayError,
 };

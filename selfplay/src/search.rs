@@ -10,7 +10,7 @@
 use crate::config::MctsConfig;
 use crate::evaluator::{EvalBatch, EvalError, Evaluator};
 use crate::gumbel::GumbelRoot;
-use crate::tree::{q_for_children, Edge, Tree, EXPANDED, PENDING, TERMINAL, UNEXPANDED, UNKNOWN};
+use crate::tree::{q_for_children, Edge, EdgeState, Proof, Tree};
 use loa::rules::{NoMove, Repetition};
 use loa::{Game, Move, MoveList, Outcome, Position, Rules};
 use rand::rngs::StdRng;
@@ -41,8 +41,8 @@ pub struct RootMove {
     pub q: f32,
     /// Prior (after root noise, if any).
     pub prior: f32,
-    /// Proven result for the side to move: `Some(1)` win, `Some(0)` draw, `Some(-1)` loss.
-    pub proof: Option<i8>,
+    /// Proven result for the side to move (`None`: not proven).
+    pub proof: Option<Proof>,
 }
 
 /// A batched Monte-Carlo tree search over one game.
@@ -71,11 +71,6 @@ pub struct Search {
     path: Vec<u32>,
     path_hashes: Vec<u64>,
     moves: MoveList,
-}
-
-#[inline]
-fn proof_of(outcome: Outcome, mover: loa::Color) -> i8 {
-    outcome.score_for(mover) as i8
 }
 
 impl Search {
@@ -212,7 +207,7 @@ impl Search {
         let root = self.tree.root as usize;
         self.gumbel = None;
         self.noise_pending = noise;
-        if self.tree.edges[root].state == EXPANDED {
+        if self.tree.edges[root].state == EdgeState::Expanded {
             self.prepare_root(true);
         }
     }
@@ -227,10 +222,10 @@ impl Search {
     pub fn is_finished(&self) -> bool {
         let root = &self.tree.edges[self.tree.root as usize];
         self.pending.is_empty()
-            && root.state == EXPANDED
+            && root.state == EdgeState::Expanded
             && (self.started >= self.budget
                 || root.num_children == 1
-                || (self.config.solver && root.proof != UNKNOWN)
+                || (self.config.solver && root.proof.is_some())
                 || self.gumbel.as_ref().is_some_and(|g| g.is_finished()))
     }
 
@@ -264,7 +259,8 @@ impl Search {
         deadline: std::time::Instant,
     ) -> Result<(), EvalError> {
         while !self.is_finished() {
-            let root_expanded = self.tree.edges[self.tree.root as usize].state == EXPANDED;
+            let root_expanded =
+                self.tree.edges[self.tree.root as usize].state == EdgeState::Expanded;
             if root_expanded && std::time::Instant::now() >= deadline {
                 break;
             }
@@ -288,15 +284,15 @@ impl Search {
         self.batch_base = batch.len();
         let root = self.tree.root;
         let root_state = self.tree.edges[root as usize].state;
-        if root_state != EXPANDED {
-            if root_state == UNEXPANDED {
+        if root_state != EdgeState::Expanded {
+            if root_state == EdgeState::Unexpanded {
                 let pos = self.root_pos;
                 self.moves.clear();
                 pos.generate_moves(&mut self.moves);
                 if self.moves.is_empty() {
                     self.moves.push(Move::PASS);
                 }
-                self.tree.edges[root as usize].state = PENDING;
+                self.tree.edges[root as usize].state = EdgeState::Pending;
                 self.tree.edges[root as usize].in_flight += 1;
                 self.pending
                     .push((root, self.pending_paths.len() as u32, 1));
@@ -316,7 +312,7 @@ impl Search {
         while pushed < max_leaves
             && self.started < self.budget
             && collisions < max_leaves
-            && !(self.config.solver && self.tree.edges[root as usize].proof != UNKNOWN)
+            && !(self.config.solver && self.tree.edges[root as usize].proof.is_some())
         {
             let forced = match &mut self.gumbel {
                 Some(g) => match g.next_child() {
@@ -355,7 +351,7 @@ impl Search {
             let edge = &mut self.tree.edges[e as usize];
             edge.in_flight += 1;
             match edge.state {
-                EXPANDED if !(solver && edge.proof != UNKNOWN) => {
+                EdgeState::Expanded if !(solver && edge.proof.is_some()) => {
                     let c = match (first, forced_root_child) {
                         (true, Some(c)) => c,
                         _ => self.select_child(e, first),
@@ -365,15 +361,15 @@ impl Search {
                     self.path_hashes.push(pos.hash());
                     e = c;
                 }
-                EXPANDED | TERMINAL => {
-                    let v = edge.proof as f32;
+                EdgeState::Expanded | EdgeState::Terminal => {
+                    let v = edge.proof.map_or(0.0, Proof::value);
                     self.started += 1;
                     self.stats.simulations += 1;
                     self.stats.terminal += 1;
                     backup(&mut self.tree.edges, &self.path, v, solver, false);
                     return Descent::Done;
                 }
-                PENDING => {
+                EdgeState::Pending => {
                     for &p in &self.path {
                         self.tree.edges[p as usize].in_flight -= 1;
                     }
@@ -384,16 +380,22 @@ impl Search {
                     match self.classify_leaf(&pos, mv) {
                         Some(proof) => {
                             let edge = &mut self.tree.edges[e as usize];
-                            edge.state = TERMINAL;
-                            edge.proof = proof;
+                            edge.state = EdgeState::Terminal;
+                            edge.proof = Some(proof);
                             self.started += 1;
                             self.stats.simulations += 1;
                             self.stats.terminal += 1;
-                            backup(&mut self.tree.edges, &self.path, proof as f32, solver, true);
+                            backup(
+                                &mut self.tree.edges,
+                                &self.path,
+                                proof.value(),
+                                solver,
+                                true,
+                            );
                             return Descent::Done;
                         }
                         None => {
-                            self.tree.edges[e as usize].state = PENDING;
+                            self.tree.edges[e as usize].state = EdgeState::Pending;
                             self.started += 1;
                             let start = self.pending_paths.len() as u32;
                             self.pending_paths.extend_from_slice(&self.path);
@@ -413,34 +415,34 @@ impl Search {
     /// then in `self.moves`). Follows `Game`'s order: connection, ply limit, no move
     /// (none of which applies while a drop is pending), repetition; then (solver) an
     /// immediate win for the side to move.
-    fn classify_leaf(&mut self, pos: &Position, mv: Move) -> Option<i8> {
+    fn classify_leaf(&mut self, pos: &Position, mv: Move) -> Option<Proof> {
         let rules = &self.rules;
         let mover = pos.previous_mover();
         if let Some(o) = pos.connection_outcome_after(mv, rules) {
-            return Some(proof_of(o, mover));
+            return Some(Proof::of(o, mover));
         }
         let pending = pos.drop_pending();
         if !pending && rules.ply_limit.is_some_and(|l| pos.ply() >= l) {
-            return Some(0);
+            return Some(Proof::Draw);
         }
         self.moves.clear();
         pos.generate_moves(&mut self.moves);
         if self.moves.is_empty() {
             match rules.no_move {
                 NoMove::Loss if !pending => {
-                    return Some(proof_of(Outcome::Win(pos.to_move().opponent()), mover))
+                    return Some(Proof::of(Outcome::Win(pos.to_move().opponent()), mover))
                 }
-                NoMove::Pass if !pending && pos.nobody_can_move() => return Some(0),
+                NoMove::Pass if !pending && pos.nobody_can_move() => return Some(Proof::Draw),
                 _ => self.moves.push(Move::PASS),
             }
         }
         if rules.repetition == Repetition::ThreeFold && self.repetitions(pos.hash()) >= 3 {
-            return Some(0);
+            return Some(Proof::Draw);
         }
         if self.config.solver && self.has_immediate_win(pos) {
             // `has_immediate_win` is false while a drop is pending, so the mover of `mv`
             // is the side to move's opponent.
-            return Some(-1);
+            return Some(Proof::Loss);
         }
         None
     }
@@ -489,11 +491,11 @@ impl Search {
         for (k, e) in edges[range].iter().enumerate() {
             let inflight = e.in_flight as u32;
             let n = e.visits + inflight;
-            let q = if e.proof != UNKNOWN {
-                if solver && e.proof < 0 {
+            let q = if let Some(p) = e.proof {
+                if solver && p == Proof::Loss {
                     continue;
                 }
-                e.proof as f32
+                p.value()
             } else if n == 0 {
                 let reduction = if at_root {
                     self.config.fpu_reduction_root
@@ -538,7 +540,7 @@ impl Search {
             // Leave the tree consistent: the pending leaves become unexpanded again.
             for k in 0..self.pending.len() {
                 let (e, start, len) = self.pending[k];
-                self.tree.edges[e as usize].state = UNEXPANDED;
+                self.tree.edges[e as usize].state = EdgeState::Unexpanded;
                 for &p in &self.pending_paths[start as usize..(start + len) as usize] {
                     let edge = &mut self.tree.edges[p as usize];
                     edge.in_flight = edge.in_flight.saturating_sub(1);
@@ -588,7 +590,7 @@ impl Search {
             let edge = &mut self.tree.edges[e as usize];
             edge.children = first;
             edge.num_children = n as u16;
-            edge.state = EXPANDED;
+            edge.state = EdgeState::Expanded;
             let path = &self.pending_paths[start as usize..(start + len) as usize];
             // `value` is for the leaf's side to move; the edge's mover is the leaf's
             // previous mover: the same side while a drop is pending.
@@ -620,8 +622,8 @@ impl Search {
                 let child = self.root_pos.after(mv);
                 if let Some(o) = child.connection_outcome_after(mv, &self.rules) {
                     let e = &mut self.tree.edges[c];
-                    e.state = TERMINAL;
-                    e.proof = proof_of(o, us);
+                    e.state = EdgeState::Terminal;
+                    e.proof = Some(Proof::of(o, us));
                 }
             }
             update_proof(&mut self.tree.edges, root as u32);
@@ -671,7 +673,7 @@ impl Search {
     pub fn root_moves(&self) -> Vec<RootMove> {
         let edges = &self.tree.edges;
         let root = &edges[self.tree.root as usize];
-        if root.state != EXPANDED {
+        if root.state != EdgeState::Expanded {
             return Vec::new();
         }
         edges[root.child_range()]
@@ -681,38 +683,40 @@ impl Search {
                 visits: e.visits,
                 q: e.q,
                 prior: e.prior,
-                proof: (e.proof != UNKNOWN).then_some(e.proof),
+                proof: e.proof,
             })
             .collect()
     }
 
-    /// +1 when the root edge's statistics (those of the side that made the move leading
+    /// Whether the root edge's statistics (those of the side that made the move leading
     /// to the root, see [`Position::previous_mover`]) are also the side to move's (a drop
-    /// is pending at the root), else −1.
-    fn root_sign(&self) -> i8 {
-        if self.root_pos.drop_pending() {
-            1
-        } else {
-            -1
-        }
+    /// is pending at the root).
+    fn root_edge_is_ours(&self) -> bool {
+        self.root_pos.drop_pending()
     }
 
     /// Value of the root for its side to move: the proven result, or the mean of the
     /// backed-up values.
     pub fn root_value(&self) -> f32 {
         let root = &self.tree.edges[self.tree.root as usize];
-        let sign = self.root_sign() as f32;
-        if root.proof != UNKNOWN {
-            sign * root.proof as f32
+        let v = root.proof.map_or(root.q, Proof::value);
+        if self.root_edge_is_ours() {
+            v
         } else {
-            sign * root.q
+            -v
         }
     }
 
-    /// Whether the root is proven (a win, draw or loss for the side to move).
-    pub fn root_proof(&self) -> Option<i8> {
+    /// The proven result of the root for its side to move, if it is proven.
+    pub fn root_proof(&self) -> Option<Proof> {
         let root = &self.tree.edges[self.tree.root as usize];
-        (root.proof != UNKNOWN).then_some(self.root_sign() * root.proof)
+        root.proof.map(|p| {
+            if self.root_edge_is_ours() {
+                p
+            } else {
+                p.flipped()
+            }
+        })
     }
 
     /// Simulations completed through the root's children over this search (`begin`).
@@ -725,7 +729,7 @@ impl Search {
     /// value). `None` before the root is expanded.
     pub fn best_move(&self) -> Option<Move> {
         let moves = self.root_moves();
-        if let Some(m) = moves.iter().find(|m| m.proof == Some(1)) {
+        if let Some(m) = moves.iter().find(|m| m.proof == Some(Proof::Win)) {
             return Some(m.mv);
         }
         if let Some(g) = &self.gumbel {
@@ -733,7 +737,7 @@ impl Search {
                 return Some(self.tree.edges[c as usize].mv);
             }
         }
-        let candidates = moves.iter().filter(|m| m.proof != Some(-1));
+        let candidates = moves.iter().filter(|m| m.proof != Some(Proof::Loss));
         let pick = |it: &mut dyn Iterator<Item = &RootMove>| {
             it.max_by(|a, b| {
                 a.visits
@@ -758,10 +762,13 @@ impl Search {
             return self.best_move();
         }
         let moves = self.root_moves();
-        if moves.iter().any(|m| m.proof == Some(1)) {
+        if moves.iter().any(|m| m.proof == Some(Proof::Win)) {
             return self.best_move();
         }
-        let allowed: Vec<&RootMove> = moves.iter().filter(|m| m.proof != Some(-1)).collect();
+        let allowed: Vec<&RootMove> = moves
+            .iter()
+            .filter(|m| m.proof != Some(Proof::Loss))
+            .collect();
         let allowed = if allowed.iter().any(|m| m.visits > 0) {
             allowed
         } else {
@@ -787,7 +794,7 @@ impl Search {
     /// the Gumbel improved policy (Gumbel root); else the visit distribution.
     pub fn policy_target(&self) -> Vec<f32> {
         let moves = self.root_moves();
-        if let Some(k) = moves.iter().position(|m| m.proof == Some(1)) {
+        if let Some(k) = moves.iter().position(|m| m.proof == Some(Proof::Win)) {
             let mut p = vec![0.0; moves.len()];
             p[k] = 1.0;
             return p;
@@ -825,8 +832,8 @@ fn backup(edges: &mut [Edge], path: &[u32], mut v: f32, solver: bool, mut change
             changed = update_proof(edges, idx as u32);
         }
         let e = &mut edges[idx];
-        if solver && e.proof != UNKNOWN {
-            v = e.proof as f32;
+        if let (true, Some(p)) = (solver, e.proof) {
+            v = p.value();
         }
         e.in_flight = e.in_flight.saturating_sub(1);
         e.visits += 1;
@@ -844,31 +851,28 @@ fn backup(edges: &mut [Edge], path: &[u32], mut v: f32, solver: bool, mut change
 /// Returns whether `p` became proven.
 fn update_proof(edges: &mut [Edge], p: u32) -> bool {
     let e = &edges[p as usize];
-    if e.proof != UNKNOWN || e.state != EXPANDED || e.num_children == 0 {
+    if e.proof.is_some() || e.state != EdgeState::Expanded || e.num_children == 0 {
         return false;
     }
-    let sign = if edges[e.children as usize].mv.is_drop() {
-        1
-    } else {
-        -1
-    };
-    let mut best = i8::MIN;
+    // The children's results are for the side to move below `p`: `p`'s mover itself
+    // when the children are drops, else its opponent.
+    let same_side = edges[e.children as usize].mv.is_drop();
+    let mut best = Proof::Loss;
     let mut all = true;
     for c in &edges[e.child_range()] {
-        if c.proof == UNKNOWN {
-            all = false;
-        } else if c.proof == 1 {
-            edges[p as usize].proof = sign;
-            return true;
-        } else {
-            best = best.max(c.proof);
+        match c.proof {
+            None => all = false,
+            Some(r) => best = best.max(r),
+        }
+        if best == Proof::Win {
+            break;
         }
     }
-    if all {
-        edges[p as usize].proof = sign * best;
-        return true;
+    if !(all || best == Proof::Win) {
+        return false;
     }
-    false
+    edges[p as usize].proof = Some(if same_side { best } else { best.flipped() });
+    true
 }
 
 /// A fresh random seed from the OS-seeded thread generator.

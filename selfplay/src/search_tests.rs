@@ -106,7 +106,7 @@ fn solver_plays_a_one_move_win() {
             let mut player = MctsPlayer::new(MctsConfig::default(), sims, evaluator.clone());
             let mut game = Game::from_position(p, rules);
             let mv = player.choose_move(&game).unwrap();
-            assert_eq!(player.search().root_proof(), Some(1));
+            assert_eq!(player.search().root_proof(), Some(Proof::Win));
             game.play(mv).unwrap();
             assert_eq!(
                 game.outcome(),
@@ -139,7 +139,7 @@ fn avoids_moves_that_let_the_opponent_win_at_once() {
             // Every losing move the search looked at is proven lost.
             for m in player.search().root_moves() {
                 if m.visits > 0 && losing.contains(&m.mv) {
-                    assert_eq!(m.proof, Some(-1), "{text}: {}", m.mv);
+                    assert_eq!(m.proof, Some(Proof::Loss), "{text}: {}", m.mv);
                 }
             }
         }
@@ -167,7 +167,11 @@ fn proves_short_forced_wins() {
             let mut player = MctsPlayer::new(MctsConfig::default(), 20_000, evaluator);
             let mut game = Game::from_position(p, rules);
             let mv = player.choose_move(&game).unwrap();
-            assert_eq!(player.search().root_proof(), Some(1), "{text} ({name})");
+            assert_eq!(
+                player.search().root_proof(),
+                Some(Proof::Win),
+                "{text} ({name})"
+            );
             assert!(
                 player.last_stats().simulations < 20_000,
                 "the search should stop once the root is proven"
@@ -333,7 +337,10 @@ fn tree_is_reused_after_moves() {
 
 #[test]
 fn a_third_repetition_is_a_draw_in_search() {
-    for (spec, expect) in [("classic", Some(0)), ("classic,repetition=off", None)] {
+    for (spec, expect) in [
+        ("classic", Some(Proof::Draw)),
+        ("classic,repetition=off", None),
+    ] {
         let rules = Rules::parse(spec).unwrap();
         let mut game = Game::new(Variant::Standard, rules);
         for mv in [
@@ -705,10 +712,10 @@ fn solver_proves_a_one_move_win_in_every_new_variant() {
         for evaluator in [uniform(), heuristic()] {
             for &sims in budgets {
                 let search = searched(p, rules, MctsConfig::default(), sims, evaluator.as_ref());
-                assert_eq!(search.root_proof(), Some(1), "{v} {sims}");
+                assert_eq!(search.root_proof(), Some(Proof::Win), "{v} {sims}");
                 assert_eq!(search.root_value(), 1.0, "{v}");
                 assert_eq!(search.best_move(), Some(mv), "{v} {sims}");
-                assert_eq!(root_move(&search, mv).proof, Some(1), "{v}");
+                assert_eq!(root_move(&search, mv).proof, Some(Proof::Win), "{v}");
             }
         }
         let mut game = Game::from_position(p, rules);
@@ -719,7 +726,7 @@ fn solver_proves_a_one_move_win_in_every_new_variant() {
             let mut player = MctsPlayer::new(MctsConfig::default(), 50, heuristic());
             let drop = player.choose_move(&game).unwrap();
             assert!(drop.is_drop());
-            assert_eq!(player.search().root_proof(), Some(1));
+            assert_eq!(player.search().root_proof(), Some(Proof::Win));
             game.play(drop).unwrap();
         }
         assert_eq!(game.outcome(), Some(Outcome::Win(p.to_move())), "{v}");
@@ -796,13 +803,17 @@ fn parachute_solver_waits_for_the_drop() {
         let search = searched(p, rules, MctsConfig::default(), 400, evaluator.as_ref());
         let m = root_move(&search, capture);
         assert!(m.visits > 0);
-        assert_ne!(m.proof, Some(-1), "the capture is not lost before the drop");
+        assert_ne!(
+            m.proof,
+            Some(Proof::Loss),
+            "the capture is not lost before the drop"
+        );
         let search = searched(q, rules, MctsConfig::default(), 400, evaluator.as_ref());
-        assert_ne!(search.root_proof(), Some(-1));
+        assert_ne!(search.root_proof(), Some(Proof::Loss));
         for m in search.root_moves() {
             // (Other drops may be lost too, to a connecting reply.)
             if touching & (1u64 << m.mv.square()) != 0 {
-                assert_eq!(m.proof, Some(-1), "{m:?}");
+                assert_eq!(m.proof, Some(Proof::Loss), "{m:?}");
             }
         }
         let drop = search.best_move().unwrap();

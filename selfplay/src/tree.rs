@@ -3,23 +3,67 @@
 //! selection scans one contiguous slice. Growing the tree appends to the vector; no
 //! per-node allocation. Re-rooting compacts the kept subtree into a spare buffer.
 
-use loa::Move;
+use loa::{Color, Move, Outcome};
 
 /// Arenas smaller than this (in edges, 24 bytes each) are never compacted.
 const MIN_COMPACT: usize = 1 << 16;
 
-/// `Edge::proof` of an unproven edge.
-pub(crate) const UNKNOWN: i8 = i8::MIN;
+/// A proven game-theoretic result, for one side. Ordered from worst to best.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Proof {
+    /// A forced loss.
+    Loss,
+    /// A forced draw.
+    Draw,
+    /// A forced win.
+    Win,
+}
 
-/// Edge states.
-pub(crate) const UNEXPANDED: u8 = 0;
-/// Submitted to the evaluator, result not back yet.
-pub(crate) const PENDING: u8 = 1;
-/// Children created.
-pub(crate) const EXPANDED: u8 = 2;
-/// Search stops here: the game is over in the child position, or its value is proven
-/// without expansion (an immediate win for the side to move). `proof` holds the result.
-pub(crate) const TERMINAL: u8 = 3;
+impl Proof {
+    /// The result as a value: −1, 0 or +1.
+    #[inline]
+    pub fn value(self) -> f32 {
+        match self {
+            Proof::Loss => -1.0,
+            Proof::Draw => 0.0,
+            Proof::Win => 1.0,
+        }
+    }
+
+    /// The same result seen by the other side.
+    #[inline]
+    pub fn flipped(self) -> Proof {
+        match self {
+            Proof::Loss => Proof::Win,
+            Proof::Draw => Proof::Draw,
+            Proof::Win => Proof::Loss,
+        }
+    }
+
+    /// The result of a finished game for `side`.
+    #[inline]
+    pub fn of(outcome: Outcome, side: Color) -> Proof {
+        match outcome {
+            Outcome::Draw => Proof::Draw,
+            Outcome::Win(c) if c == side => Proof::Win,
+            Outcome::Win(_) => Proof::Loss,
+        }
+    }
+}
+
+/// What the search knows of the position an edge leads to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum EdgeState {
+    /// Not evaluated yet.
+    Unexpanded,
+    /// Submitted to the evaluator, result not back yet.
+    Pending,
+    /// Children created.
+    Expanded,
+    /// Search stops here: the game is over in the child position, or its value is proven
+    /// without expansion (an immediate win for the side to move). `proof` holds the result.
+    Terminal,
+}
 
 /// A move from a parent position and everything the search knows about the position it
 /// leads to. Values are from the point of view of the side making `mv`.
@@ -35,9 +79,9 @@ pub(crate) struct Edge {
     pub visits: u32,
     /// Simulations through this edge not yet backed up (virtual loss).
     pub in_flight: u16,
-    /// Proven result for the mover: 1 win, 0 draw, −1 loss, or [`UNKNOWN`].
-    pub proof: i8,
-    pub state: u8,
+    /// Proven result for the mover (`None`: not proven).
+    pub proof: Option<Proof>,
+    pub state: EdgeState,
 }
 
 impl Edge {
@@ -50,8 +94,8 @@ impl Edge {
             q: 0.0,
             visits: 0,
             in_flight: 0,
-            proof: UNKNOWN,
-            state: UNEXPANDED,
+            proof: None,
+            state: EdgeState::Unexpanded,
         }
     }
 
@@ -115,7 +159,7 @@ impl Tree {
     /// The child of `parent` reached by `mv`, if `parent` is expanded.
     pub(crate) fn find_child(&self, parent: u32, mv: Move) -> Option<u32> {
         let p = &self.edges[parent as usize];
-        if p.state != EXPANDED {
+        if p.state != EdgeState::Expanded {
             return None;
         }
         p.child_range()
@@ -135,7 +179,7 @@ impl Tree {
             self.root = new_root;
             let root = &mut self.edges[new_root as usize];
             root.in_flight = 0;
-            if root.num_children == 0 || root.state != EXPANDED {
+            if root.num_children == 0 || root.state != EdgeState::Expanded {
                 *root = Edge::new(root.mv, 1.0);
             }
         }
@@ -172,7 +216,7 @@ impl Tree {
         std::mem::swap(&mut self.edges, &mut self.spare);
         self.root = 0;
         let root = &mut self.edges[0];
-        if root.num_children == 0 || root.state != EXPANDED {
+        if root.num_children == 0 || root.state != EdgeState::Expanded {
             *root = Edge::new(root.mv, 1.0);
         }
     }
@@ -192,7 +236,7 @@ mod tests {
         let mut t = Tree::new();
         let mv = |k: u8| Move::new(k, k + 1, false);
         // root -> [1, 2]; 2 -> [3, 4]; 1 -> [5]
-        t.edges[0].state = EXPANDED;
+        t.edges[0].state = EdgeState::Expanded;
         t.edges[0].children = 1;
         t.edges[0].num_children = 2;
         t.edges.push(Edge::new(mv(1), 0.5));
@@ -200,11 +244,11 @@ mod tests {
         t.edges.push(Edge::new(mv(3), 0.3));
         t.edges.push(Edge::new(mv(4), 0.7));
         t.edges.push(Edge::new(mv(5), 1.0));
-        t.edges[2].state = EXPANDED;
+        t.edges[2].state = EdgeState::Expanded;
         t.edges[2].children = 3;
         t.edges[2].num_children = 2;
         t.edges[2].visits = 7;
-        t.edges[1].state = EXPANDED;
+        t.edges[1].state = EdgeState::Expanded;
         t.edges[1].children = 5;
         t.edges[1].num_children = 1;
         assert_eq!(t.find_child(0, mv(2)), Some(2));
@@ -221,6 +265,6 @@ mod tests {
         // A leaf root is reset.
         t.compact(1);
         assert_eq!(t.len(), 1);
-        assert_eq!(t.edges[0].state, UNEXPANDED);
+        assert_eq!(t.edges[0].state, EdgeState::Unexpanded);
     }
 }

@@ -495,7 +495,7 @@ impl Worker {
         let best_q = root_moves
             .iter()
             .map(|m| match m.proof {
-                Some(p) => p as f32,
+                Some(p) => p.value(),
                 None if m.visits > 0 => m.q,
                 None => -1.0,
             })

@@ -16,7 +16,7 @@
 use super::config::{derive_seed, LoopConfig, RunConfig, SeedUse};
 use super::display::{clock, Bar, LoopDisplay};
 use super::layout::{copy_atomically, model_name, RunDir};
-use super::rating::{self, model_spec, rating_rows, RatingRow};
+use super::rating::{self, model_spec, rating_rows};
 use super::shards::{loop_games_done, loop_prefix};
 use super::state::{LoopState, Phase};
 use anyhow::{anyhow, bail, Context, Result};
@@ -24,68 +24,16 @@ use eval::arena::{play_once, GameResult, MatchConfig, Openings};
 use eval::elo::Tally;
 use eval::{Decision, GateReport, PlayerFactory};
 use selfplay::ParkedGames;
-use serde::Serialize;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use train::heldout::{HeldoutScore, HeldoutSet};
+use train::heldout::HeldoutSet;
 use train::metrics::{unix_time, MetricsLog};
+use train::metrics::{GenerationRecord, RatingRecord, Record};
 use train::{InferenceConfig, NetEvaluator, ReplayWindow, Trainer};
 
 /// A shard is written at least this often during self-play, so that a crash loses
 /// little finished work.
 const SHARD_FLUSH: Duration = Duration::from_secs(30);
-
-/// What one generation did, for its metrics record and summary line. Fields are `None`
-/// when that phase ran in an earlier process (before a restart).
-#[derive(Debug, Default, Serialize)]
-struct GenerationRecord {
-    kind: &'static str,
-    time: f64,
-    elapsed_s: f64,
-    generation: u32,
-    selfplay_games: Option<u64>,
-    selfplay_positions: Option<u64>,
-    selfplay_seconds: Option<f64>,
-    positions_per_sec: Option<f64>,
-    evals_per_sec: Option<f64>,
-    /// Mean positions per evaluator request of the self-play workers.
-    mean_batch: Option<f64>,
-    /// Raw forward positions/s of the network alone at `mean_batch` (measured for half a
-    /// second after self-play), and self-play evals/s over it.
-    raw_forward_per_sec: Option<f64>,
-    forward_efficiency: Option<f64>,
-    /// Self-play games parked in flight at the end of the phase (continuous self-play).
-    selfplay_in_flight: Option<usize>,
-    /// Fraction of self-play evaluations answered by the evaluation cache
-    /// (`train.inference.cache_positions`; absent when it is off).
-    eval_cache_hit_rate: Option<f64>,
-    train_steps: Option<u64>,
-    train_seconds: Option<f64>,
-    train_samples_per_sec: Option<f64>,
-    loss: Option<f64>,
-    policy_loss: Option<f64>,
-    /// Mean policy KL to the targets over the generation's steps.
-    policy_kl: Option<f64>,
-    value_loss: Option<f64>,
-    /// Move matching of the generation's candidate on the held-out set (`run.heldout`).
-    heldout: Option<HeldoutScore>,
-    window: Option<usize>,
-    gate_games: Option<u32>,
-    gate_score: Option<f64>,
-    gate_elo: Option<f64>,
-    promoted: bool,
-    best: String,
-}
-
-/// A rating round, as written to `metrics.jsonl`.
-#[derive(Serialize)]
-struct RatingRecord {
-    kind: &'static str,
-    time: f64,
-    elapsed_s: f64,
-    generation: u32,
-    ratings: Vec<RatingRow>,
-}
 
 /// Whether generation `state.generation` may start at `elapsed` seconds: within
 /// `run.generations`, and, with a time budget, if the last generation and the last rating
@@ -537,9 +485,8 @@ impl Driver {
         }
         let elapsed = self.elapsed();
         let rec = &mut self.record;
-        rec.kind = "generation";
         rec.time = unix_time();
-        rec.elapsed_s = elapsed;
+        rec.elapsed_s = Some(elapsed);
         rec.generation = g;
         rec.promoted = promote;
         rec.best = model_name(self.state.best);
@@ -548,7 +495,8 @@ impl Driver {
             rec.gate_score = Some(r.score);
             rec.gate_elo = Some(r.elo.elo).filter(|e| e.is_finite());
         }
-        self.metrics.write(&self.record)?;
+        self.metrics
+            .write(&Record::Generation(Box::new(self.record.clone())))?;
         let line = self.summary_line(report.as_ref());
         self.display.line(&line);
         Ok(())
@@ -626,13 +574,12 @@ impl Driver {
         drop(factory);
         self.state.rated.push(generation);
         self.state.last_rating_s = self.elapsed() - started;
-        self.metrics.write(&RatingRecord {
-            kind: "rating",
+        self.metrics.write(&Record::Rating(RatingRecord {
             time: unix_time(),
             elapsed_s: self.elapsed(),
             generation,
             ratings: rating_rows(&table),
-        })?;
+        }))?;
         let name = model_name(generation);
         let anchors: Vec<String> = table
             .ratings
@@ -685,7 +632,7 @@ impl Driver {
                 parts.push(format!("Elo {:+.0}±{:.0}", b.elo, 1.96 * b.stderr));
             }
         }
-        parts.push(clock(r.elapsed_s));
+        parts.push(clock(r.elapsed_s.unwrap_or(0.0)));
         parts.join(" | ")
     }
 }

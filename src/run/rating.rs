@@ -13,6 +13,7 @@ use eval::ratings::{fit, RatedGame, RatingTable};
 use eval::{PlayerFactory, PlayerSpec};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use train::metrics::RatingRow;
 
 /// The marker of a finished match.
 const DONE: &str = "done.json";
@@ -200,23 +201,6 @@ fn rated_game(r: &GameResult) -> RatedGame {
         second: display_name(second),
         score_first: r.score_first(),
     }
-}
-
-/// One row of a rating record in `metrics.jsonl`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct RatingRow {
-    /// `gen-NNNN` or the anchor's spec.
-    pub name: String,
-    /// The generation of a model, `None` for anchors.
-    pub generation: Option<u32>,
-    /// Elo (random = 0).
-    pub elo: f64,
-    /// Standard error.
-    pub stderr: f64,
-    /// Games played.
-    pub games: u32,
-    /// Score fraction.
-    pub score: f64,
 }
 
 /// The rows of a table for the metrics log.

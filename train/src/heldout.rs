@@ -43,7 +43,7 @@ pub struct HeldoutSet {
 }
 
 /// Move matching of a network on a [`HeldoutSet`].
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct HeldoutScore {
     /// Positions scored.
     pub positions: usize,

@@ -1,9 +1,16 @@
 //! Training metrics: a JSON-lines file (one object per record, flushed at once, so a
-//! crash loses at most the line being written). Progress for people is the binary's
-//! business: it reads the same records.
+//! crash loses at most the line being written) and its one schema, [`Record`]: the
+//! trainer and the run loop write it, `loazero plot` (and anything else) reads it back
+//! with the same types. Progress for people is the binary's business: it reads the same
+//! records.
+//!
+//! Reading is lenient where files age: fields added later are optional (absent in older
+//! files), and a float written as `null` (JSON has no NaN) reads back as NaN.
 
+use crate::heldout::HeldoutScore;
+use crate::trainer::StepStats;
 use anyhow::{Context, Result};
-use serde::Serialize;
+use serde::{Deserialize, Deserializer, Serialize};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -31,7 +38,7 @@ impl MetricsLog {
         })
     }
 
-    /// Appends one record as a line.
+    /// Appends one record as a line (a [`Record`]; tests may write any JSON).
     pub fn write<T: Serialize>(&mut self, record: &T) -> Result<()> {
         let mut line = serde_json::to_string(record)?;
         line.push('\n');
@@ -40,6 +47,181 @@ impl MetricsLog {
             .and_then(|_| self.file.flush())
             .with_context(|| format!("writing {}", self.path.display()))
     }
+}
+
+/// One line of `metrics.jsonl`, tagged by its `"kind"`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Record {
+    /// Training progress, every `train.log_every` steps.
+    Train(TrainRecord),
+    /// What one generation of the run loop did.
+    Generation(Box<GenerationRecord>),
+    /// A rating round of the run loop.
+    Rating(RatingRecord),
+}
+
+/// A float that reads `null` (how serde_json writes NaN) or absence as NaN.
+pub(crate) fn f64_or_nan<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
+/// NaN, the value of a float field a record does not have.
+pub(crate) fn nan() -> f64 {
+    f64::NAN
+}
+
+/// Training progress: averages over the steps since the previous record.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TrainRecord {
+    /// Unix time in seconds.
+    #[serde(default = "nan", deserialize_with = "f64_or_nan")]
+    pub time: f64,
+    /// Steps done.
+    pub step: u64,
+    /// Learning rate of the last step.
+    #[serde(default = "nan", deserialize_with = "f64_or_nan")]
+    pub lr: f64,
+    /// Averages over the steps since the previous record.
+    #[serde(flatten)]
+    pub stats: StepStats,
+    /// Training throughput since the previous record.
+    #[serde(default = "nan", deserialize_with = "f64_or_nan")]
+    pub samples_per_sec: f64,
+    /// Positions in the replay window.
+    #[serde(default)]
+    pub window: usize,
+}
+
+/// What one generation of the run loop did. Fields are `None` when that phase ran in an
+/// earlier process (before a restart), or when the file predates them.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct GenerationRecord {
+    /// Unix time in seconds.
+    #[serde(default = "nan", deserialize_with = "f64_or_nan")]
+    pub time: f64,
+    /// Active seconds of the run when the generation ended.
+    #[serde(default, deserialize_with = "option_f64")]
+    pub elapsed_s: Option<f64>,
+    /// The generation.
+    pub generation: u32,
+    /// Self-play games finished in this generation.
+    #[serde(default)]
+    pub selfplay_games: Option<u64>,
+    /// Self-play positions of those games.
+    #[serde(default)]
+    pub selfplay_positions: Option<u64>,
+    /// Seconds of self-play.
+    #[serde(default, deserialize_with = "option_f64")]
+    pub selfplay_seconds: Option<f64>,
+    /// Self-play positions per second.
+    #[serde(default, deserialize_with = "option_f64")]
+    pub positions_per_sec: Option<f64>,
+    /// Network evaluations per second during self-play.
+    #[serde(default, deserialize_with = "option_f64")]
+    pub evals_per_sec: Option<f64>,
+    /// Mean positions per evaluator request of the self-play workers.
+    #[serde(default, deserialize_with = "option_f64")]
+    pub mean_batch: Option<f64>,
+    /// Raw forward positions/s of the network alone at `mean_batch` (measured for half a
+    /// second after self-play).
+    #[serde(default, deserialize_with = "option_f64")]
+    pub raw_forward_per_sec: Option<f64>,
+    /// Self-play evals/s over `raw_forward_per_sec`.
+    #[serde(default, deserialize_with = "option_f64")]
+    pub forward_efficiency: Option<f64>,
+    /// Self-play games parked in flight at the end of the phase (continuous self-play).
+    #[serde(default)]
+    pub selfplay_in_flight: Option<usize>,
+    /// Fraction of self-play evaluations answered by the evaluation cache
+    /// (`train.inference.cache_positions`; absent when it is off).
+    #[serde(default, deserialize_with = "option_f64")]
+    pub eval_cache_hit_rate: Option<f64>,
+    /// Training steps of the generation.
+    #[serde(default)]
+    pub train_steps: Option<u64>,
+    /// Seconds of training.
+    #[serde(default, deserialize_with = "option_f64")]
+    pub train_seconds: Option<f64>,
+    /// Training samples per second.
+    #[serde(default, deserialize_with = "option_f64")]
+    pub train_samples_per_sec: Option<f64>,
+    /// Mean total loss over the generation's steps.
+    #[serde(default, deserialize_with = "option_f64")]
+    pub loss: Option<f64>,
+    /// Mean policy cross-entropy.
+    #[serde(default, deserialize_with = "option_f64")]
+    pub policy_loss: Option<f64>,
+    /// Mean policy KL to the targets over the generation's steps.
+    #[serde(default, deserialize_with = "option_f64")]
+    pub policy_kl: Option<f64>,
+    /// Mean value loss.
+    #[serde(default, deserialize_with = "option_f64")]
+    pub value_loss: Option<f64>,
+    /// Move matching of the generation's candidate on the held-out set (`run.heldout`).
+    #[serde(default)]
+    pub heldout: Option<HeldoutScore>,
+    /// Positions in the replay window.
+    #[serde(default)]
+    pub window: Option<usize>,
+    /// Games of the gate match.
+    #[serde(default)]
+    pub gate_games: Option<u32>,
+    /// The candidate's score in the gate match.
+    #[serde(default, deserialize_with = "option_f64")]
+    pub gate_score: Option<f64>,
+    /// The candidate's Elo over the best model in the gate match.
+    #[serde(default, deserialize_with = "option_f64")]
+    pub gate_elo: Option<f64>,
+    /// Whether the candidate became the best model.
+    #[serde(default)]
+    pub promoted: bool,
+    /// The best model after the generation (`gen-NNNN`).
+    #[serde(default)]
+    pub best: String,
+}
+
+/// An optional float; `null` and absence are `None`.
+fn option_f64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    Option::<f64>::deserialize(d)
+}
+
+/// A rating round of the run loop: the Bradley–Terry fit after rating `generation`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RatingRecord {
+    /// Unix time in seconds.
+    #[serde(default = "nan", deserialize_with = "f64_or_nan")]
+    pub time: f64,
+    /// Active seconds of the run when the round ended.
+    #[serde(default = "nan", deserialize_with = "f64_or_nan")]
+    pub elapsed_s: f64,
+    /// The generation rated in this round.
+    #[serde(default)]
+    pub generation: u32,
+    /// Every rated player of the run so far.
+    pub ratings: Vec<RatingRow>,
+}
+
+/// One player of a rating round.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RatingRow {
+    /// `gen-NNNN` or the anchor's spec.
+    pub name: String,
+    /// The generation of a model, `None` for anchors.
+    #[serde(default)]
+    pub generation: Option<u32>,
+    /// Elo (random = 0); NaN when not finite.
+    #[serde(default = "nan", deserialize_with = "f64_or_nan")]
+    pub elo: f64,
+    /// Standard error of the Elo; NaN when unknown.
+    #[serde(default = "nan", deserialize_with = "f64_or_nan")]
+    pub stderr: f64,
+    /// Games played.
+    #[serde(default)]
+    pub games: u32,
+    /// Score fraction.
+    #[serde(default = "nan", deserialize_with = "f64_or_nan")]
+    pub score: f64,
 }
 
 /// Seconds since the Unix epoch.
@@ -53,6 +235,63 @@ pub fn unix_time() -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every kind round-trips through a line; `null` floats read back as NaN, older
+    /// lines without the later fields read with defaults, and unknown kinds are errors.
+    #[test]
+    fn records_round_trip_and_read_leniently() {
+        let train = Record::Train(TrainRecord {
+            time: 1.5,
+            step: 100,
+            lr: f64::NAN,
+            stats: StepStats {
+                loss: 3.0,
+                ..StepStats::default()
+            },
+            samples_per_sec: 900.0,
+            window: 40,
+        });
+        let line = serde_json::to_string(&train).unwrap();
+        assert!(line.starts_with(r#"{"kind":"train""#), "{line}");
+        assert!(
+            line.contains(r#""lr":null"#) && line.contains(r#""loss":3.0"#),
+            "{line}"
+        );
+        let Record::Train(back) = serde_json::from_str(&line).unwrap() else {
+            panic!("{line}")
+        };
+        assert_eq!((back.step, back.stats.loss, back.window), (100, 3.0, 40));
+        assert!(back.lr.is_nan());
+        let old = r#"{"kind":"train","step":7,"loss":2.0,"policy_loss":1.5,"value_loss":0.5}"#;
+        let Record::Train(t) = serde_json::from_str(old).unwrap() else {
+            panic!()
+        };
+        assert_eq!((t.step, t.stats.policy_loss), (7, 1.5));
+        assert!(t.stats.policy_kl.is_nan() && t.samples_per_sec.is_nan());
+        let generation = Record::Generation(Box::new(GenerationRecord {
+            generation: 3,
+            evals_per_sec: Some(9000.0),
+            promoted: true,
+            best: "gen-0003".into(),
+            ..GenerationRecord::default()
+        }));
+        let line = serde_json::to_string(&generation).unwrap();
+        let Record::Generation(g) = serde_json::from_str(&line).unwrap() else {
+            panic!("{line}")
+        };
+        assert_eq!(
+            (g.generation, g.evals_per_sec, g.heldout),
+            (3, Some(9000.0), None)
+        );
+        let rating = r#"{"kind":"rating","ratings":[{"name":"random","elo":0.0,"stderr":null}]}"#;
+        let Record::Rating(r) = serde_json::from_str(rating).unwrap() else {
+            panic!()
+        };
+        assert_eq!(r.ratings[0].name, "random");
+        assert!(r.ratings[0].stderr.is_nan());
+        assert!(serde_json::from_str::<Record>(r#"{"kind":"other"}"#).is_err());
+        assert!(serde_json::from_str::<Record>(r#"{"kind":"train"}"#).is_err());
+    }
 
     #[test]
     fn json_lines_append() {

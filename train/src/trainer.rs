@@ -10,7 +10,7 @@
 use crate::batch::{make_batch, mask_logits, Batch};
 use crate::config::TrainConfig;
 use crate::device::{device_name, resolve_device, set_threads};
-use crate::metrics::{unix_time, MetricsLog};
+use crate::metrics::{f64_or_nan, nan, unix_time, MetricsLog, Record, TrainRecord};
 use crate::model::{Model, ModelInfo, NET_PREFIX};
 use crate::net::wdl_to_value;
 use crate::optimizer::{Optimizer, OPT_PREFIX};
@@ -25,28 +25,38 @@ use std::path::Path;
 use std::time::Instant;
 use tch::{Device, Kind, Tensor};
 
-/// Losses and accuracies of one step (or averaged over several).
-#[derive(Clone, Debug, Default, Serialize)]
+/// Losses and accuracies of one step (or averaged over several). In the metrics file a
+/// missing or `null` float reads as NaN (see [`crate::metrics`]).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct StepStats {
     /// Total loss: policy + `value_loss_weight` · value.
+    #[serde(default = "nan", deserialize_with = "f64_or_nan")]
     pub loss: f64,
     /// Policy cross-entropy over the samples with a policy target.
+    #[serde(default = "nan", deserialize_with = "f64_or_nan")]
     pub policy_loss: f64,
     /// KL divergence of the policy from its targets (cross-entropy minus the targets'
     /// entropy): 0 when the policy equals the targets, whatever their entropy.
+    #[serde(default = "nan", deserialize_with = "f64_or_nan")]
     pub policy_kl: f64,
     /// Mean entropy of the policy targets (nats): the floor of the cross-entropy.
+    #[serde(default = "nan", deserialize_with = "f64_or_nan")]
     pub target_entropy: f64,
     /// Win/draw/loss cross-entropy.
+    #[serde(default = "nan", deserialize_with = "f64_or_nan")]
     pub value_loss: f64,
     /// Fraction of policy samples whose most likely legal move has the target's highest
     /// probability.
+    #[serde(default = "nan", deserialize_with = "f64_or_nan")]
     pub policy_accuracy: f64,
     /// Mean squared error of the scalar value against its target.
+    #[serde(default = "nan", deserialize_with = "f64_or_nan")]
     pub value_mse: f64,
     /// Samples in the batch.
+    #[serde(default)]
     pub samples: usize,
     /// Samples with a policy target.
+    #[serde(default)]
     pub policy_samples: usize,
 }
 
@@ -77,26 +87,6 @@ impl StepStats {
             policy_samples: self.policy_samples,
         }
     }
-}
-
-/// One line of the metrics file, written every `log_every` steps.
-#[derive(Debug, Serialize)]
-pub struct TrainRecord {
-    /// Always `"train"`.
-    pub kind: &'static str,
-    /// Unix time in seconds.
-    pub time: f64,
-    /// Steps done.
-    pub step: u64,
-    /// Learning rate of the last step.
-    pub lr: f64,
-    /// Averages over the steps since the previous record.
-    #[serde(flatten)]
-    pub stats: StepStats,
-    /// Training throughput since the previous record.
-    pub samples_per_sec: f64,
-    /// Positions in the replay window.
-    pub window: usize,
 }
 
 /// What [`Trainer::train`] did.
@@ -492,7 +482,6 @@ impl Trainer {
             if (i + 1) % self.config.log_every == 0 || i + 1 == steps {
                 let secs = interval_start.elapsed().as_secs_f64().max(1e-9);
                 let record = TrainRecord {
-                    kind: "train",
                     time: unix_time(),
                     step: self.model.info.step,
                     lr,
@@ -501,7 +490,7 @@ impl Trainer {
                     window: window.len(),
                 };
                 if let Some(log) = log.as_deref_mut() {
-                    log.write(&record)?;
+                    log.write(&Record::Train(record))?;
                 }
                 interval = StepStats::default();
                 interval_steps = 0;

@@ -13,7 +13,7 @@ mod results;
 
 pub use once::{play_once, read_marker};
 pub use openings::Openings;
-pub use results::{read_results, GameResult};
+pub use results::{read_results, GameOutcome, GameResult};
 
 use crate::elo::Tally;
 use crate::player::{Player, PlayerFactory, PlayerSpec};
@@ -259,7 +259,7 @@ fn play_game(
             .map_err(|e| anyhow!("player {} chose an illegal move: {e}", player.name()))?;
     }
     let outcome = game.outcome();
-    let result = outcome.map_or("draw", |o| o.name()).to_string();
+    let result = GameOutcome::of(outcome);
     let a_color = if a_is_black {
         Color::Black
     } else {
@@ -292,7 +292,7 @@ fn play_game(
         white: if a_is_black { bn.clone() } else { an.clone() },
         a: an,
         b: bn,
-        first: config.rules.first_player.name().to_string(),
+        first: config.rules.first_player,
         variant: config.variant.to_string(),
         rules: config.rules.to_string(),
         opening: opening
@@ -430,7 +430,7 @@ mod tests {
             for m in &rec.moves {
                 g.play_text(m).unwrap();
             }
-            assert_eq!(g.outcome().map_or("draw", |o| o.name()), r.result);
+            assert_eq!(GameOutcome::of(g.outcome()), r.result);
             assert_eq!((r.black == r.a), r.game % 2 == 0);
         }
         std::fs::remove_dir_all(&dir).unwrap();

@@ -1,8 +1,56 @@
 //! The results file of a match: one [`GameResult`] per line of `results.jsonl`.
 
 use anyhow::{bail, Context, Result};
+use loa::{Color, Outcome};
 use serde::{Deserialize, Serialize};
+use std::fmt;
 use std::path::{Path, PathBuf};
+
+/// [`loa::Color`] as results files name it (`black`, `white`).
+#[derive(Serialize, Deserialize)]
+#[serde(remote = "Color", rename_all = "lowercase")]
+enum ColorName {
+    Black,
+    White,
+}
+
+/// How a game ended, as results files name it (`black`, `white`: that colour won; `draw`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GameOutcome {
+    /// Black won.
+    Black,
+    /// White won.
+    White,
+    /// A draw (by the rules or adjudicated).
+    Draw,
+}
+
+impl GameOutcome {
+    /// The outcome of a game that ended with `outcome` (`None`: stopped, a draw).
+    pub fn of(outcome: Option<Outcome>) -> GameOutcome {
+        match outcome {
+            Some(Outcome::Win(Color::Black)) => GameOutcome::Black,
+            Some(Outcome::Win(Color::White)) => GameOutcome::White,
+            Some(Outcome::Draw) | None => GameOutcome::Draw,
+        }
+    }
+
+    /// `black`, `white` or `draw`.
+    pub fn name(self) -> &'static str {
+        match self {
+            GameOutcome::Black => "black",
+            GameOutcome::White => "white",
+            GameOutcome::Draw => "draw",
+        }
+    }
+}
+
+impl fmt::Display for GameOutcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 /// One finished game, as written to `results.jsonl`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -19,15 +67,16 @@ pub struct GameResult {
     /// Name of the player with White.
     pub white: String,
     /// The colour that moved first.
-    pub first: String,
+    #[serde(with = "ColorName")]
+    pub first: Color,
     /// The variant's name.
     pub variant: String,
     /// The rules (their spec).
     pub rules: String,
     /// The opening moves (space separated).
     pub opening: String,
-    /// `black`, `white` or `draw`.
-    pub result: String,
+    /// Who won: `black`, `white` or `draw`.
+    pub result: GameOutcome,
     /// Score of player A (1, 0.5, 0).
     pub score_a: f64,
     /// Plies played (opening included).
@@ -47,7 +96,7 @@ pub struct GameResult {
 impl GameResult {
     /// Score of the player who moved first.
     pub fn score_first(&self) -> f64 {
-        let first_is_a = (self.first == "black") == (self.black == self.a);
+        let first_is_a = (self.first == Color::Black) == (self.black == self.a);
         if first_is_a {
             self.score_a
         } else {
@@ -56,7 +105,7 @@ impl GameResult {
     }
     /// The name of the player who moved first and of the other one.
     pub fn first_and_second(&self) -> (&str, &str) {
-        if self.first == "black" {
+        if self.first == Color::Black {
             (&self.black, &self.white)
         } else {
             (&self.white, &self.black)
@@ -112,4 +161,32 @@ fn collect_jsonl(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A line as results files have always written it: it reads into the typed fields
+    /// and writes back the same text; an unknown colour is an error.
+    #[test]
+    fn colours_read_and_write_as_their_names() {
+        let line = r#"{"game":3,"a":"random","b":"alphabeta:depth=1","black":"alphabeta:depth=1","white":"random","first":"white","variant":"standard","rules":"classic","opening":"b1-b3 a2-c2","result":"draw","score_a":0.5,"plies":40,"adjudicated":true,"seconds":0.5,"a_seconds_per_move":0.0,"b_seconds_per_move":0.001,"record":null}"#;
+        let r: GameResult = serde_json::from_str(line).unwrap();
+        assert_eq!((r.first, r.result), (Color::White, GameOutcome::Draw));
+        assert_eq!(serde_json::to_string(&r).unwrap(), line);
+        // White moved first and is player A here ("random").
+        assert_eq!(r.first_and_second(), ("random", "alphabeta:depth=1"));
+        assert_eq!(r.score_first(), 0.5);
+        let won = line.replace(r#""result":"draw""#, r#""result":"black""#);
+        let r: GameResult = serde_json::from_str(&won).unwrap();
+        assert_eq!(r.result.to_string(), "black");
+        assert_eq!(
+            GameOutcome::of(Some(Outcome::Win(Color::White))),
+            GameOutcome::White
+        );
+        assert_eq!(GameOutcome::of(None), GameOutcome::Draw);
+        let bad = line.replace(r#""first":"white""#, r#""first":"green""#);
+        assert!(serde_json::from_str::<GameResult>(&bad).is_err());
+    }
 }
