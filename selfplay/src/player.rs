@@ -59,10 +59,14 @@ impl MctsPlayer {
 
     /// Like [`MctsPlayer::choose_move`], but searches until `deadline` (checked between
     /// evaluator calls: see [`Search::run_until`]) or `max_sims` simulations, whichever
-    /// comes first; the player's own simulation count is not used. A Gumbel root needs its
-    /// budget in advance: it plans for the simulations the player's measured speed fits
-    /// into the time left (at most `max_sims`; [`FIRST_TIMED_GUMBEL_BUDGET`] before the
-    /// first measurement), so that its halving phases end by the deadline.
+    /// comes first; the player's own simulation count is not used.
+    ///
+    /// A Gumbel root needs its budget in advance. It plans for the simulations the
+    /// player's measured speed fits into the time left (at most `max_sims`;
+    /// [`FIRST_TIMED_GUMBEL_BUDGET`] before the first measurement); when its halving ends
+    /// with time to spare, a new halving over the same tree (every visit kept) plans for
+    /// what this move's own speed fits into the rest, until less than a small plan fits.
+    /// So the phases end by the deadline and the time is used.
     pub fn choose_move_until(
         &mut self,
         game: &Game,
@@ -70,23 +74,41 @@ impl MctsPlayer {
         max_sims: u32,
     ) -> Result<Move, EvalError> {
         let started = Instant::now();
-        let budget = if self.search.config().gumbel {
-            let left = deadline.saturating_duration_since(started).as_secs_f64();
-            match self.rate {
-                Some(rate) => ((rate * left * 0.9) as u32).clamp(1, max_sims.max(1)),
-                None => FIRST_TIMED_GUMBEL_BUDGET.min(max_sims.max(1)),
-            }
-        } else {
-            max_sims.max(1)
+        let cap = max_sims.max(1);
+        if !self.search.config().gumbel {
+            self.start(game, cap)?;
+            self.search
+                .run_until(self.evaluator.as_ref(), &mut self.batch, deadline)?;
+            return self.best();
+        }
+        let left = |now: Instant| deadline.saturating_duration_since(now).as_secs_f64();
+        let mut budget = match self.rate {
+            Some(rate) => ((rate * left(started) * 0.9) as u32).clamp(1, cap),
+            None => FIRST_TIMED_GUMBEL_BUDGET.min(cap),
         };
         self.start(game, budget)?;
-        self.search
-            .run_until(self.evaluator.as_ref(), &mut self.batch, deadline)?;
-        let secs = started.elapsed().as_secs_f64();
-        let sims = self.search.simulations_done() as f64;
-        if secs > 1e-6 && sims >= 8.0 {
-            let now = sims / secs;
-            self.rate = Some(self.rate.map_or(now, |r| 0.5 * r + 0.5 * now));
+        let mut done = 0u32;
+        loop {
+            self.search
+                .run_until(self.evaluator.as_ref(), &mut self.batch, deadline)?;
+            done = done.saturating_add(self.search.simulations_done());
+            let now = Instant::now();
+            let secs = (now - started).as_secs_f64();
+            if secs <= 1e-6 || done < 8 {
+                break;
+            }
+            let rate = done as f64 / secs;
+            self.rate = Some(self.rate.map_or(rate, |r| 0.5 * r + 0.5 * rate));
+            // Stopped by the deadline, a proven or forced root, or the cap: done.
+            if now >= deadline || self.search.simulations_done() < budget || done >= cap {
+                break;
+            }
+            let more = ((rate * left(now) * 0.9) as u32).min(cap - done);
+            if more < FIRST_TIMED_GUMBEL_BUDGET / 2 {
+                break;
+            }
+            budget = more;
+            self.search.begin(budget, false);
         }
         self.best()
     }

@@ -272,8 +272,9 @@ fn run_until_stops_at_the_cap_or_the_deadline() {
 }
 
 /// A timed Gumbel root plans its halving for the simulations that fit the time: 64 before
-/// the player knows its speed, then what the measured speed fits (here far more than the
-/// cap, which then bounds it). Without the Gumbel root the cap is the plan.
+/// the player knows its speed, then further halvings over the same tree while the time
+/// allows, up to the cap; later moves plan by the measured speed at once. A short
+/// deadline shrinks the plan. Without the Gumbel root the cap is the plan.
 #[test]
 fn timed_gumbel_root_plans_by_measured_speed() {
     use std::time::{Duration, Instant};
@@ -285,10 +286,14 @@ fn timed_gumbel_root_plans_by_measured_speed() {
     };
     let mut player = MctsPlayer::new(config, 1, Arc::new(UniformEvaluator::new()));
     let long = || Instant::now() + Duration::from_secs(30);
+    let visits = |p: &MctsPlayer| -> u32 { p.search().root_moves().iter().map(|m| m.visits).sum() };
     let mv = player.choose_move_until(&game, long(), 500).unwrap();
-    assert_eq!(player.last_stats().simulations, 64);
+    // A first halving of 64, then one for the rest of the cap.
+    assert_eq!(visits(&player), 500);
+    assert_eq!(player.last_stats().simulations, 436);
     game.play(mv).unwrap();
     let mv = player.choose_move_until(&game, long(), 500).unwrap();
+    // Planned by the measured speed at once (the reused subtree's visits come on top).
     assert_eq!(player.last_stats().simulations, 500);
     assert!(game.legal_moves().contains(&mv));
     // A deadline that allows little: the plan shrinks with it.

@@ -17,11 +17,15 @@
 //! * Both MCTS kinds take search options ([`SearchOptions`]) over the defaults of
 //!   [`MctsConfig`]: `cpuct=C`, `fpu=R` (first-play urgency reduction), `gumbel=on|off`
 //!   (Gumbel root with sequential halving, no noise), `topk=K` (its root moves). `model`
-//!   players search with the Gumbel root unless `gumbel=off`: it is how their networks
-//!   were trained to be searched (self-play's policy targets are the Gumbel root's), and it
-//!   measured +247 Elo over PUCT at 64 simulations against `alphabeta:depth=2`
-//!   (`docs/experiments.md`, batch 4). `mcts` players (the built-in evaluators, the run's
-//!   anchors) keep PUCT unless `gumbel=on`, so the anchors never change.
+//!   players search a fixed number of simulations with the Gumbel root unless `gumbel=off`:
+//!   it is how their networks were trained to be searched (self-play's policy targets are
+//!   the Gumbel root's), and it measured +247 Elo over PUCT at 64 simulations against
+//!   `alphabeta:depth=2` (`docs/experiments.md`, batch 4). Against the clock (`ms=T`, the
+//!   engine's time controls) they search with PUCT unless `gumbel=on`: at 200 ms per move
+//!   against `alphabeta:ms=200` PUCT scored 67.5% and the Gumbel root 49% over 80 games
+//!   each (`docs/experiments.md`, play-time search). `mcts` players (the built-in
+//!   evaluators, the run's anchors) keep PUCT unless `gumbel=on`, so the anchors never
+//!   change.
 //!
 //! MCTS players (`mcts`, `model`) search `sims` simulations per move (default 800); with
 //! `ms=T` they search for T milliseconds per move instead, and `sims`, if given, caps the
@@ -121,7 +125,7 @@ impl PlayerFactory {
                 search,
             } => {
                 let ev = mcts::builtin_evaluator(evaluator)?;
-                mcts::build(spec.name(), ev, search.mcts_config(false), *sims, *ms, seed)
+                mcts::build(spec.name(), ev, search.mcts_configs(false), *sims, *ms, seed)
             }
             PlayerSpec::Model {
                 path,
@@ -149,7 +153,7 @@ impl PlayerFactory {
                         }
                     }
                 };
-                mcts::build(spec.name(), ev, search.mcts_config(true), *sims, *ms, seed)
+                mcts::build(spec.name(), ev, search.mcts_configs(true), *sims, *ms, seed)
             }
         }
     }
@@ -277,14 +281,24 @@ mod tests {
         };
         let c = search.mcts_config(false);
         assert!(c.gumbel && c.cpuct == 2.5);
-        // Model players search with the Gumbel root unless told otherwise; mcts players
-        // (the anchors) with PUCT.
+        // Model players search a fixed number of simulations with the Gumbel root and
+        // against the clock with PUCT, unless told otherwise; mcts players (the anchors)
+        // always with PUCT unless told otherwise.
         let model = |t: &str| match PlayerSpec::parse(t).unwrap() {
-            PlayerSpec::Model { search, .. } => search.mcts_config(true),
+            PlayerSpec::Model { search, .. } => search.mcts_configs(true),
             other => panic!("{other:?}"),
         };
-        assert!(model("model:path=m.st,sims=64").gumbel);
-        assert!(!model("model:path=m.st,sims=64,gumbel=off").gumbel);
+        let c64 = model("model:path=m.st,sims=64");
+        assert!(c64.fixed.gumbel && !c64.timed.gumbel);
+        let off = model("model:path=m.st,sims=64,gumbel=off");
+        assert!(!off.fixed.gumbel && !off.timed.gumbel);
+        let on = model("model:path=m.st,ms=200,gumbel=on");
+        assert!(on.fixed.gumbel && on.timed.gumbel);
+        let anchor = match PlayerSpec::parse("mcts:evaluator=heuristic,sims=64").unwrap() {
+            PlayerSpec::Mcts { search, .. } => search.mcts_configs(false),
+            other => panic!("{other:?}"),
+        };
+        assert!(!anchor.fixed.gumbel && !anchor.timed.gumbel);
         assert_eq!(c.fpu_reduction, MctsConfig::default().fpu_reduction);
         let plain = PlayerSpec::parse("mcts:evaluator=uniform,sims=8,fpu=0,topk=4").unwrap();
         assert_eq!(plain.name(), "mcts:evaluator=uniform,sims=8,fpu=0,topk=4");

@@ -1,5 +1,6 @@
 //! Player specs: `KIND[:key=value,...]` text ⇄ [`PlayerSpec`] (grammar in [`super`]).
 
+use super::mcts::MctsConfigs;
 use super::{DEFAULT_SIMS, NO_SIM_CAP};
 use crate::config::{AlphaBetaConfig, EvalWeights};
 use crate::search::SearchLimits;
@@ -36,8 +37,18 @@ impl SearchOptions {
         Ok(true)
     }
 
-    /// The search config of a player: the defaults of [`MctsConfig`] with the Gumbel root
-    /// on when `gumbel_by_default` (model players), then these options.
+    /// The search configs of a player, fixed-simulation and timed searches: the defaults
+    /// of [`MctsConfig`] with the Gumbel root on for a model player's fixed-simulation
+    /// searches (`model_player`), then these options (an explicit `gumbel=` sets both).
+    pub fn mcts_configs(&self, model_player: bool) -> MctsConfigs {
+        MctsConfigs {
+            fixed: self.mcts_config(model_player),
+            timed: self.mcts_config(false),
+        }
+    }
+
+    /// One search config: the defaults of [`MctsConfig`] with the Gumbel root on when
+    /// `gumbel_by_default`, then these options.
     pub fn mcts_config(&self, gumbel_by_default: bool) -> MctsConfig {
         let mut c = MctsConfig {
             gumbel: gumbel_by_default,
