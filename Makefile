@@ -34,8 +34,12 @@ run: build
 	$(BIN) run --dir runs/default $(ARGS)
 	$(BIN) plot runs/default
 
-## test: every test of the workspace (release profile, shares the build with `run`)
-test: setup
+## test: every test of the workspace (release profile). It builds the binaries as `build`
+## does first: `cargo test` resolves the dependencies' features with the dev-dependencies
+## (criterion turns on `either/use_std` under rayon, for one), so its units differ from
+## those of `cargo build --bins`; both sets stay in target/, and `make run` after
+## `make test` compiles nothing.
+test: build
 	$(CARGO) test --release --workspace
 
 ## bench: the speed benchmarks

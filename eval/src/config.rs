@@ -2,7 +2,139 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Weights of the evaluation features (see [`crate::evaluation`]).
+/// The evaluation's features, each computed per side by
+/// [`crate::evaluation::side_features`]: the index into [`PerFeature`] (the values of a
+/// side, the weights). A feature's [`Feature::name`] is its weight's key in configs, weights
+/// files and player specs (`w.NAME`); its default weight is [`Feature::default_weight`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Feature {
+    /// Concentration: `4 / (1 + s)` where `s` is the average surplus board distance
+    /// (Chebyshev; hex distance on the hexagonal board) of a side's pieces to their centre of
+    /// mass over the tightest packing of that many pieces (4 when packed). In `parachute`
+    /// the pieces the opponent still holds count too, at the farthest empty cell. Default 60.
+    Concentration,
+    /// Centralisation: average of a piece-square table that rises towards the centre
+    /// (0 on the edge, 1 per ring inwards). Default 12.
+    Centralisation,
+    /// Centre of mass position: minus the board distance of the centre of mass to the
+    /// board centre. Default 0.
+    ComPosition,
+    /// Euler number from quad counts (`(Q1 - Q3 - 2·Qd) / 4`, "groups minus holes" under
+    /// 8-connectivity; on the hexagonal board cells − adjacent pairs + triangles); enters
+    /// with a minus sign. Default 0.
+    Euler,
+    /// Solid quads: 2×2 windows holding 3 or 4 own pieces, per piece (on the hexagonal
+    /// board: triangles of three mutually adjacent own pieces, per piece). Default 25.
+    Quads,
+    /// Mobility: weighted move count per piece (capture 2, to an edge cell ½, else 1).
+    /// Default 10.
+    Mobility,
+    /// Blocked pieces: own pieces without any move; enters with a minus sign. Default 6.
+    Blocked,
+    /// Walls: own edge pieces whose every inward neighbour holds an enemy piece; minus.
+    /// Default 8.
+    Walls,
+    /// Connectedness: own adjacent pairs per piece. Default 0.
+    Connectedness,
+    /// Groups: number of separate groups; enters with a minus sign (not computed at 0).
+    /// Default 0.
+    Groups,
+    /// Uniformity: minus the area of the bounding box of a side's pieces (on the hexagonal
+    /// board the region bounded by lines of all three axes), per board cell ×10 (not
+    /// computed at 0). Default 0.
+    Uniformity,
+}
+
+impl Feature {
+    /// Number of features.
+    pub const COUNT: usize = 11;
+
+    /// Every feature, in index order.
+    pub const ALL: [Feature; Feature::COUNT] = [
+        Feature::Concentration,
+        Feature::Centralisation,
+        Feature::ComPosition,
+        Feature::Euler,
+        Feature::Quads,
+        Feature::Mobility,
+        Feature::Blocked,
+        Feature::Walls,
+        Feature::Connectedness,
+        Feature::Groups,
+        Feature::Uniformity,
+    ];
+
+    /// The weight's key (`concentration`, `com_position`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Feature::Concentration => "concentration",
+            Feature::Centralisation => "centralisation",
+            Feature::ComPosition => "com_position",
+            Feature::Euler => "euler",
+            Feature::Quads => "quads",
+            Feature::Mobility => "mobility",
+            Feature::Blocked => "blocked",
+            Feature::Walls => "walls",
+            Feature::Connectedness => "connectedness",
+            Feature::Groups => "groups",
+            Feature::Uniformity => "uniformity",
+        }
+    }
+
+    /// The feature whose key is `name`, if any.
+    pub fn from_name(name: &str) -> Option<Feature> {
+        Feature::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// The default weight (how the defaults were chosen: [`EvalWeights`]).
+    pub fn default_weight(self) -> f32 {
+        match self {
+            Feature::Concentration => 60.0,
+            Feature::Centralisation => 12.0,
+            Feature::Quads => 25.0,
+            Feature::Mobility => 10.0,
+            Feature::Blocked => 6.0,
+            Feature::Walls => 8.0,
+            Feature::ComPosition
+            | Feature::Euler
+            | Feature::Connectedness
+            | Feature::Groups
+            | Feature::Uniformity => 0.0,
+        }
+    }
+}
+
+/// One value per [`Feature`] (a side's feature values, or their weights), indexed by it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PerFeature(pub [f32; Feature::COUNT]);
+
+impl PerFeature {
+    /// `Σ self[f] · other[f]` over every feature.
+    #[inline]
+    pub fn dot(&self, other: &PerFeature) -> f32 {
+        self.0.iter().zip(&other.0).map(|(a, b)| a * b).sum()
+    }
+}
+
+impl std::ops::Index<Feature> for PerFeature {
+    type Output = f32;
+    #[inline]
+    fn index(&self, f: Feature) -> &f32 {
+        &self.0[f as usize]
+    }
+}
+
+impl std::ops::IndexMut<Feature> for PerFeature {
+    #[inline]
+    fn index_mut(&mut self, f: Feature) -> &mut f32 {
+        &mut self.0[f as usize]
+    }
+}
+
+/// Key of the side-to-move bonus among the weights.
+const SIDE_TO_MOVE: &str = "side_to_move";
+
+/// Weights of the evaluation features (see [`crate::evaluation`] and [`Feature`]).
 ///
 /// Every feature is computed for both sides and enters the score as
 /// `weight * (feature(side to move) - feature(opponent))`; the unit is arbitrary (the
@@ -19,64 +151,71 @@ use serde::{Deserialize, Serialize};
 /// concentration present, so they default to 0 (they stay available); a larger
 /// side-to-move bonus helped (79% at 30). Differences below ~10% are within the noise of
 /// 100-game matches. See eval/README.md ("Tuning").
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct EvalWeights {
-    /// Concentration: `4 / (1 + s)` where `s` is the average surplus board distance
-    /// (Chebyshev; hex distance on the hexagonal board) of a side's pieces to their centre of
-    /// mass over the tightest packing of that many pieces (4 when packed). In `parachute`
-    /// the pieces the opponent still holds count too, at the farthest empty cell. Default 60.
-    pub concentration: f32,
-    /// Centralisation: average of a piece-square table that rises towards the centre
-    /// (0 on the edge, 1 per ring inwards). Default 12.
-    pub centralisation: f32,
-    /// Centre of mass position: minus the board distance of the centre of mass to the
-    /// board centre. Default 0.
-    pub com_position: f32,
-    /// Euler number from quad counts (`(Q1 - Q3 - 2·Qd) / 4`, "groups minus holes" under
-    /// 8-connectivity; on the hexagonal board cells − adjacent pairs + triangles); enters
-    /// with a minus sign. Default 0.
-    pub euler: f32,
-    /// Solid quads: 2×2 windows holding 3 or 4 own pieces, per piece (on the hexagonal
-    /// board: triangles of three mutually adjacent own pieces, per piece). Default 25.
-    pub quads: f32,
-    /// Mobility: weighted move count per piece (capture 2, to an edge cell ½, else 1).
-    /// Default 10.
-    pub mobility: f32,
-    /// Blocked pieces: own pieces without any move; enters with a minus sign. Default 6.
-    pub blocked: f32,
-    /// Walls: own edge pieces whose every inward neighbour holds an enemy piece; minus.
-    /// Default 8.
-    pub walls: f32,
-    /// Connectedness: own adjacent pairs per piece. Default 0.
-    pub connectedness: f32,
-    /// Groups: number of separate groups; enters with a minus sign (not computed at 0).
-    /// Default 0.
-    pub groups: f32,
-    /// Uniformity: minus the area of the bounding box of a side's pieces (on the hexagonal
-    /// board the region bounded by lines of all three axes), per board cell ×10. Default 0.
-    pub uniformity: f32,
+    /// The weight of each feature (documented at [`Feature`]).
+    pub features: PerFeature,
     /// Side to move: a flat bonus for having the next normal move (the opponent has it while
     /// a `parachute` drop is pending). Default 30.
     pub side_to_move: f32,
 }
 
+impl EvalWeights {
+    /// The default weights with `f` set to `weight`.
+    pub fn with(mut self, f: Feature, weight: f32) -> EvalWeights {
+        self.features[f] = weight;
+        self
+    }
+
+    /// Sets the weight called `name` (a [`Feature::name`] or `side_to_move`); errors with
+    /// the known names if there is none.
+    pub fn set(&mut self, name: &str, weight: f32) -> Result<(), String> {
+        if name == SIDE_TO_MOVE {
+            self.side_to_move = weight;
+        } else if let Some(f) = Feature::from_name(name) {
+            self.features[f] = weight;
+        } else {
+            return Err(format!(
+                "unknown weight '{name}' (known: {}, {SIDE_TO_MOVE})",
+                Feature::ALL.map(Feature::name).join(", ")
+            ));
+        }
+        Ok(())
+    }
+}
+
 impl Default for EvalWeights {
     fn default() -> Self {
         EvalWeights {
-            concentration: 60.0,
-            centralisation: 12.0,
-            com_position: 0.0,
-            euler: 0.0,
-            quads: 25.0,
-            mobility: 10.0,
-            blocked: 6.0,
-            walls: 8.0,
-            connectedness: 0.0,
-            groups: 0.0,
-            uniformity: 0.0,
+            features: PerFeature(Feature::ALL.map(Feature::default_weight)),
             side_to_move: 30.0,
         }
+    }
+}
+
+/// A map from weight name to value: every feature in index order, then `side_to_move`.
+impl Serialize for EvalWeights {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(Feature::COUNT + 1))?;
+        for f in Feature::ALL {
+            map.serialize_entry(f.name(), &self.features[f])?;
+        }
+        map.serialize_entry(SIDE_TO_MOVE, &self.side_to_move)?;
+        map.end()
+    }
+}
+
+/// A map from weight name to value; missing weights take their defaults, an unknown name
+/// is an error naming it.
+impl<'de> Deserialize<'de> for EvalWeights {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let given = std::collections::BTreeMap::<String, f32>::deserialize(deserializer)?;
+        let mut w = EvalWeights::default();
+        for (name, value) in given {
+            w.set(&name, value).map_err(serde::de::Error::custom)?;
+        }
+        Ok(w)
     }
 }
 
@@ -113,6 +252,33 @@ impl Default for AlphaBetaConfig {
             threat_extension: true,
             aspiration: 50,
             weights: EvalWeights::default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Weights read and write as a map of names (weights files, configs); a missing one
+    /// keeps its default, an unknown one is an error naming it.
+    #[test]
+    fn weights_are_a_map_of_feature_names() {
+        let w = EvalWeights::default().with(Feature::Euler, 5.0);
+        let json = serde_json::to_value(&w).unwrap();
+        let map = json.as_object().unwrap();
+        assert_eq!(map.len(), Feature::COUNT + 1);
+        assert_eq!(map["euler"], 5.0);
+        assert_eq!(map["concentration"], 60.0);
+        assert_eq!(map["side_to_move"], 30.0);
+        assert_eq!(serde_json::from_value::<EvalWeights>(json).unwrap(), w);
+        let partial: EvalWeights = serde_json::from_str(r#"{"mobility": 3}"#).unwrap();
+        assert_eq!(partial, EvalWeights::default().with(Feature::Mobility, 3.0));
+        let err = serde_json::from_str::<EvalWeights>(r#"{"mobilty": 3}"#).unwrap_err();
+        assert!(err.to_string().contains("unknown weight 'mobilty'"), "{err}");
+        for f in Feature::ALL {
+            assert_eq!(Feature::from_name(f.name()), Some(f));
+            assert_eq!(w.features[f], if f == Feature::Euler { 5.0 } else { f.default_weight() });
         }
     }
 }

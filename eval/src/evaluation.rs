@@ -19,7 +19,7 @@
 //!
 //! Pure functions: thread-safe.
 
-use crate::config::EvalWeights;
+use crate::config::{EvalWeights, Feature, PerFeature};
 use loa::features::{board_distance, min_distance_sum, CentreOfMass};
 use loa::geometry::Shape;
 use loa::{Color, Geometry, Position, Square};
@@ -271,33 +271,15 @@ pub fn euler_number(g: &Geometry, set: u64) -> i32 {
     }
 }
 
-/// The raw features of one side, before weighting (see [`EvalWeights`] for their meaning).
+/// The raw features of one side, before weighting (see [`Feature`] for their meaning and
+/// signs: a feature that "enters with a minus sign" is stored negated, so every weight is a
+/// reward).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SideFeatures {
     /// Number of pieces.
     pub pieces: u32,
-    /// Concentration (tightest packing over the pieces' distance sum to their centre).
-    pub concentration: f32,
-    /// Centralisation of the pieces.
-    pub centralisation: f32,
-    /// Minus the distance of the centre of mass to the board centre.
-    pub com_position: f32,
-    /// Euler number from quad counts (groups minus holes).
-    pub euler: f32,
-    /// Solid quads (2×2 windows with 3 or 4 own pieces) per piece.
-    pub quads: f32,
-    /// Weighted move count per piece.
-    pub mobility: f32,
-    /// Own pieces without any move.
-    pub blocked: f32,
-    /// Own edge pieces walled in by enemy pieces.
-    pub walls: f32,
-    /// Own adjacent pairs per piece.
-    pub connectedness: f32,
-    /// Number of connected groups.
-    pub groups: f32,
-    /// Minus the area of the pieces' bounding box, per board cell.
-    pub uniformity: f32,
+    /// The value of each feature.
+    pub values: PerFeature,
 }
 
 /// Computes the features of `color` (its team in `ambiloa`) in `pos` (features whose
@@ -365,7 +347,7 @@ pub fn side_features(pos: &Position, color: Color, w: &EvalWeights) -> SideFeatu
     let com_distance =
         t.norm(2 * sx - t.centre2 * ni, 2 * sy - t.centre2 * ni) as f32 / (2 * ni) as f32;
 
-    let area = if w.uniformity != 0.0 {
+    let area = if w.features[Feature::Uniformity] != 0.0 {
         let mut region = g.cells;
         for k in 0..t.kinds {
             let mut band = 0;
@@ -425,40 +407,31 @@ pub fn side_features(pos: &Position, color: Color, w: &EvalWeights) -> SideFeatu
     }
 
     let nf = n as f32;
+    let mut v = PerFeature::default();
+    v[Feature::Concentration] = 4.0 / (1.0 + surplus);
+    v[Feature::Centralisation] = central as f32 / nf;
+    v[Feature::ComPosition] = -com_distance;
+    v[Feature::Euler] = -euler;
+    v[Feature::Quads] = solid as f32 / nf;
+    v[Feature::Mobility] = mobility2 as f32 / (2.0 * nf);
+    v[Feature::Blocked] = -(blocked as f32);
+    v[Feature::Walls] = -(walls as f32);
+    v[Feature::Connectedness] = pairs as f32 / nf;
+    if w.features[Feature::Groups] != 0.0 {
+        v[Feature::Groups] = -(g.count_groups(own) as f32);
+    }
+    v[Feature::Uniformity] = -(area as f32) * 10.0 / g.num_cells as f32;
     SideFeatures {
         pieces: n,
-        concentration: 4.0 / (1.0 + surplus),
-        centralisation: central as f32 / nf,
-        com_position: -com_distance,
-        euler: -euler,
-        quads: solid as f32 / nf,
-        mobility: mobility2 as f32 / (2.0 * nf),
-        blocked: -(blocked as f32),
-        walls: -(walls as f32),
-        connectedness: pairs as f32 / nf,
-        groups: if w.groups != 0.0 {
-            -(g.count_groups(own) as f32)
-        } else {
-            0.0
-        },
-        uniformity: -(area as f32) * 10.0 / g.num_cells as f32,
+        values: v,
     }
 }
 
 impl SideFeatures {
     /// The weighted sum of the features (without the side-to-move bonus).
+    #[inline]
     pub fn weighted(&self, w: &EvalWeights) -> f32 {
-        w.concentration * self.concentration
-            + w.centralisation * self.centralisation
-            + w.com_position * self.com_position
-            + w.euler * self.euler
-            + w.quads * self.quads
-            + w.mobility * self.mobility
-            + w.blocked * self.blocked
-            + w.walls * self.walls
-            + w.connectedness * self.connectedness
-            + w.groups * self.groups
-            + w.uniformity * self.uniformity
+        self.values.dot(&w.features)
     }
 }
 
@@ -595,14 +568,12 @@ mod tests {
     #[test]
     fn evaluation_is_symmetric_under_every_board_symmetry() {
         // Every feature on, so that each is checked.
-        let w = EvalWeights {
-            euler: 5.0,
-            connectedness: 7.0,
-            groups: 11.0,
-            uniformity: 13.0,
-            com_position: 17.0,
-            ..EvalWeights::default()
-        };
+        let w = EvalWeights::default()
+            .with(Feature::Euler, 5.0)
+            .with(Feature::Connectedness, 7.0)
+            .with(Feature::Groups, 11.0)
+            .with(Feature::Uniformity, 13.0)
+            .with(Feature::ComPosition, 17.0);
         for pos in random_positions(700, 1) {
             let e = evaluate(&pos, &w);
             let g = pos.geometry();
@@ -619,11 +590,9 @@ mod tests {
 
     #[test]
     fn evaluation_is_antisymmetric_in_the_side_to_move() {
-        let w = EvalWeights {
-            euler: 5.0,
-            uniformity: 13.0,
-            ..EvalWeights::default()
-        };
+        let w = EvalWeights::default()
+            .with(Feature::Euler, 5.0)
+            .with(Feature::Uniformity, 13.0);
         let stm = w.side_to_move as i32;
         for pos in random_positions(700, 2) {
             let mut extra = pos.extra();
@@ -719,8 +688,8 @@ mod tests {
             },
         )
         .unwrap();
-        let before = side_features(&start, Color::Black, &w).mobility;
-        let after = side_features(&vanished, Color::Black, &w).mobility;
+        let before = side_features(&start, Color::Black, &w).values[Feature::Mobility];
+        let after = side_features(&vanished, Color::Black, &w).values[Feature::Mobility];
         assert!(after < before, "{after} vs {before}");
         // The mobility counted is that of the moves the rules allow.
         let mut moves = loa::MoveList::new();

@@ -27,7 +27,7 @@ pub mod strength;
 pub mod tt;
 
 pub use arena::{play_match, GameResult, MatchConfig, MatchReport, Openings};
-pub use config::{AlphaBetaConfig, EvalWeights};
+pub use config::{AlphaBetaConfig, EvalWeights, Feature, PerFeature};
 pub use gate::{gate, Decision, GateConfig, GateMethod, GateReport};
 pub use player::{Player, PlayerFactory, PlayerSpec};
 pub use search::{AlphaBeta, SearchLimits, SearchResult};

@@ -200,12 +200,8 @@ mod tests {
         tch::manual_seed(7);
         let config = NetConfig {
             blocks: 2,
-            channels: 8,
             global_pool_every: 2,
-            policy_channels: 4,
-            value_channels: 4,
-            value_hidden: 8,
-            input_features: InputFeatures::Board,
+            ..NetConfig::tiny()
         };
         let rules = Rules::classic();
         for (variant, features) in Variant::ALL

@@ -284,15 +284,12 @@ mod tests {
     use crate::encoding::{encode, InputFeatures};
     use loa::{Rules, Variant};
 
+    /// Two blocks, the second with global pooling.
     fn tiny() -> NetConfig {
         NetConfig {
             blocks: 2,
-            channels: 8,
             global_pool_every: 2,
-            policy_channels: 4,
-            value_channels: 4,
-            value_hidden: 8,
-            input_features: Default::default(),
+            ..NetConfig::tiny()
         }
     }
 

@@ -172,7 +172,7 @@ mod tests {
         match s {
             PlayerSpec::AlphaBeta { limits, config, .. } => {
                 assert_eq!(limits.depth, Some(3));
-                assert_eq!(config.weights.mobility, 0.0);
+                assert_eq!(config.weights.features[crate::Feature::Mobility], 0.0);
             }
             _ => panic!(),
         }

@@ -2,7 +2,7 @@
 
 use super::mcts::MctsConfigs;
 use super::{DEFAULT_SIMS, NO_SIM_CAP};
-use crate::config::{AlphaBetaConfig, EvalWeights};
+use crate::config::AlphaBetaConfig;
 use crate::search::SearchLimits;
 use anyhow::{anyhow, bail, Context, Result};
 use selfplay::MctsConfig;
@@ -246,19 +246,11 @@ impl PlayerSpec {
                         }
                     }
                 }
-                if !weight_overrides.is_empty() {
-                    let mut value = serde_json::to_value(&config.weights)?;
-                    for (name, w) in weight_overrides {
-                        let obj = value.as_object_mut().expect("weights are an object");
-                        if !obj.contains_key(&name) {
-                            bail!(
-                                "player spec '{spec}': unknown weight '{name}' (known: {})",
-                                obj.keys().cloned().collect::<Vec<_>>().join(", ")
-                            );
-                        }
-                        obj.insert(name, serde_json::json!(w));
-                    }
-                    config.weights = serde_json::from_value::<EvalWeights>(value)?;
+                for (name, w) in weight_overrides {
+                    config
+                        .weights
+                        .set(&name, w as f32)
+                        .map_err(|e| anyhow!("player spec '{spec}': {e}"))?;
                 }
                 if limits == SearchLimits::default() {
                     limits.depth = Some(4);
