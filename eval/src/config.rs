@@ -275,10 +275,20 @@ mod tests {
         let partial: EvalWeights = serde_json::from_str(r#"{"mobility": 3}"#).unwrap();
         assert_eq!(partial, EvalWeights::default().with(Feature::Mobility, 3.0));
         let err = serde_json::from_str::<EvalWeights>(r#"{"mobilty": 3}"#).unwrap_err();
-        assert!(err.to_string().contains("unknown weight 'mobilty'"), "{err}");
+        assert!(
+            err.to_string().contains("unknown weight 'mobilty'"),
+            "{err}"
+        );
         for f in Feature::ALL {
             assert_eq!(Feature::from_name(f.name()), Some(f));
-            assert_eq!(w.features[f], if f == Feature::Euler { 5.0 } else { f.default_weight() });
+            assert_eq!(
+                w.features[f],
+                if f == Feature::Euler {
+                    5.0
+                } else {
+                    f.default_weight()
+                }
+            );
         }
     }
 }

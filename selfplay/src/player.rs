@@ -63,7 +63,7 @@ impl MctsPlayer {
     ///
     /// A Gumbel root needs its budget in advance. It plans for the simulations the
     /// player's measured speed fits into the time left (at most `max_sims`;
-    /// [`FIRST_TIMED_GUMBEL_BUDGET`] before the first measurement); when its halving ends
+    /// 64 before the first measurement); when its halving ends
     /// with time to spare, a new halving over the same tree (every visit kept) plans for
     /// what this move's own speed fits into the rest, until less than a small plan fits.
     /// So the phases end by the deadline and the time is used.

@@ -1,6 +1,6 @@
 //! The subcommands that need no torch. The `loazero` binary (`src/light.rs`) parses and
 //! runs exactly these itself, so they start without loading libtorch; `loazero-torch`
-//! (`src/main.rs`) flattens them into its [`super::Command`].
+//! (`src/main.rs`) flattens them into its `commands::Command`.
 
 use clap::Subcommand;
 

@@ -8,14 +8,14 @@
 //!   none, depth 4; late move reductions default on without a depth limit, off with
 //!   one), plus `tt=MiB`, `lmr=on|off`, `leafwin=on|off`, `threat=on|off`,
 //!   `aspiration=N`, `weights=FILE.json`
-//!   (an [`EvalWeights`] object) and single weights as `w.NAME=VALUE`
+//!   (an [`crate::EvalWeights`] object) and single weights as `w.NAME=VALUE`
 //!   (e.g. `w.mobility=0`).
 //! * `mcts:evaluator=heuristic|uniform[,sims=N][,ms=T]` — the selfplay crate's MCTS.
 //! * `model:path=P[,sims=N][,ms=T][,device=cpu|cuda]` — MCTS with a trained network; the
 //!   binary supplies the network loader ([`PlayerFactory::with_model_loader`]) so this crate
 //!   stays free of torch.
 //! * Both MCTS kinds take search options ([`SearchOptions`]) over the defaults of
-//!   [`MctsConfig`]: `cpuct=C`, `fpu=R` (first-play urgency reduction), `gumbel=on|off`
+//!   [`selfplay::MctsConfig`]: `cpuct=C`, `fpu=R` (first-play urgency reduction), `gumbel=on|off`
 //!   (Gumbel root with sequential halving, no noise), `topk=K` (its root moves). `model`
 //!   players search a fixed number of simulations with the Gumbel root unless `gumbel=off`:
 //!   it is how their networks were trained to be searched (self-play's policy targets are
@@ -125,7 +125,14 @@ impl PlayerFactory {
                 search,
             } => {
                 let ev = mcts::builtin_evaluator(evaluator)?;
-                mcts::build(spec.name(), ev, search.mcts_configs(false), *sims, *ms, seed)
+                mcts::build(
+                    spec.name(),
+                    ev,
+                    search.mcts_configs(false),
+                    *sims,
+                    *ms,
+                    seed,
+                )
             }
             PlayerSpec::Model {
                 path,

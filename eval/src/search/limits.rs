@@ -44,7 +44,7 @@ impl SearchLimits {
 pub struct Iteration {
     /// Depth in plies.
     pub depth: u32,
-    /// Score for the side to move at the root (see [`WIN`]).
+    /// Score for the side to move at the root (see [`crate::search::score::WIN`]).
     pub score: i32,
     /// Nodes searched so far in this search.
     pub nodes: u64,
