@@ -5,7 +5,7 @@
 //! * [`Game`]: a position with its move list and repetition history.
 //! * [`Rules`]: every rule option on which the sources disagree, with presets.
 //! * [`Variant`]: start position and board ([`Geometry`]).
-//! * [`notation`] and [`record`]: text forms; [`perft`]: tree counts.
+//! * [`notation`], [`record`] and [`sgf`]: text forms and game files; [`perft`]: tree counts.
 //! * [`features`]: centre of mass, board distances, tightest packing (the evaluations).
 //! * [`tactics`]: connecting moves and wins within a turn, shared by the searches.
 //! * [`testing`]: seeded pseudo-random play for the tests and benchmarks of every crate.
@@ -25,6 +25,7 @@ pub mod perft;
 pub mod position;
 pub mod record;
 pub mod rules;
+pub mod sgf;
 pub mod tactics;
 pub mod testing;
 pub mod variant;
@@ -38,4 +39,5 @@ pub use notation::NotationError;
 pub use position::{ExtraState, Outcome, Player, Position};
 pub use record::GameRecord;
 pub use rules::Rules;
+pub use sgf::{GameInfo, SgfGame};
 pub use variant::Variant;
