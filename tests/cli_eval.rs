@@ -235,6 +235,7 @@ fn match_writes_replayable_records_and_ratings_read_them() {
             "2",
             "--openings",
             "random:3",
+            "--sgf",
             "--out",
         ])
         .arg(&dir)
@@ -252,22 +253,26 @@ fn match_writes_replayable_records_and_ratings_read_them() {
     assert_eq!(results.len(), 6);
     let mut openings = std::collections::HashMap::new();
     for v in &results {
+        // The record (its header names the variant) and the SGF file replay to the result.
         let record = dir.join(v.record.as_ref().unwrap());
-        let replay = Command::new(BIN)
-            .args(["replay", "--variant", "6x6"])
-            .arg(&record)
-            .output()
-            .unwrap();
-        assert!(
-            replay.status.success(),
-            "{}",
-            String::from_utf8_lossy(&replay.stderr)
-        );
-        let last = String::from_utf8(replay.stdout).unwrap();
-        assert!(
-            last.trim_end().ends_with(&format!("result: {}", v.result)) || v.adjudicated,
-            "{last} vs {v:?}"
-        );
+        for file in [record.clone(), record.with_extension("sgf")] {
+            let replay = Command::new(BIN).arg("replay").arg(&file).output().unwrap();
+            assert!(
+                replay.status.success(),
+                "{}: {}",
+                file.display(),
+                String::from_utf8_lossy(&replay.stderr)
+            );
+            let last = String::from_utf8(replay.stdout).unwrap();
+            assert!(
+                last.trim_end().ends_with(&format!("result: {}", v.result)) || v.adjudicated,
+                "{}: {last} vs {v:?}",
+                file.display()
+            );
+        }
+        let sgf = std::fs::read_to_string(record.with_extension("sgf")).unwrap();
+        assert!(sgf.contains("GM[9]") && sgf.contains("SZ[6]"), "{sgf}");
+        assert!(sgf.contains(&format!("PB[{}]", v.black)), "{sgf}");
         *openings.entry(v.opening.clone()).or_insert(0) += 1;
     }
     // Three distinct openings, each played with both colours.

@@ -88,6 +88,54 @@ fn replay_reports_illegal_move_with_ply_and_position() {
 }
 
 #[test]
+fn replay_reads_sgf_and_record_headers() {
+    let tmp = temp_dir();
+    let dir = tmp.path();
+    // The LOA SGF page's notation: ':' captures, annotations, any case.
+    let sgf = dir.join("game.sgf");
+    std::fs::write(
+        &sgf,
+        "(;FF[4]GM[9]SZ[8]PB[me]PW[you]\n;B[E1-E3];W[h5-f5!];B[d8-D6];W[resign])",
+    )
+    .unwrap();
+    let o = loazero(&["replay", sgf.to_str().unwrap(), "--verbose"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("ply 3: "), "{}", stdout(&o));
+    assert!(stdout(&o).contains("white resigned"), "{}", stdout(&o));
+    assert_eq!(last_line(&o), "result: black");
+    // SGF names its own variant; an illegal move names its number.
+    let o = loazero(&["replay", sgf.to_str().unwrap(), "--variant", "6x6"]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("SGF"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::write(&sgf, "(;GM[9];B[e1-e3];W[h5-h1])").unwrap();
+    let o = loazero(&["replay", sgf.to_str().unwrap()]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("move 2"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::write(&sgf, "(;GM[9];B[e1-e3]").unwrap();
+    let o = loazero(&["replay", sgf.to_str().unwrap()]);
+    assert!(
+        !o.status.success() && !stderr(&o).contains("panicked"),
+        "{}",
+        stderr(&o)
+    );
+    // A record's header lines choose variant and rules; a bad one is named.
+    let record = dir.join("six.txt");
+    std::fs::write(&record, "# variant 6x6\n# rules icga\n1. b1-b3\n").unwrap();
+    let o = loazero(&["replay", record.to_str().unwrap(), "--verbose"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("ply 0: 1bbbb1/"), "{}", stdout(&o));
+    std::fs::write(&record, "# variant hexagonal\n1. b1-b3\n").unwrap();
+    let o = loazero(&["replay", record.to_str().unwrap()]);
+    assert!(stderr(&o).contains("# variant hexagonal"), "{}", stderr(&o));
+}
+
+#[test]
 fn show_draws_a_labelled_board() {
     let o = loazero(&["show", "--position", START]);
     assert!(o.status.success());

@@ -49,14 +49,8 @@ fn selfplay_writes_shards_and_replayable_records() {
         .collect();
     assert_eq!(records.len(), 6);
     for r in &records {
-        let o = loazero(&[
-            "replay",
-            r.to_str().unwrap(),
-            "--variant",
-            "6x6",
-            "--rules",
-            "icga",
-        ]);
+        // The header lines give variant, rules and start.
+        let o = loazero(&["replay", r.to_str().unwrap()]);
         assert!(o.status.success(), "{}: {}", r.display(), text(&o));
         let record = std::fs::read_to_string(r).unwrap();
         let end = record.lines().find(|l| l.starts_with("# end ")).unwrap();

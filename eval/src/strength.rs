@@ -293,6 +293,7 @@ fn play_pairing(
         max_plies: config.max_plies,
         seed: config.seed,
         out_dir: Some(dir.to_path_buf()),
+        sgf: false,
     };
     let report = play_match(
         factory,

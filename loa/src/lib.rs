@@ -37,7 +37,7 @@ pub use geometry::{Geometry, Square};
 pub use moves::{Move, MoveKind, MoveList};
 pub use notation::NotationError;
 pub use position::{ExtraState, Outcome, Player, Position};
-pub use record::GameRecord;
+pub use record::{GameRecord, RecordHeader};
 pub use rules::Rules;
 pub use sgf::{GameInfo, SgfGame};
 pub use variant::Variant;

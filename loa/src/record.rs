@@ -5,6 +5,11 @@
 //! Parsing is purely syntactic: move numbers (`12.`, `12...`) are skipped, a trailing
 //! result (`1-0`, `0-1`, `1/2-1/2`, `*`) is kept, `#`/`;` start comments to the end of the
 //! line. Moves are matched against positions by [`crate::Game::play_text`].
+//!
+//! Header lines say how to replay the moves: a line `# variant NAME`, `# rules SPEC` or
+//! `# start POSITION` (at most one of each, anywhere in the record) is kept as text in
+//! [`GameRecord::header`]; loazero writes them at the top of every record, and
+//! `loazero replay` uses them unless told otherwise. Other comment lines are ignored.
 
 use crate::notation::NotationError;
 use crate::Move;
@@ -16,6 +21,64 @@ pub struct GameRecord {
     pub moves: Vec<String>,
     /// The result token, if the record has one.
     pub result: Option<String>,
+    /// The header lines, as written.
+    pub header: RecordHeader,
+}
+
+/// The header lines of a record (see the [module docs](self)), each as written after its
+/// key.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct RecordHeader {
+    /// `# variant NAME`.
+    pub variant: Option<String>,
+    /// `# rules SPEC`.
+    pub rules: Option<String>,
+    /// `# start POSITION`.
+    pub start: Option<String>,
+}
+
+impl RecordHeader {
+    /// The header lines of these values, one `# key value` line each (none when empty).
+    pub fn format(&self) -> String {
+        let mut s = String::new();
+        for (key, value) in [
+            ("variant", &self.variant),
+            ("rules", &self.rules),
+            ("start", &self.start),
+        ] {
+            if let Some(v) = value {
+                s.push_str(&format!("# {key} {v}\n"));
+            }
+        }
+        s
+    }
+
+    /// Takes `line` if it is a header line; errors on a second line of the same key.
+    fn take(&mut self, line: &str, line_no: usize) -> Result<(), NotationError> {
+        let Some(rest) = line.trim_start().strip_prefix('#') else {
+            return Ok(());
+        };
+        let rest = rest.trim();
+        let (key, value) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+        let slot = match key {
+            "variant" => &mut self.variant,
+            "rules" => &mut self.rules,
+            "start" => &mut self.start,
+            _ => return Ok(()),
+        };
+        let value = value.trim();
+        if value.is_empty() {
+            return Ok(());
+        }
+        if slot.is_some() {
+            return Err(NotationError::new(format!(
+                "second '# {key}' header on line {}",
+                line_no + 1
+            )));
+        }
+        *slot = Some(value.to_string());
+        Ok(())
+    }
 }
 
 const RESULTS: [&str; 4] = ["1-0", "0-1", "1/2-1/2", "*"];
@@ -25,6 +88,7 @@ impl GameRecord {
     pub fn parse(text: &str) -> Result<GameRecord, NotationError> {
         let mut record = GameRecord::default();
         for (line_no, line) in text.lines().enumerate() {
+            record.header.take(line, line_no)?;
             let line = line.split(['#', ';']).next().unwrap_or("");
             for raw in line.split_whitespace() {
                 // "12." / "12..." alone, or glued to the move as in "12.c8-c6".
@@ -107,6 +171,27 @@ mod tests {
         let r = GameRecord::parse("1. c8-c6 h4-f2\n2. g8-g6 h2-e2 # comment\n3.b1-e4 1-0").unwrap();
         assert_eq!(r.moves, ["c8-c6", "h4-f2", "g8-g6", "h2-e2", "b1-e4"]);
         assert_eq!(r.result.as_deref(), Some("1-0"));
+    }
+
+    #[test]
+    fn header_lines_are_kept() {
+        let text = "# game 3: black a vs white b\n# variant parachute\n# rules icga\n\
+                    # start 1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b 2:2\n1. b1-b3 *\n";
+        let r = GameRecord::parse(text).unwrap();
+        let want = RecordHeader {
+            variant: Some("parachute".into()),
+            rules: Some("icga".into()),
+            start: Some("1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b 2:2".into()),
+        };
+        assert_eq!(r.header, want);
+        assert_eq!(r.moves, ["b1-b3"]);
+        assert_eq!(GameRecord::parse(&want.format()).unwrap().header, want);
+        let e = GameRecord::parse("# variant gemma\n# variant 6x6\n").unwrap_err();
+        assert!(e.message.contains("line 2"), "{e}");
+        assert_eq!(
+            GameRecord::parse("#variants\n").unwrap().header,
+            RecordHeader::default()
+        );
     }
 
     #[test]

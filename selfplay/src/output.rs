@@ -175,12 +175,14 @@ impl GameWriter {
 
 /// The record of a game: comment lines naming variant, rules, start position and how it
 /// ended, then the numbered moves and the result, as `loazero replay` reads it
-/// (`loazero replay FILE --variant V --rules R`).
+/// (`loazero replay FILE`; the header lines give variant, rules and start).
 pub fn game_record_text(game: &FinishedGame) -> String {
-    let mut s = String::new();
-    s.push_str(&format!("# variant {}\n", game.start.variant()));
-    s.push_str(&format!("# rules {}\n", game.rules));
-    s.push_str(&format!("# start {}\n", game.start.to_text()));
+    let mut s = loa::RecordHeader {
+        variant: Some(game.start.variant().to_string()),
+        rules: Some(game.rules.to_string()),
+        start: Some(game.start.to_text()),
+    }
+    .format();
     let how = if let Some(c) = game.resigned {
         format!("{} resigned", c.name())
     } else if game.adjudicated {

@@ -41,6 +41,9 @@ pub struct Args {
     /// Seed of the openings.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Also write every game as SGF (games/NNNNN.sgf; `loazero replay` reads it).
+    #[arg(long)]
+    pub sgf: bool,
 }
 
 /// Plays the match and prints W/D/L, score and Elo of A over B with a 95% interval.
@@ -69,6 +72,7 @@ pub fn run(args: Args) -> Result<()> {
         max_plies: args.max_plies,
         seed: args.seed,
         out_dir: Some(out.clone()),
+        sgf: args.sgf,
     };
     let factory = player_factory();
     eprintln!(

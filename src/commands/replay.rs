@@ -1,18 +1,28 @@
-//! `loazero replay`: replays a game record, checking every move.
+//! `loazero replay`: replays a game record or an SGF file, checking every move.
 
-use super::common::GameArgs;
 use anyhow::{anyhow, bail, Context, Result};
-use loa::{Game, GameRecord};
+use loa::sgf::SgfGame;
+use loa::{Game, GameRecord, Position, Rules, Variant};
 use std::path::PathBuf;
 
 /// Arguments of `loazero replay`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The game record (numbered move pairs, e.g. "1. c8-c6 h4-f2 2. g8-g6 h2-e2").
+    /// The game: a loazero record (numbered move pairs, e.g. "1. c8-c6 h4-f2 2. g8-g6
+    /// h2-e2", with optional `# variant`, `# rules` and `# start` header lines) or an SGF
+    /// file (FF[4] GM[9]; recognised by its leading `(`).
     pub file: PathBuf,
-    #[command(flatten)]
-    pub game: GameArgs,
-    /// Start from this position (position text) instead of the variant's start.
+    /// Variant: standard, scrambled-eggs, 6x6, parachute, gemma, ambiloa or alveole
+    /// (default: the record's `# variant` line, else standard). Not for SGF files, which
+    /// say their own.
+    #[arg(long, value_parser = parse_variant)]
+    pub variant: Option<Variant>,
+    /// Rules, as for `match` (default: the record's `# rules` line, else classic). Not for
+    /// SGF files.
+    #[arg(long, value_parser = parse_rules)]
+    pub rules: Option<Rules>,
+    /// Start from this position (position text; default: the record's `# start` line,
+    /// else the variant's start). Not for SGF files.
     #[arg(long)]
     pub position: Option<String>,
     /// Print the position after every ply.
@@ -20,18 +30,77 @@ pub struct Args {
     pub verbose: bool,
 }
 
-/// Prints `result: black|white|draw|none` as the last line; an illegal move is an error
-/// naming its ply and the position.
+fn parse_variant(s: &str) -> Result<Variant, String> {
+    s.parse()
+}
+
+fn parse_rules(s: &str) -> Result<Rules, String> {
+    Rules::parse(s)
+}
+
+/// Whether `text` is an SGF file: its first character after white space (and a byte-order
+/// mark) is `(`.
+fn is_sgf(text: &str) -> bool {
+    text.trim_start_matches('\u{feff}')
+        .trim_start()
+        .starts_with('(')
+}
+
+/// Prints `result: black|white|draw|none` as the last line (an SGF resignation counts as
+/// the other side's win); an illegal move is an error naming its ply and the position.
 pub fn run(args: Args) -> Result<()> {
+    let file = args.file.display();
     let text = std::fs::read_to_string(&args.file)
-        .with_context(|| format!("cannot read game record {}", args.file.display()))?;
-    let record = GameRecord::parse(&text).map_err(|e| anyhow!("{}: {e}", args.file.display()))?;
-    let start = args.game.position(args.position.as_deref())?;
-    let mut game = Game::from_position(start, args.game.rules);
+        .with_context(|| format!("cannot read game record {file}"))?;
+    if is_sgf(&text) {
+        if args.variant.is_some() || args.rules.is_some() || args.position.is_some() {
+            bail!(
+                "{file} is an SGF file, which names its own variant, rules and start \
+                 (LZ, SZ and setup properties): leave out --variant, --rules and --position"
+            );
+        }
+        let sgf = SgfGame::parse(&text).map_err(|e| anyhow!("{file}: {e}"))?;
+        let moves: Vec<String> = sgf.game.moves().iter().map(|m| m.to_string()).collect();
+        let game = replay(&args, sgf.game.start().clone(), *sgf.game.rules(), &moves)?;
+        if let Some(c) = sgf.resigned {
+            println!("{} resigned", c.name());
+        }
+        debug_assert_eq!(game.position(), sgf.game.position());
+        println!("result: {}", sgf.result().map_or("none", |o| o.name()));
+        return Ok(());
+    }
+    let record = GameRecord::parse(&text).map_err(|e| anyhow!("{file}: {e}"))?;
+    let header = &record.header;
+    let variant = match (args.variant, &header.variant) {
+        (Some(v), _) => v,
+        (None, Some(v)) => v
+            .parse()
+            .map_err(|e| anyhow!("{file}: '# variant {v}': {e}"))?,
+        (None, None) => Variant::Standard,
+    };
+    let rules = match (args.rules, &header.rules) {
+        (Some(r), _) => r,
+        (None, Some(r)) => Rules::parse(r).map_err(|e| anyhow!("{file}: '# rules {r}': {e}"))?,
+        (None, None) => Rules::classic(),
+    };
+    let start = match (&args.position, &header.start) {
+        (Some(p), _) => Position::from_text(p, variant).map_err(|e| anyhow!("--position: {e}"))?,
+        (None, Some(p)) => Position::from_text(p, variant)
+            .map_err(|e| anyhow!("{file}: '# start {p}' (variant {variant}): {e}"))?,
+        (None, None) => Position::start(variant, &rules),
+    };
+    let game = replay(&args, start, rules, &record.moves)?;
+    println!("result: {}", game.outcome().map_or("none", |o| o.name()));
+    Ok(())
+}
+
+/// Plays `moves` from `start`, printing positions with `--verbose`.
+fn replay(args: &Args, start: Position, rules: Rules, moves: &[String]) -> Result<Game> {
+    let mut game = Game::from_position(start, rules);
     if args.verbose {
         println!("ply 0: {}", game.position().to_text());
     }
-    for (i, token) in record.moves.iter().enumerate() {
+    for (i, token) in moves.iter().enumerate() {
         let ply = i + 1;
         let before = game.position().to_text();
         if let Err(e) = game.play_text(token) {
@@ -45,7 +114,5 @@ pub fn run(args: Args) -> Result<()> {
             println!("ply {ply}: {token} -> {}", game.position().to_text());
         }
     }
-    let result = game.outcome().map_or("none", |o| o.name());
-    println!("result: {result}");
-    Ok(())
+    Ok(game)
 }

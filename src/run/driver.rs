@@ -521,6 +521,7 @@ impl Driver {
                 max_plies: self.config.selfplay.max_game_plies,
                 seed: derive_seed(self.config.run.seed, SeedUse::GateMatch, g, 0),
                 out_dir: Some(dir.clone()),
+                sgf: false,
             };
             let label = format!("gate {} vs {}", model_name(g), model_name(self.state.best));
             self.display

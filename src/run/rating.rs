@@ -79,6 +79,7 @@ pub fn resumable_match(
             max_plies: config.selfplay.max_game_plies,
             seed,
             out_dir: Some(dir.to_path_buf()),
+            sgf: false,
         };
         let report = play_match(factory, a, b, &match_config, &|g, t| {
             on_game(g, t);

@@ -4,8 +4,9 @@
 //! Game `i` uses opening `i / 2`; player A has Black in even games and White in odd ones, so
 //! every opening is played once with each colour. Results go to `results.jsonl` (one JSON
 //! object per game, appended and flushed as games finish; see [`GameResult`]) and each game's
-//! record to `games/NNNNN.txt` ([`loa::GameRecord::format`], readable by `loazero replay`),
-//! written to a temporary file and renamed.
+//! record to `games/NNNNN.txt` ([`loa::GameRecord::format`] with the record's header lines,
+//! readable by `loazero replay`) and, with [`MatchConfig::sgf`], to `games/NNNNN.sgf`
+//! ([`loa::sgf`]), each written to a temporary file and renamed.
 
 mod once;
 mod openings;
@@ -45,6 +46,8 @@ pub struct MatchConfig {
     pub seed: u64,
     /// Where records and results go (nothing is written when `None`).
     pub out_dir: Option<PathBuf>,
+    /// Also write every game as SGF (`games/NNNNN.sgf`, players in `PB`/`PW`).
+    pub sgf: bool,
 }
 
 impl Default for MatchConfig {
@@ -61,6 +64,7 @@ impl Default for MatchConfig {
             max_plies: 400,
             seed: 1,
             out_dir: None,
+            sgf: false,
         }
     }
 }
@@ -207,14 +211,17 @@ fn write_game(
     config: &MatchConfig,
     file: &mut Option<std::fs::File>,
     result: &GameResult,
-    record: &str,
+    record: &GameFiles,
 ) -> Result<()> {
     let (Some(dir), Some(file)) = (&config.out_dir, file.as_mut()) else {
         return Ok(());
     };
     if let Some(rel) = &result.record {
         let path = dir.join(rel);
-        selfplay::data::write_atomically(&path, record.as_bytes())?;
+        selfplay::data::write_atomically(&path, record.text.as_bytes())?;
+        if let Some(sgf) = &record.sgf {
+            selfplay::data::write_atomically(&path.with_extension("sgf"), sgf.as_bytes())?;
+        }
     }
     let mut line = serde_json::to_string(result)?;
     line.push('\n');
@@ -222,6 +229,12 @@ fn write_game(
         .context("cannot write results.jsonl")?;
     file.flush()?;
     Ok(())
+}
+
+/// A finished game's files: the loazero record and, if asked for, the SGF text.
+struct GameFiles {
+    text: String,
+    sgf: Option<String>,
 }
 
 fn play_game(
@@ -232,7 +245,7 @@ fn play_game(
     a: &PlayerSpec,
     b: &PlayerSpec,
     config: &MatchConfig,
-) -> Result<(GameResult, String)> {
+) -> Result<(GameResult, GameFiles)> {
     let start = Instant::now();
     let a_is_black = index & 1 == 0;
     let mut game = Game::new(config.variant, config.rules);
@@ -274,18 +287,34 @@ fn play_game(
     let (an, bn) = (a.name(), b.name());
     let record_name = format!("games/{index:05}.txt");
     let header = format!(
-        "# game {index}: black {} vs white {}; variant {}; rules {}; result {result}{}\n",
+        "# game {index}: black {} vs white {}; result {result}{}\n",
         if a_is_black { &an } else { &bn },
         if a_is_black { &bn } else { &an },
-        config.variant,
-        config.rules,
         if adjudicated {
             " (adjudicated at the ply cap)"
         } else {
             ""
         }
-    );
-    let record = header + &GameRecord::format(game.moves(), Some(token));
+    ) + &loa::RecordHeader {
+        variant: Some(config.variant.to_string()),
+        rules: Some(config.rules.to_string()),
+        start: None,
+    }
+    .format();
+    let record = GameFiles {
+        text: header + &GameRecord::format(game.moves(), Some(token)),
+        sgf: config.sgf.then(|| {
+            let mut sgf = loa::sgf::SgfGame::new(game.clone());
+            sgf.info.black = Some(if a_is_black { an.clone() } else { bn.clone() });
+            sgf.info.white = Some(if a_is_black { bn.clone() } else { an.clone() });
+            sgf.info.event = Some(format!("loazero match, game {index}"));
+            if adjudicated {
+                sgf.info.result = Some("0".into());
+                sgf.info.comment = Some("adjudicated a draw at the ply cap".into());
+            }
+            sgf.format()
+        }),
+    };
     let result = GameResult {
         game: index,
         black: if a_is_black { an.clone() } else { bn.clone() },
