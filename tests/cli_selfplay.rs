@@ -31,6 +31,7 @@ fn selfplay_writes_shards_and_replayable_records() {
         "2",
         "--seed",
         "5",
+        "--sgf",
         "--out",
         out.to_str().unwrap(),
     ]);
@@ -46,16 +47,26 @@ fn selfplay_writes_shards_and_replayable_records() {
     let records: Vec<_> = std::fs::read_dir(out.join("games"))
         .unwrap()
         .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
         .collect();
     assert_eq!(records.len(), 6);
     for r in &records {
-        // The header lines give variant, rules and start.
+        // The header lines give variant, rules and start; the SGF beside it says the same.
         let o = loazero(&["replay", r.to_str().unwrap()]);
         assert!(o.status.success(), "{}: {}", r.display(), text(&o));
+        let sgf = loazero(&["replay", r.with_extension("sgf").to_str().unwrap()]);
+        assert!(sgf.status.success(), "{}: {}", r.display(), text(&sgf));
         let record = std::fs::read_to_string(r).unwrap();
         let end = record.lines().find(|l| l.starts_with("# end ")).unwrap();
+        // SGF records resignations too; a game stopped at the ply cap has no result.
+        let winner = end.split_whitespace().nth(2).unwrap();
+        let want = if end.contains("adjudicated") {
+            "result: none".to_string()
+        } else {
+            format!("result: {winner}")
+        };
+        assert!(text(&sgf).contains(&want), "{record}\n{}", text(&sgf));
         if end.contains("by the rules") {
-            let winner = end.split_whitespace().nth(2).unwrap();
             assert!(text(&o).contains(&format!("result: {winner}")), "{record}");
         }
     }

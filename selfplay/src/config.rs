@@ -164,6 +164,9 @@ pub struct SelfplayConfig {
     pub shard_samples: usize,
     /// Write each game's move list as text beside the shards. Default true.
     pub write_game_records: bool,
+    /// Also write each game as SGF beside its text record (with `write_game_records`).
+    /// Default false.
+    pub write_sgf: bool,
     /// Random seed; `None` seeds from the OS. Default none.
     pub seed: Option<u64>,
 }
@@ -186,6 +189,7 @@ impl Default for SelfplayConfig {
             max_game_plies: 300,
             shard_samples: 4096,
             write_game_records: true,
+            write_sgf: false,
             seed: None,
         }
     }

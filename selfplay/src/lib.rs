@@ -26,7 +26,7 @@ pub use config::{MctsConfig, SelfplayConfig};
 pub use data::{read_shard, write_shard, DataError, Sample};
 pub use evaluator::{EvalBatch, EvalError, Evaluator};
 pub use evaluators::{HeuristicEvaluator, UniformEvaluator};
-pub use output::GameWriter;
+pub use output::{game_sgf_text, GameWriter};
 pub use player::MctsPlayer;
 pub use search::{RootMove, Search, SearchStats};
 pub use tree::Proof;

@@ -41,6 +41,7 @@ pub fn games_in_shard_name(name: &str) -> Option<u64> {
 pub struct GameWriter {
     shard_dir: PathBuf,
     game_dir: Option<PathBuf>,
+    sgf: bool,
     prefix: String,
     shard_samples: usize,
     flush_every: Option<Duration>,
@@ -96,6 +97,7 @@ impl GameWriter {
         GameWriter {
             shard_dir: shard_dir.to_path_buf(),
             game_dir: game_dir.map(Path::to_path_buf),
+            sgf: false,
             prefix: prefix.to_string(),
             shard_samples: shard_samples.max(1),
             flush_every,
@@ -107,6 +109,13 @@ impl GameWriter {
             games_written: 0,
             samples_written: 0,
         }
+    }
+
+    /// Also writes each game as SGF (`<stem>-NNN.sgf`, [`game_sgf_text`]) beside its text
+    /// record; nothing without a records directory.
+    pub fn with_sgf(mut self, on: bool) -> GameWriter {
+        self.sgf = on;
+        self
     }
 
     /// The directory shards go to.
@@ -155,6 +164,10 @@ impl GameWriter {
             for (k, game) in self.buffer.iter().enumerate() {
                 let path = dir.join(format!("{stem}-{k:03}.txt"));
                 write_atomically(&path, game_record_text(game).as_bytes())?;
+                if self.sgf {
+                    let sgf = game_sgf_text(game);
+                    write_atomically(&path.with_extension("sgf"), sgf.as_bytes())?;
+                }
             }
         }
         let samples: Vec<_> = self
@@ -203,4 +216,25 @@ pub fn game_record_text(game: &FinishedGame) -> String {
         s.push('\n');
     }
     s
+}
+
+/// The game as SGF ([`loa::sgf`]): start, rules and moves (an `LZ` property names variant
+/// and rules), a resignation as the resigning side's `resign` move, a game stopped at the
+/// ply cap as `RE[0]` with a comment saying so.
+pub fn game_sgf_text(game: &FinishedGame) -> String {
+    let mut g = loa::Game::from_position(game.start, game.rules);
+    for &mv in &game.moves {
+        if g.play(mv).is_err() {
+            // Self-play plays legal moves only: not reached.
+            break;
+        }
+    }
+    let mut sgf = loa::sgf::SgfGame::new(g);
+    sgf.resigned = game.resigned;
+    sgf.info.event = Some("loazero self-play".into());
+    if game.adjudicated {
+        sgf.info.result = Some("0".into());
+        sgf.info.comment = Some("adjudicated a draw at the ply cap".into());
+    }
+    sgf.format()
 }

@@ -43,6 +43,10 @@ pub struct Args {
     /// Override the config's random seed.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Also write every game as SGF beside its record (`games/*.sgf`; in a run directory
+    /// the run's `selfplay.write_sgf` decides).
+    #[arg(long, conflicts_with = "dir")]
+    pub sgf: bool,
 }
 
 /// The built-in evaluators.
@@ -112,6 +116,10 @@ pub fn run(args: Args) -> Result<()> {
     if args.seed.is_some() {
         config.seed = args.seed;
     }
+    if args.sgf {
+        config.write_game_records = true;
+        config.write_sgf = true;
+    }
     config
         .validate()
         .map_err(|e| anyhow!("bad self-play configuration: {e}"))?;
@@ -134,7 +142,8 @@ pub fn play(
     games: u64,
     out: &Path,
 ) -> Result<()> {
-    let mut writer = GameWriter::new(out, config.shard_samples, config.write_game_records)?;
+    let mut writer = GameWriter::new(out, config.shard_samples, config.write_game_records)?
+        .with_sgf(config.write_sgf);
     let display = ProgressLine::new("selfplay", games, "games", Duration::from_secs(10));
     let name = evaluator.name();
     let result = selfplay::run_selfplay(

@@ -299,7 +299,8 @@ impl Driver {
             &loop_prefix(g),
             sp.shard_samples,
             Some(SHARD_FLUSH),
-        );
+        )
+        .with_sgf(sp.write_sgf);
         let label = format!("generation {g}, {}", model_name(self.state.best));
         self.display.start(Bar::Selfplay, total, &label);
         self.display.update(Bar::Selfplay, done, &label);

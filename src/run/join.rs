@@ -57,7 +57,8 @@ pub fn join(dir: &Path, games: Option<u64>, threads: Option<usize>) -> Result<()
         &prefix(best),
         sp.shard_samples,
         Some(Duration::from_secs(30)),
-    );
+    )
+    .with_sgf(sp.write_sgf);
     let mut played = 0u64;
     loop {
         let n = match games {

@@ -210,9 +210,11 @@ impl RunDir {
     }
 }
 
-/// The shard a game record belongs to: `<stem>-NNN.txt` → `<stem>`.
+/// The shard a game record belongs to: `<stem>-NNN.txt` (or `.sgf`) → `<stem>`.
 pub fn record_shard_stem(name: &str) -> Option<&str> {
-    let base = name.strip_suffix(".txt")?;
+    let base = name
+        .strip_suffix(".txt")
+        .or_else(|| name.strip_suffix(".sgf"))?;
     let (stem, k) = base.rsplit_once('-')?;
     k.chars().all(|c| c.is_ascii_digit()).then_some(stem)
 }
