@@ -190,6 +190,20 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
+/// `x` if it is (within 2%) 1, 2 or 5 times a power of ten: the only ticks labelled on the
+/// log-scale time axis, so that labels neither crowd nor repeat.
+fn round_tick(x: f64) -> Option<f64> {
+    if !(x.is_finite() && x > 0.0) {
+        return None;
+    }
+    let decade = 10f64.powf(x.log10().floor());
+    let m = x / decade;
+    [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .find(|n| (m - n).abs() < 0.02 * n)
+        .map(|n| n * decade)
+}
+
 /// Elo bounds beyond this are drawn at it (clean sweeps have infinite bounds).
 const ELO_CLIP: f64 = 1000.0;
 
@@ -240,12 +254,12 @@ fn draw(root: &Root, results: &[PairingResult]) -> Result<()> {
         .build_cartesian_2d(x_range.clone().log_scale(), (y_lo - pad)..(y_hi + pad))?;
     chart
         .configure_mesh()
-        .x_labels(12)
         .x_desc("time per move, ms (both sides; log scale)")
         .y_desc(format!(
             "Elo of the model (±95%; beyond ±{ELO_CLIP:.0} drawn at the edge)"
         ))
-        .x_label_formatter(&|x| format!("{x:.0}"))
+        .x_labels(30)
+        .x_label_formatter(&|x| round_tick(*x).map_or_else(String::new, |t| format!("{t:.0}")))
         .y_label_formatter(&|y| format!("{y:.0}"))
         .label_style(("sans-serif", px(16.0, s)))
         .axis_desc_style(("sans-serif", px(18.0, s)))
@@ -313,4 +327,25 @@ fn sims_label(spec: &str) -> String {
     spec.split(',')
         .find_map(|p| p.strip_prefix("sims="))
         .map_or_else(|| "model".to_string(), |n| format!("{n} sims"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::round_tick;
+
+    #[test]
+    fn only_round_times_are_labelled() {
+        for (x, want) in [
+            (50.0, Some(50.0)),
+            (200.0, Some(200.0)),
+            (999.9, Some(1000.0)),
+            (1000.0, Some(1000.0)),
+            (900.0, None),
+            (300.0, None),
+            (0.0, None),
+            (f64::NAN, None),
+        ] {
+            assert_eq!(round_tick(x), want, "{x}");
+        }
+    }
 }
