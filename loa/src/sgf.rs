@@ -869,7 +869,6 @@ mod tests {
     use super::*;
     use crate::testing::{random_game_positions, XorShift};
     use crate::GameRecord;
-    use std::path::PathBuf;
 
     /// A random game from `start`: up to `max_plies` random moves, so it may end by the
     /// rules; some unfinished ones end in a resignation, some have game information.
@@ -1308,21 +1307,9 @@ mod tests {
         }
     }
 
-    /// `shared/testdata/winands-thesis-games` in the nearest ancestor of the crate that
-    /// has it (as in `tests/thesis_games.rs`).
-    fn thesis_games() -> PathBuf {
-        let rel = "shared/testdata/winands-thesis-games";
-        let crate_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-        crate_dir
-            .ancestors()
-            .map(|dir| dir.join(rel))
-            .find(|dir| dir.is_dir())
-            .unwrap_or_else(|| crate_dir.join("../..").join(rel))
-    }
-
     #[test]
     fn a_thesis_game_round_trips() {
-        let path = thesis_games().join("appendix_E_game1.txt");
+        let path = crate::testing::thesis_games_dir().join("appendix_E_game1.txt");
         let text = std::fs::read_to_string(&path)
             .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
         let record = GameRecord::parse(&text).unwrap();

@@ -3,19 +3,8 @@
 //! their last move, and the `_incomplete` one does not end.
 
 use loa::{Color, Game, GameRecord, Outcome, Rules, Variant};
-use std::path::PathBuf;
 
-/// `shared/testdata/winands-thesis-games` in the nearest ancestor of the crate that has it
-/// (the repository's parent in a checkout, further up in a worktree).
-fn testdata() -> PathBuf {
-    let rel = "shared/testdata/winands-thesis-games";
-    let crate_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    crate_dir
-        .ancestors()
-        .map(|dir| dir.join(rel))
-        .find(|dir| dir.is_dir())
-        .unwrap_or_else(|| crate_dir.join("../..").join(rel))
-}
+use loa::testing::thesis_games_dir as testdata;
 
 #[test]
 fn thesis_games_replay_to_the_right_result() {

@@ -61,7 +61,7 @@ pub fn run(args: Args) -> Result<()> {
         }
         let sgf = SgfGame::parse(&text).map_err(|e| anyhow!("{file}: {e}"))?;
         let moves: Vec<String> = sgf.game.moves().iter().map(|m| m.to_string()).collect();
-        let game = replay(&args, sgf.game.start().clone(), *sgf.game.rules(), &moves)?;
+        let game = replay(&args, *sgf.game.start(), *sgf.game.rules(), &moves)?;
         if let Some(c) = sgf.resigned {
             println!("{} resigned", c.name());
         }

@@ -67,6 +67,16 @@ impl NetConfig {
         }
     }
 
+    /// [`NetConfig::tiny`] with two blocks, the second with global pooling: the smallest
+    /// net that has every kind of layer (for tests).
+    pub fn tiny_pooled() -> NetConfig {
+        NetConfig {
+            blocks: 2,
+            global_pool_every: 2,
+            ..NetConfig::tiny()
+        }
+    }
+
     /// The CPU preset: 6 blocks × 64 channels.
     pub fn cpu() -> NetConfig {
         NetConfig {

@@ -281,13 +281,8 @@ mod tests {
     use crate::model::ModelInfo;
     use crate::policy::PolicyIndex;
 
-    /// Two blocks, the second with global pooling.
     fn tiny() -> NetConfig {
-        NetConfig {
-            blocks: 2,
-            global_pool_every: 2,
-            ..NetConfig::tiny()
-        }
+        NetConfig::tiny_pooled()
     }
 
     #[test]

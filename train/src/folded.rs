@@ -198,11 +198,7 @@ mod tests {
     fn folded_outputs_match_the_reference_for_every_variant() {
         crate::test_threads();
         tch::manual_seed(7);
-        let config = NetConfig {
-            blocks: 2,
-            global_pool_every: 2,
-            ..NetConfig::tiny()
-        };
+        let config = NetConfig::tiny_pooled();
         let rules = Rules::classic();
         for (variant, features) in Variant::ALL
             .into_iter()

@@ -284,13 +284,8 @@ mod tests {
     use crate::encoding::{encode, InputFeatures};
     use loa::{Rules, Variant};
 
-    /// Two blocks, the second with global pooling.
     fn tiny() -> NetConfig {
-        NetConfig {
-            blocks: 2,
-            global_pool_every: 2,
-            ..NetConfig::tiny()
-        }
+        NetConfig::tiny_pooled()
     }
 
     #[test]
