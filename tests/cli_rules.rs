@@ -1,10 +1,7 @@
 //! End-to-end tests of the rules-engine subcommands: perft, moves, replay, show.
 
 mod common;
-use common::{last_line, loazero, stderr, stdout, temp_dir, THESIS_GAMES};
-
-use std::io::Write;
-use std::process::{Command, Stdio};
+use common::{last_line, loazero, loazero_with_input, stderr, stdout, temp_dir, THESIS_GAMES};
 
 const START: &str = "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b";
 const TESTDATA: &str = THESIS_GAMES;
@@ -37,21 +34,8 @@ fn moves_for_one_position_and_a_stream() {
     assert!(o.status.success());
     assert_eq!(last_line(&o).split(' ').count(), 36);
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_loazero"))
-        .arg("moves")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
     let input = format!("{START}\n{}\nnot a position\n", START.replace(" b", " w"));
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
+    let o = loazero_with_input(&["moves"], &input);
     let lines: Vec<String> = stdout(&o).lines().map(str::to_string).collect();
     assert_eq!(lines.len(), 3);
     assert_eq!(lines[0].split(' ').count(), 36);
