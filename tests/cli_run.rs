@@ -326,6 +326,33 @@ fn signal(child: &std::process::Child, signal: libc::c_int) {
     assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, signal) }, 0);
 }
 
+/// Waits until `child` catches SIGINT and SIGTERM (bits of `SigCgt` in
+/// `/proc/PID/status`), so a signal sent next reaches the run's handler rather than
+/// killing a process still starting up.
+fn wait_for_signal_handlers(child: &std::process::Child) {
+    let status = format!("/proc/{}/status", child.id());
+    let wanted = (1u64 << (libc::SIGINT - 1)) | (1u64 << (libc::SIGTERM - 1));
+    let t = Instant::now();
+    loop {
+        let caught = std::fs::read_to_string(&status)
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("SigCgt:"))
+                    .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+            })
+            .unwrap_or(0);
+        if caught & wanted == wanted {
+            return;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "the run did not install its signal handlers within 20 s"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
 /// Waits up to `limit` for `child` to exit; its output, or a failure naming the limit.
 fn wait_within(mut child: std::process::Child, limit: Duration) -> Output {
     let t = Instant::now();
@@ -365,6 +392,8 @@ fn signals_stop_the_run_at_a_safe_point_and_it_resumes() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
+        // A state.json left by the previous stop may already name the target phase.
+        wait_for_signal_handlers(&child);
         let t = Instant::now();
         let mut sent = false;
         while t.elapsed() < Duration::from_secs(60) {
@@ -422,6 +451,7 @@ fn signals_stop_the_run_at_a_safe_point_and_it_resumes() {
     while !again.join("state.json").exists() {
         std::thread::sleep(Duration::from_millis(5));
     }
+    wait_for_signal_handlers(&child);
     signal(&child, libc::SIGINT);
     signal(&child, libc::SIGINT);
     let out = wait_within(child, Duration::from_secs(5));
