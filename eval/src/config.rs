@@ -169,16 +169,16 @@ impl EvalWeights {
 
     /// Sets the weight called `name` (a [`Feature::name`] or `side_to_move`); errors with
     /// the known names if there is none.
-    pub fn set(&mut self, name: &str, weight: f32) -> Result<(), String> {
+    pub fn set(&mut self, name: &str, weight: f32) -> anyhow::Result<()> {
         if name == SIDE_TO_MOVE {
             self.side_to_move = weight;
         } else if let Some(f) = Feature::from_name(name) {
             self.features[f] = weight;
         } else {
-            return Err(format!(
+            anyhow::bail!(
                 "unknown weight '{name}' (known: {}, {SIDE_TO_MOVE})",
                 Feature::ALL.map(Feature::name).join(", ")
-            ));
+            );
         }
         Ok(())
     }

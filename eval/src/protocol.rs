@@ -109,7 +109,7 @@ impl<'f> Session<'f> {
             "protocol" => Ok(vec!["protocol loazero-engine 1".into()]),
             "isready" => Ok(vec!["readyok".into()]),
             "variant" => {
-                self.variant = rest.parse().map_err(|e: String| anyhow!(e))?;
+                self.variant = rest.parse::<Variant>()?;
                 self.game = Game::new(self.variant, self.rules);
                 ok()
             }

@@ -1,5 +1,6 @@
 //! The two sides.
 
+use crate::Error;
 use std::fmt;
 
 /// A side. Black's and White's pieces are indexed `0` and `1` in every per-side array.
@@ -54,12 +55,14 @@ impl fmt::Display for Color {
 }
 
 impl std::str::FromStr for Color {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
         match s.to_ascii_lowercase().as_str() {
             "b" | "black" => Ok(Color::Black),
             "w" | "white" => Ok(Color::White),
-            _ => Err(format!("unknown colour '{s}' (expected black or white)")),
+            _ => Err(Error::new(format!(
+                "unknown colour '{s}' (expected black or white)"
+            ))),
         }
     }
 }

@@ -1,8 +1,8 @@
 //! A game in progress: position, move list and repetition history under one set of rules.
 
 use crate::moves::{Move, MoveList};
-use crate::notation::NotationError;
 use crate::rules::{Repetition, Rules};
+use crate::Error;
 use crate::{Outcome, Position, Variant};
 
 /// A game: the rules, the start position, every move played, and the hash history used by
@@ -95,15 +95,15 @@ impl Game {
     }
 
     /// Plays `mv` if it is legal and the game is not over.
-    pub fn play(&mut self, mv: Move) -> Result<(), NotationError> {
+    pub fn play(&mut self, mv: Move) -> Result<(), Error> {
         if let Some(o) = self.outcome {
-            return Err(NotationError::new(format!(
+            return Err(Error::new(format!(
                 "the game is over ({}); no move '{mv}' can follow",
                 o.name()
             )));
         }
         if !self.position.is_legal(mv, &self.rules) {
-            return Err(NotationError::new(format!(
+            return Err(Error::new(format!(
                 "'{mv}' is not legal in position {}",
                 self.position.to_text()
             )));
@@ -116,9 +116,9 @@ impl Game {
     }
 
     /// Parses `text` as a move of the current position and plays it.
-    pub fn play_text(&mut self, text: &str) -> Result<Move, NotationError> {
+    pub fn play_text(&mut self, text: &str) -> Result<Move, Error> {
         if let Some(o) = self.outcome {
-            return Err(NotationError::new(format!(
+            return Err(Error::new(format!(
                 "the game is over ({}); no move '{}' can follow",
                 o.name(),
                 text.trim()

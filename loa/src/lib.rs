@@ -14,6 +14,7 @@
 //! beyond compile-time tables.
 
 mod color;
+mod error;
 pub mod features;
 pub mod game;
 pub mod geometry;
@@ -32,10 +33,10 @@ pub mod variant;
 pub mod zobrist;
 
 pub use color::Color;
+pub use error::Error;
 pub use game::Game;
 pub use geometry::{Geometry, Square};
 pub use moves::{Move, MoveKind, MoveList};
-pub use notation::NotationError;
 pub use position::{ExtraState, Outcome, Player, Position};
 pub use record::{GameRecord, RecordHeader};
 pub use rules::Rules;

@@ -1,35 +1,12 @@
 //! Text forms: square names, moves (`b1-d3`, `b1xd3`, `pass`) and position text
 //! (`1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b`). Every parser returns a
-//! [`NotationError`] naming the offending text; none panics on any input.
+//! [`Error`] naming the offending text; none panics on any input.
 
 use crate::geometry::{Geometry, Shape, Square};
 use crate::moves::Move;
 use crate::position::{ExtraState, Player};
 use crate::rules::Rules;
-use crate::{Color, Position, Variant};
-use std::fmt;
-
-/// A parse failure: what was wrong and where.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NotationError {
-    /// Human-readable description naming the bad token.
-    pub message: String,
-}
-
-impl NotationError {
-    pub(crate) fn new(message: impl Into<String>) -> NotationError {
-        NotationError {
-            message: message.into(),
-        }
-    }
-}
-
-impl fmt::Display for NotationError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-impl std::error::Error for NotationError {}
+use crate::{Color, Error, Position, Variant};
 
 /// The name of a square-board square, e.g. `a1`.
 pub fn square_name(sq: Square) -> String {
@@ -60,9 +37,9 @@ pub fn name_on(sq: Square, g: &Geometry) -> String {
 }
 
 /// Parses a cell name (`e4`, case-insensitive) on board `g` (see [`cell_name`]).
-pub fn parse_square(text: &str, g: &Geometry) -> Result<Square, NotationError> {
+pub fn parse_square(text: &str, g: &Geometry) -> Result<Square, Error> {
     let bytes = text.as_bytes();
-    let bad = || NotationError::new(format!("'{text}' is not a square of the {} board", g.name));
+    let bad = || Error::new(format!("'{text}' is not a square of the {} board", g.name));
     if bytes.len() != 2 {
         return Err(bad());
     }
@@ -105,12 +82,12 @@ pub enum MoveText {
 }
 
 /// Parses the syntax of a move (no legality check).
-pub fn parse_move_text(text: &str, g: &Geometry) -> Result<MoveText, NotationError> {
+pub fn parse_move_text(text: &str, g: &Geometry) -> Result<MoveText, Error> {
     let t = text.trim();
     if t.eq_ignore_ascii_case("pass") {
         return Ok(MoveText::Pass);
     }
-    let in_move = |e: NotationError| NotationError::new(format!("in move '{t}': {e}"));
+    let in_move = |e: Error| Error::new(format!("in move '{t}': {e}"));
     if let Some(cell) = t.strip_prefix('@') {
         return Ok(MoveText::Drop(parse_square(cell, g).map_err(in_move)?));
     }
@@ -118,7 +95,7 @@ pub fn parse_move_text(text: &str, g: &Geometry) -> Result<MoveText, NotationErr
         return Ok(MoveText::Remove(parse_square(cell, g).map_err(in_move)?));
     }
     let sep = t.find(['-', 'x', 'X', ':']).ok_or_else(|| {
-        NotationError::new(format!(
+        Error::new(format!(
             "'{t}' is not a move (expected e.g. b1-d3, b1xd3, @e5, ~e5 or pass)"
         ))
     })?;
@@ -154,7 +131,7 @@ fn row_name(g: &Geometry, row: usize) -> String {
 impl Position {
     /// Parses `text` as a legal move of this position under `rules`. A capture may be
     /// written with `-`; a non-capture written with `x` is an error.
-    pub fn parse_move(&self, text: &str, rules: &Rules) -> Result<Move, NotationError> {
+    pub fn parse_move(&self, text: &str, rules: &Rules) -> Result<Move, Error> {
         let parsed = parse_move_text(text, self.geometry())?;
         let legal = self.legal_moves(rules);
         let found = match parsed {
@@ -174,7 +151,7 @@ impl Position {
                     .find(|m| m.is_step() && m.from() == from && m.to() == to);
                 if let Some(m) = m {
                     if capture && !m.is_capture() {
-                        return Err(NotationError::new(format!(
+                        return Err(Error::new(format!(
                             "'{}' is written as a capture but {} is empty",
                             text.trim(),
                             name_on(to, self.geometry())
@@ -185,7 +162,7 @@ impl Position {
             }
         };
         found.ok_or_else(|| {
-            NotationError::new(format!(
+            Error::new(format!(
                 "'{}' is not legal in position {} (legal: {})",
                 text.trim(),
                 self.to_text(),
@@ -262,13 +239,13 @@ impl Position {
     }
 
     /// Parses position text (see [`Position::to_text`]) for `variant`. The ply counter is 0.
-    pub fn from_text(text: &str, variant: Variant) -> Result<Position, NotationError> {
+    pub fn from_text(text: &str, variant: Variant) -> Result<Position, Error> {
         let g = variant.geometry();
         let text = text.trim();
         let mut fields = text.split_whitespace();
         let board = fields.next().unwrap_or("");
         let Some(side_text) = fields.next() else {
-            return Err(NotationError::new(format!(
+            return Err(Error::new(format!(
                 "position '{text}' lacks the side to move (add ' b' or ' w')"
             )));
         };
@@ -283,7 +260,7 @@ impl Position {
                 .into_iter()
                 .find(|p| side_letter.eq_ignore_ascii_case(&p.letter().to_string()))
                 .ok_or_else(|| {
-                    NotationError::new(format!(
+                    Error::new(format!(
                         "bad player to move '{side_letter}' in position '{text}' (expected s, w, n or e)"
                     ))
                 })?;
@@ -294,7 +271,7 @@ impl Position {
                 "b" | "B" => Color::Black,
                 "w" | "W" => Color::White,
                 other => {
-                    return Err(NotationError::new(format!(
+                    return Err(Error::new(format!(
                         "bad side to move '{other}' in position '{text}' (expected b or w)"
                     )))
                 }
@@ -302,7 +279,7 @@ impl Position {
         };
         if variant.has_drops() {
             let reserves = fields.next().ok_or_else(|| {
-                NotationError::new(format!(
+                Error::new(format!(
                     "position '{text}' lacks the reserves (add e.g. ' 6:6')"
                 ))
             })?;
@@ -310,20 +287,20 @@ impl Position {
                 .split_once(':')
                 .and_then(|(b, w)| Some([b.parse::<u8>().ok()?, w.parse::<u8>().ok()?]));
             extra.reserve = parsed.ok_or_else(|| {
-                NotationError::new(format!(
+                Error::new(format!(
                     "bad reserves '{reserves}' in position '{text}' (expected e.g. 6:6)"
                 ))
             })?;
         }
         if let Some(extra_field) = fields.next() {
-            return Err(NotationError::new(format!(
+            return Err(Error::new(format!(
                 "unexpected '{extra_field}' after the side to move in position '{text}'"
             )));
         }
         let rows = text_rows(g);
         let board_rows: Vec<&str> = board.split('/').collect();
         if board_rows.len() != rows.len() {
-            return Err(NotationError::new(format!(
+            return Err(Error::new(format!(
                 "position '{text}' has {} rows; the {} board needs {}",
                 board_rows.len(),
                 variant,
@@ -338,7 +315,7 @@ impl Position {
             let mut chars = row_text.char_indices().peekable();
             while let Some((at, ch)) = chars.next() {
                 if col >= n && !ch.is_ascii_digit() {
-                    return Err(NotationError::new(format!(
+                    return Err(Error::new(format!(
                         "{name} ('{row_text}') is longer than {n} cells"
                     )));
                 }
@@ -379,13 +356,13 @@ impl Position {
                         }
                         col = col.saturating_add(run);
                         if col > n {
-                            return Err(NotationError::new(format!(
+                            return Err(Error::new(format!(
                                 "{name} ('{row_text}') is longer than {n} cells"
                             )));
                         }
                     }
                     _ => {
-                        return Err(NotationError::new(format!(
+                        return Err(Error::new(format!(
                             "unexpected '{ch}' at character {} of {name} ('{row_text}')",
                             at + 1
                         )))
@@ -393,13 +370,13 @@ impl Position {
                 }
             }
             if col != n {
-                return Err(NotationError::new(format!(
+                return Err(Error::new(format!(
                     "{name} ('{row_text}') has {col} cells; expected {n}"
                 )));
             }
         }
         Position::with_extra(variant, pieces[0], pieces[1], to_move, extra)
-            .map_err(|e| NotationError::new(format!("position '{text}': {e}")))
+            .map_err(|e| Error::new(format!("position '{text}': {e}")))
     }
 
     /// The board drawn for a human, rows and columns labelled: `x` Black, `o` White

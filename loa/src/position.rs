@@ -6,7 +6,7 @@ use crate::moves::{Move, MoveKind, MoveList};
 use crate::rules::{NoMove, Rules, SimultaneousConnection};
 use crate::variant::PARACHUTE_RESERVE;
 use crate::zobrist::ZOBRIST;
-use crate::{Color, Variant};
+use crate::{Color, Error, Variant};
 
 /// How a finished game ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -97,17 +97,6 @@ impl std::hash::Hash for Position {
         state.write_u64(self.hash);
     }
 }
-
-/// Why a set of pieces does not make a position.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct InvalidPosition(pub String);
-
-impl std::fmt::Display for InvalidPosition {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-impl std::error::Error for InvalidPosition {}
 
 /// The variants' extra state of a position, for [`Position::with_extra`] and data formats.
 /// Every field is zero/false for variants that do not use it.
@@ -212,7 +201,7 @@ impl Position {
         black: u64,
         white: u64,
         to_move: Color,
-    ) -> Result<Position, InvalidPosition> {
+    ) -> Result<Position, Error> {
         let extra = ExtraState {
             reserve: [variant.start_reserve(); 2],
             ..ExtraState::default()
@@ -230,9 +219,9 @@ impl Position {
         white: u64,
         to_move: Color,
         extra: ExtraState,
-    ) -> Result<Position, InvalidPosition> {
+    ) -> Result<Position, Error> {
         let g = variant.geometry();
-        let bad = |m: String| Err(InvalidPosition(m));
+        let bad = |m: String| Err(Error::new(m));
         if (black | white | extra.vanished) & !g.cells != 0 {
             return bad(format!("pieces outside the {} board", g.name));
         }

@@ -11,7 +11,7 @@
 //! [`GameRecord::header`]; loazero writes them at the top of every record, and
 //! `loazero replay` uses them unless told otherwise. Other comment lines are ignored.
 
-use crate::notation::NotationError;
+use crate::Error;
 use crate::Move;
 
 /// A move list read from text.
@@ -54,7 +54,7 @@ impl RecordHeader {
     }
 
     /// Takes `line` if it is a header line; errors on a second line of the same key.
-    fn take(&mut self, line: &str, line_no: usize) -> Result<(), NotationError> {
+    fn take(&mut self, line: &str, line_no: usize) -> Result<(), Error> {
         let Some(rest) = line.trim_start().strip_prefix('#') else {
             return Ok(());
         };
@@ -71,7 +71,7 @@ impl RecordHeader {
             return Ok(());
         }
         if slot.is_some() {
-            return Err(NotationError::new(format!(
+            return Err(Error::new(format!(
                 "second '# {key}' header on line {}",
                 line_no + 1
             )));
@@ -85,7 +85,7 @@ const RESULTS: [&str; 4] = ["1-0", "0-1", "1/2-1/2", "*"];
 
 impl GameRecord {
     /// Splits a record into move tokens. Errors name the token and its line.
-    pub fn parse(text: &str) -> Result<GameRecord, NotationError> {
+    pub fn parse(text: &str) -> Result<GameRecord, Error> {
         let mut record = GameRecord::default();
         for (line_no, line) in text.lines().enumerate() {
             record.header.take(line, line_no)?;
@@ -103,7 +103,7 @@ impl GameRecord {
                 }
                 if RESULTS.contains(&token) {
                     if record.result.is_some() {
-                        return Err(NotationError::new(format!(
+                        return Err(Error::new(format!(
                             "second result '{token}' on line {}",
                             line_no + 1
                         )));
@@ -112,7 +112,7 @@ impl GameRecord {
                     continue;
                 }
                 if record.result.is_some() {
-                    return Err(NotationError::new(format!(
+                    return Err(Error::new(format!(
                         "move '{token}' after the result on line {}",
                         line_no + 1
                     )));
@@ -131,7 +131,7 @@ impl GameRecord {
                         && b.iter()
                             .all(|c| c.is_ascii_alphanumeric() || b"-:".contains(c)));
                 if !plausible {
-                    return Err(NotationError::new(format!(
+                    return Err(Error::new(format!(
                         "'{raw}' on line {} is neither a move number, a move nor a result",
                         line_no + 1
                     )));

@@ -1,6 +1,6 @@
 //! Rule options on which the sources disagree (see `shared/notes/rules.md`), and presets.
 
-use crate::Color;
+use crate::{Color, Error};
 use std::fmt;
 use std::str::FromStr;
 
@@ -76,20 +76,20 @@ impl Rules {
     }
 
     /// A preset by name (`classic` or `icga`).
-    pub fn preset(name: &str) -> Result<Rules, String> {
+    pub fn preset(name: &str) -> Result<Rules, Error> {
         match name.trim().to_ascii_lowercase().as_str() {
             "classic" => Ok(Rules::classic()),
             "icga" => Ok(Rules::icga()),
-            other => Err(format!(
+            other => Err(Error::new(format!(
                 "unknown rules preset '{other}' (expected one of: {})",
                 PRESETS.join(", ")
-            )),
+            ))),
         }
     }
 
     /// Applies one `key=value` option, e.g. `simultaneous=draw`, `no-move=loss`,
     /// `repetition=off`, `ply-limit=300`, `first=white`.
-    pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), Error> {
         let key = key.trim().replace('_', "-").to_ascii_lowercase();
         let value = value.trim();
         match key.as_str() {
@@ -103,14 +103,14 @@ impl Rules {
                 self.ply_limit = match value.to_ascii_lowercase().as_str() {
                     "off" | "none" | "0" => None,
                     v => Some(v.parse().map_err(|_| {
-                        format!("bad ply-limit '{value}' (expected a number or off)")
+                        Error::new(format!("bad ply-limit '{value}' (expected a number or off)"))
                     })?),
                 }
             }
             _ => {
-                return Err(format!(
+                return Err(Error::new(format!(
                 "unknown rule option '{key}' (expected first, simultaneous, no-move, repetition or ply-limit)"
-            ))
+            )))
             }
         }
         Ok(())
@@ -118,7 +118,7 @@ impl Rules {
 
     /// Parses a preset name followed by optional comma-separated overrides:
     /// `classic`, `icga,ply-limit=200`, `simultaneous=draw` (overrides on `classic`).
-    pub fn parse(spec: &str) -> Result<Rules, String> {
+    pub fn parse(spec: &str) -> Result<Rules, Error> {
         let mut parts = spec.split(',').map(str::trim).filter(|p| !p.is_empty());
         let mut rules = Rules::classic();
         let mut first = true;
@@ -126,7 +126,11 @@ impl Rules {
             match part.split_once('=') {
                 Some((k, v)) => rules.set(k, v)?,
                 None if first => rules = Rules::preset(part)?,
-                None => return Err(format!("rule option '{part}' needs a value (key=value)")),
+                None => {
+                    return Err(Error::new(format!(
+                        "rule option '{part}' needs a value (key=value)"
+                    )))
+                }
             }
             first = false;
         }
@@ -150,8 +154,8 @@ impl fmt::Display for Rules {
 }
 
 impl FromStr for Rules {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
         Rules::parse(s)
     }
 }
@@ -164,14 +168,14 @@ macro_rules! option_text {
             }
         }
         impl FromStr for $ty {
-            type Err = String;
-            fn from_str(s: &str) -> Result<Self, String> {
+            type Err = Error;
+            fn from_str(s: &str) -> Result<Self, Error> {
                 match s.trim().to_ascii_lowercase().as_str() {
                     $($name $(| $alias)* => Ok($ty::$variant),)+
-                    _ => Err(format!(
+                    _ => Err(Error::new(format!(
                         concat!("unknown ", stringify!($ty), " '{}' (expected one of: {})"),
                         s, [$($name),+].join(", ")
-                    )),
+                    ))),
                 }
             }
         }
@@ -202,10 +206,16 @@ mod tests {
 
     #[test]
     fn bad_specs_are_errors() {
-        assert!(Rules::parse("fide").unwrap_err().contains("fide"));
+        assert!(Rules::parse("fide").unwrap_err().message.contains("fide"));
         assert!(Rules::parse("classic,nomove").is_err());
-        assert!(Rules::parse("no-move=maybe").unwrap_err().contains("maybe"));
+        assert!(Rules::parse("no-move=maybe")
+            .unwrap_err()
+            .message
+            .contains("maybe"));
         assert!(Rules::parse("ply-limit=x").is_err());
-        assert!(Rules::parse("colour=red").unwrap_err().contains("colour"));
+        assert!(Rules::parse("colour=red")
+            .unwrap_err()
+            .message
+            .contains("colour"));
     }
 }

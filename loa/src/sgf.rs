@@ -1,6 +1,6 @@
 //! SGF game files (`FF[4]`) for Lines of Action (`GM[9]`, <https://red-bean.com/sgf/loa.html>):
 //! [`SgfGame::parse`] reads one, [`SgfGame::format`] writes one. Every parser returns a
-//! [`NotationError`] naming what was wrong and where (line and column of the text); none
+//! [`Error`] naming what was wrong and where (line and column of the text); none
 //! panics on any input.
 //!
 //! # Syntax
@@ -67,7 +67,8 @@
 
 use crate::geometry::{Geometry, Square};
 use crate::moves::Move;
-use crate::notation::{name_on, parse_move_text, parse_square, MoveText, NotationError};
+use crate::notation::{name_on, parse_move_text, parse_square, MoveText};
+use crate::Error;
 use crate::{Color, Game, Outcome, Position, Rules, Variant};
 use std::collections::HashSet;
 use std::str::FromStr;
@@ -108,14 +109,14 @@ fn location(text: &str, offset: usize) -> String {
 }
 
 /// An error at byte `offset` of `text`.
-fn error_at(text: &str, offset: usize, what: impl std::fmt::Display) -> NotationError {
-    NotationError::new(format!("SGF {}: {what}", location(text, offset)))
+fn error_at(text: &str, offset: usize, what: impl std::fmt::Display) -> Error {
+    Error::new(format!("SGF {}: {what}", location(text, offset)))
 }
 
 /// Parses the general SGF syntax and returns the nodes of the main line: the first game
 /// tree of the collection, and at every branch its first variation (see the module docs).
 /// The result has at least one node. Errors name the problem and its line and column.
-pub fn parse_main_line(text: &str) -> Result<Vec<SgfNode>, NotationError> {
+pub fn parse_main_line(text: &str) -> Result<Vec<SgfNode>, Error> {
     /// An open game tree.
     struct Tree {
         open: usize,
@@ -280,7 +281,7 @@ pub fn parse_main_line(text: &str) -> Result<Vec<SgfNode>, NotationError> {
         ));
     }
     if nodes.is_empty() {
-        return Err(NotationError::new(
+        return Err(Error::new(
             "SGF: no game tree (an SGF file starts with '(;')",
         ));
     }
@@ -382,8 +383,8 @@ impl LzSpec {
                 return Err(format!("key '{}' given twice", shorten(&key)));
             }
             match key.as_str() {
-                "variant" => spec.variant = Some(Variant::from_str(v)?),
-                "rules" => spec.rules = Some(Rules::parse(v)?),
+                "variant" => spec.variant = Some(Variant::from_str(v).map_err(|e| e.message)?),
+                "rules" => spec.rules = Some(Rules::parse(v).map_err(|e| e.message)?),
                 "start" => spec.start = Some(v.trim().to_string()),
                 "ply" => {
                     spec.ply = v
@@ -448,7 +449,7 @@ fn color_letter(c: Color) -> char {
 }
 
 /// The only value of `p`, or an error naming it.
-fn single<'a>(text: &str, p: &'a SgfProperty) -> Result<&'a str, NotationError> {
+fn single<'a>(text: &str, p: &'a SgfProperty) -> Result<&'a str, Error> {
     match p.values.as_slice() {
         [v] => Ok(v),
         _ => Err(error_at(
@@ -546,11 +547,9 @@ impl SgfGame {
     /// Reads an SGF file's main line (see the module docs): variant and rules, start
     /// position, every move checked for legality, resignation and game information. Errors
     /// name the property or move (moves by number) and its line and column.
-    pub fn parse(text: &str) -> Result<SgfGame, NotationError> {
+    pub fn parse(text: &str) -> Result<SgfGame, Error> {
         let nodes = parse_main_line(text)?;
-        let root = nodes
-            .first()
-            .ok_or_else(|| NotationError::new("SGF: no node"))?;
+        let root = nodes.first().ok_or_else(|| Error::new("SGF: no node"))?;
         let at = |p: &SgfProperty, what: String| {
             error_at(text, p.offset, format!("{}: {what}", show(p)))
         };
@@ -579,7 +578,7 @@ impl SgfGame {
             if name.eq_ignore_ascii_case("custom") {
                 custom = true;
             } else {
-                variant = Some(Variant::from_str(name).map_err(|e| at(p, e))?);
+                variant = Some(Variant::from_str(name).map_err(|e| at(p, e.message))?);
             }
         }
         let size = match root.get("SZ") {
@@ -656,7 +655,9 @@ impl SgfGame {
                 }
                 setup = true;
                 if id == "PL" {
-                    to_move = Some(Color::from_str(single(text, p)?.trim()).map_err(|e| at(p, e))?);
+                    to_move = Some(
+                        Color::from_str(single(text, p)?.trim()).map_err(|e| at(p, e.message))?,
+                    );
                     continue;
                 }
                 for v in &p.values {

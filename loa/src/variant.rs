@@ -1,7 +1,7 @@
 //! Game variants: board geometry and start position.
 
 use crate::geometry::{Geometry, HEX5, SQUARE6, SQUARE8};
-use crate::Color;
+use crate::{Color, Error};
 use std::fmt;
 use std::str::FromStr;
 
@@ -171,8 +171,8 @@ impl fmt::Display for Variant {
 }
 
 impl FromStr for Variant {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
         match s.trim().to_ascii_lowercase().as_str() {
             "standard" | "8x8" => Ok(Variant::Standard),
             "scrambled-eggs" | "scrambled" | "scrambled_eggs" => Ok(Variant::ScrambledEggs),
@@ -181,10 +181,10 @@ impl FromStr for Variant {
             "gemma" => Ok(Variant::Gemma),
             "ambiloa" => Ok(Variant::Ambiloa),
             "alveole" | "hex" => Ok(Variant::Alveole),
-            _ => Err(format!(
+            _ => Err(Error::new(format!(
                 "unknown variant '{s}' (expected one of: {})",
                 Variant::ALL.map(|v| v.name()).join(", ")
-            )),
+            ))),
         }
     }
 }

@@ -367,7 +367,7 @@ fn gemma_vanished_cells_are_crossed_and_uncounted_but_never_landed_on() {
         extra,
     )
     .unwrap_err();
-    assert!(e.0.contains("vanished"), "{e}");
+    assert!(e.message.contains("vanished"), "{e}");
     let err = Position::from_text("8/1b1w4/7w/4b3/8/2x5/8/bx5w b", Variant::Standard)
         .unwrap_err()
         .message;

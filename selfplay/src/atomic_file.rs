@@ -6,21 +6,21 @@
 //! dot and contain `.tmp.`, the pattern the run directory's crash clean-up removes.
 //! All functions are thread-safe (the counter making names unique is atomic).
 
-use crate::data::DataError;
+use crate::Error;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> DataError + '_ {
-    move |source| DataError::Io {
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
+    move |source| Error::Io {
         path: path.to_path_buf(),
         source,
     }
 }
 
 /// The directory of `path` (`.` for a bare file name) and a fresh temporary path beside it.
-fn temp_beside(path: &Path) -> Result<(PathBuf, PathBuf), DataError> {
+fn temp_beside(path: &Path) -> Result<(PathBuf, PathBuf), Error> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -28,7 +28,7 @@ fn temp_beside(path: &Path) -> Result<(PathBuf, PathBuf), DataError> {
         .to_path_buf();
     let name = path
         .file_name()
-        .ok_or_else(|| DataError::Io {
+        .ok_or_else(|| Error::Io {
             path: path.to_path_buf(),
             source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path"),
         })?
@@ -46,7 +46,7 @@ fn temp_beside(path: &Path) -> Result<(PathBuf, PathBuf), DataError> {
 /// Writes `bytes` to `path` atomically. Readers see the old file, no file, or the complete
 /// new one — never a partial one. On error the temporary file is removed and the error
 /// names the file and the cause.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), DataError> {
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     write_atomically_with(path, |tmp| {
         let mut f = fs::File::create(tmp)?;
         f.write_all(bytes)
@@ -60,7 +60,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), DataError> {
 pub fn write_atomically_with(
     path: &Path,
     write: impl FnOnce(&Path) -> std::io::Result<()>,
-) -> Result<(), DataError> {
+) -> Result<(), Error> {
     let (dir, tmp) = temp_beside(path)?;
     let result = (|| {
         write(&tmp).map_err(io_err(path))?;
@@ -117,7 +117,7 @@ mod tests {
             Err(std::io::Error::other("encoder failed"))
         })
         .unwrap_err();
-        assert_eq!(err.path(), path);
+        assert_eq!(err.path(), Some(path.as_path()));
         assert!(err.to_string().contains("encoder failed"), "{err}");
         assert_eq!(fs::read(&path).unwrap(), b"old");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);

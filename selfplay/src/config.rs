@@ -2,6 +2,7 @@
 //! runs, containing an `MctsConfig`). Both are serde structs with documented defaults;
 //! unknown keys are errors.
 
+use crate::Error;
 use loa::{Rules, Variant};
 use serde::{Deserialize, Serialize};
 
@@ -84,7 +85,11 @@ impl Default for MctsConfig {
 
 impl MctsConfig {
     /// Checks ranges; the error names the offending key.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), Error> {
+        self.check().map_err(Error::Config)
+    }
+
+    fn check(&self) -> Result<(), String> {
         let finite_nonneg = [
             ("cpuct", self.cpuct),
             ("fpu_reduction", self.fpu_reduction),
@@ -139,11 +144,14 @@ pub struct SelfplayConfig {
     pub mcts: MctsConfig,
     /// Simulations of a full search. Default 64.
     pub simulations: u32,
-    /// Variant name (`standard`, `scrambled-eggs`, `6x6`, `parachute`, `gemma`, `ambiloa`,
-    /// `alveole`). Default `standard`.
-    pub variant: String,
-    /// Rules spec (see `loa::Rules::parse`). Default `classic`.
-    pub rules: String,
+    /// The variant; in TOML its name (`standard`, `scrambled-eggs`, `6x6`, `parachute`,
+    /// `gemma`, `ambiloa`, `alveole`). Default `standard`.
+    #[serde(with = "variant_text")]
+    pub variant: Variant,
+    /// The rules; in TOML a spec that `loa::Rules::parse` reads (`classic`, `icga`,
+    /// `classic,ply-limit=200`, …). Default `classic`.
+    #[serde(with = "rules_text")]
+    pub rules: Rules,
     /// Games each worker advances in lockstep (its leaves share evaluator calls).
     /// Default 32.
     pub games_per_worker: usize,
@@ -179,8 +187,8 @@ impl Default for SelfplayConfig {
                 ..MctsConfig::default()
             },
             simulations: 64,
-            variant: "standard".into(),
-            rules: "classic".into(),
+            variant: Variant::Standard,
+            rules: Rules::classic(),
             games_per_worker: 32,
             threads: 0,
             resign_threshold: -0.95,
@@ -196,40 +204,30 @@ impl Default for SelfplayConfig {
 }
 
 impl SelfplayConfig {
-    /// The variant.
-    pub fn variant(&self) -> Result<Variant, String> {
-        self.variant
-            .parse()
-            .map_err(|e| format!("selfplay.variant: {e}"))
-    }
-
-    /// The rules.
-    pub fn rules(&self) -> Result<Rules, String> {
-        Rules::parse(&self.rules).map_err(|e| format!("selfplay.rules: {e}"))
-    }
-
     /// Reads a TOML config: either a whole run config, whose `[selfplay]` table is used
     /// (other tables belong to other crates), or a bare self-play config. Unknown keys
     /// and invalid values are errors naming the key.
-    pub fn from_toml(text: &str) -> Result<SelfplayConfig, String> {
-        let value: toml::Table = toml::from_str(text).map_err(|e| e.to_string())?;
+    pub fn from_toml(text: &str) -> Result<SelfplayConfig, Error> {
+        let value: toml::Table = toml::from_str(text).map_err(|e| Error::Config(e.to_string()))?;
         let table = match value.get("selfplay") {
             Some(toml::Value::Table(t)) => t.clone(),
-            Some(_) => return Err("`selfplay` must be a table".into()),
+            Some(_) => return Err(Error::Config("`selfplay` must be a table".into())),
             None => value,
         };
         let config: SelfplayConfig = toml::Value::Table(table)
             .try_into()
-            .map_err(|e: toml::de::Error| format!("[selfplay] {}", e.message()))?;
+            .map_err(|e: toml::de::Error| Error::Config(format!("[selfplay] {}", e.message())))?;
         config.validate()?;
         Ok(config)
     }
 
     /// Checks every field; the error names the offending key.
-    pub fn validate(&self) -> Result<(), String> {
-        self.mcts.validate()?;
-        self.variant()?;
-        self.rules()?;
+    pub fn validate(&self) -> Result<(), Error> {
+        self.check().map_err(Error::Config)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        self.mcts.check()?;
         if self.simulations == 0 {
             return Err("selfplay.simulations must be ≥ 1".into());
         }
@@ -267,16 +265,70 @@ mod tests {
         assert_eq!(c.mcts.fpu_reduction, MctsConfig::default().fpu_reduction);
         let c =
             SelfplayConfig::from_toml("[train]\nlr = 1\n[selfplay]\nvariant = \"6x6\"\n").unwrap();
-        assert_eq!(c.variant().unwrap(), Variant::Six);
+        assert_eq!(c.variant, Variant::Six);
         let e = SelfplayConfig::from_toml("[mcts]\ncpcut = 2.0\n").unwrap_err();
-        assert!(e.contains("cpcut"), "{e}");
+        assert!(e.to_string().contains("cpcut"), "{e}");
         let e = SelfplayConfig::from_toml("variant = \"chess\"").unwrap_err();
-        assert!(e.contains("variant"), "{e}");
+        assert!(e.to_string().contains("variant"), "{e}");
         let e = SelfplayConfig::from_toml("[mcts]\nleaves_per_batch = 0").unwrap_err();
-        assert!(e.contains("leaves_per_batch"), "{e}");
+        assert!(e.to_string().contains("leaves_per_batch"), "{e}");
         assert_eq!(
             SelfplayConfig::from_toml("").unwrap(),
             SelfplayConfig::default()
         );
+    }
+
+    #[test]
+    fn variant_and_rules_round_trip_through_toml() {
+        let c = SelfplayConfig {
+            variant: Variant::Alveole,
+            rules: Rules::parse("icga,ply-limit=200").unwrap(),
+            ..SelfplayConfig::default()
+        };
+        let text = toml::to_string(&c).unwrap();
+        assert_eq!(SelfplayConfig::from_toml(&text).unwrap(), c);
+        let text = toml::to_string(&SelfplayConfig::default()).unwrap();
+        assert!(text.contains("rules = \"classic\""), "{text}");
+        assert!(text.contains("variant = \"standard\""), "{text}");
+        let e = SelfplayConfig::from_toml("rules = \"fide\"").unwrap_err();
+        assert!(e.to_string().contains("selfplay.rules"), "{e}");
+    }
+}
+
+/// `SelfplayConfig::variant` in TOML: the variant's name.
+mod variant_text {
+    use loa::Variant;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &Variant, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(v.name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Variant, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse()
+            .map_err(|e| serde::de::Error::custom(format!("selfplay.variant: {e}")))
+    }
+}
+
+/// `SelfplayConfig::rules` in TOML: a preset's name when the rules are a preset, else the
+/// canonical spec of `Display`; both read back by `Rules::parse`.
+mod rules_text {
+    use loa::Rules;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(r: &Rules, s: S) -> Result<S::Ok, S::Error> {
+        if *r == Rules::classic() {
+            s.serialize_str("classic")
+        } else if *r == Rules::icga() {
+            s.serialize_str("icga")
+        } else {
+            s.serialize_str(&r.to_string())
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Rules, D::Error> {
+        let text = String::deserialize(d)?;
+        Rules::parse(&text).map_err(|e| serde::de::Error::custom(format!("selfplay.rules: {e}")))
     }
 }

@@ -1,6 +1,7 @@
 //! The batched evaluator interface between search and any model (network, heuristic,
 //! uniform). Search code depends only on this trait, never on torch.
 
+use crate::Error;
 use loa::{Move, Position};
 
 /// A batch of positions to evaluate, with reusable flat buffers (no allocation per
@@ -87,19 +88,8 @@ pub trait Evaluator: Send + Sync {
     /// Fills `batch.priors` and `batch.values` for every position in `batch` (see
     /// [`EvalBatch`] for the layout). Errors (a dead inference thread, a device failure)
     /// are reported, never swallowed.
-    fn evaluate(&self, batch: &mut EvalBatch) -> Result<(), EvalError>;
+    fn evaluate(&self, batch: &mut EvalBatch) -> Result<(), Error>;
 
     /// A short description for logs, e.g. `uniform` or `net:model.safetensors@cuda`.
     fn name(&self) -> String;
 }
-
-/// Why an evaluation failed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct EvalError(pub String);
-
-impl std::fmt::Display for EvalError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "evaluation failed: {}", self.0)
-    }
-}
-impl std::error::Error for EvalError {}

@@ -5,7 +5,8 @@
 //! Both are stateless, `Send + Sync`, and give each position the same result whatever
 //! else shares its batch.
 
-use crate::evaluator::{EvalBatch, EvalError, Evaluator};
+use crate::evaluator::{EvalBatch, Evaluator};
+use crate::Error;
 use loa::features::{min_distance_sum, CentreOfMass};
 use loa::{Color, Geometry, Move, MoveKind, Position};
 
@@ -21,7 +22,7 @@ impl UniformEvaluator {
 }
 
 impl Evaluator for UniformEvaluator {
-    fn evaluate(&self, batch: &mut EvalBatch) -> Result<(), EvalError> {
+    fn evaluate(&self, batch: &mut EvalBatch) -> Result<(), Error> {
         batch.prepare_outputs();
         for i in 0..batch.len() {
             let range = batch.range(i);
@@ -180,7 +181,7 @@ fn side_terms(g: &Geometry, bits: u64, room: Option<u64>) -> (f32, u32) {
 }
 
 impl Evaluator for HeuristicEvaluator {
-    fn evaluate(&self, batch: &mut EvalBatch) -> Result<(), EvalError> {
+    fn evaluate(&self, batch: &mut EvalBatch) -> Result<(), Error> {
         batch.prepare_outputs();
         for i in 0..batch.len() {
             let pos = batch.positions[i];

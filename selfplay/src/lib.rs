@@ -13,6 +13,7 @@ pub mod atomic_file;
 pub mod bench;
 pub mod config;
 pub mod data;
+mod error;
 pub mod evaluator;
 pub mod evaluators;
 mod gumbel;
@@ -23,13 +24,12 @@ mod tree;
 pub mod worker;
 
 pub use config::{MctsConfig, SelfplayConfig};
-pub use data::{read_shard, write_shard, DataError, Sample};
-pub use evaluator::{EvalBatch, EvalError, Evaluator};
+pub use data::{read_shard, write_shard, Sample};
+pub use error::Error;
+pub use evaluator::{EvalBatch, Evaluator};
 pub use evaluators::{HeuristicEvaluator, UniformEvaluator};
 pub use output::{game_sgf_text, GameWriter};
 pub use player::MctsPlayer;
 pub use search::{RootMove, Search, SearchStats};
 pub use tree::Proof;
-pub use worker::{
-    run_selfplay, run_selfplay_continuous, FinishedGame, ParkedGames, Progress, SelfplayError,
-};
+pub use worker::{run_selfplay, run_selfplay_continuous, FinishedGame, ParkedGames, Progress};

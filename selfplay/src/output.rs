@@ -7,8 +7,9 @@
 //! whose shard does not exist. The stem `<prefix>-n<K>-<millis>-<pid>-<seq>` carries the
 //! number of games `K` ([`games_in_shard_name`]).
 
-use crate::data::{write_atomically, write_shard, DataError};
+use crate::data::{write_atomically, write_shard};
 use crate::worker::FinishedGame;
+use crate::Error;
 use loa::{GameRecord, Outcome};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -60,11 +61,11 @@ pub struct GameWriter {
 impl GameWriter {
     /// A writer into `dir/shards` (and `dir/games` when `records`), creating them; file
     /// names start with `sp-<host>`; shards are written by size only.
-    pub fn new(dir: &Path, shard_samples: usize, records: bool) -> Result<GameWriter, DataError> {
+    pub fn new(dir: &Path, shard_samples: usize, records: bool) -> Result<GameWriter, Error> {
         let shard_dir = dir.join("shards");
         let game_dir = records.then(|| dir.join("games"));
         for d in std::iter::once(&shard_dir).chain(game_dir.as_ref()) {
-            std::fs::create_dir_all(d).map_err(|source| DataError::Io {
+            std::fs::create_dir_all(d).map_err(|source| Error::Io {
                 path: d.clone(),
                 source,
             })?;
@@ -124,14 +125,14 @@ impl GameWriter {
     }
 
     /// Writes what is buffered, then names later files with `prefix`.
-    pub fn set_prefix(&mut self, prefix: &str) -> Result<(), DataError> {
+    pub fn set_prefix(&mut self, prefix: &str) -> Result<(), Error> {
         self.flush()?;
         self.prefix = prefix.to_string();
         Ok(())
     }
 
     /// Adds a finished game; writes a shard when one is due.
-    pub fn add(&mut self, game: FinishedGame) -> Result<(), DataError> {
+    pub fn add(&mut self, game: FinishedGame) -> Result<(), Error> {
         self.buffered_samples += game.samples.len();
         self.buffer.push(game);
         let late = self
@@ -144,7 +145,7 @@ impl GameWriter {
     }
 
     /// Writes the buffered games: their records, then their shard. Nothing if none.
-    pub fn flush(&mut self) -> Result<(), DataError> {
+    pub fn flush(&mut self) -> Result<(), Error> {
         self.last_flush = Instant::now();
         if self.buffer.is_empty() {
             return Ok(());

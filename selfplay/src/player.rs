@@ -1,8 +1,9 @@
 //! [`MctsPlayer`]: a deterministic-strength MCTS player for matches and tools.
 
 use crate::config::MctsConfig;
-use crate::evaluator::{EvalBatch, EvalError, Evaluator};
+use crate::evaluator::{EvalBatch, Evaluator};
 use crate::search::{random_seed, Search, SearchStats};
+use crate::Error;
 use loa::{Game, Move};
 use std::sync::Arc;
 use std::time::Instant;
@@ -51,7 +52,7 @@ impl MctsPlayer {
 
     /// Searches the current position of `game` and returns the move to play. Errors if
     /// the game is over or the evaluator fails.
-    pub fn choose_move(&mut self, game: &Game) -> Result<Move, EvalError> {
+    pub fn choose_move(&mut self, game: &Game) -> Result<Move, Error> {
         self.start(game, self.sims)?;
         self.search.run(self.evaluator.as_ref(), &mut self.batch)?;
         self.best()
@@ -72,7 +73,7 @@ impl MctsPlayer {
         game: &Game,
         deadline: Instant,
         max_sims: u32,
-    ) -> Result<Move, EvalError> {
+    ) -> Result<Move, Error> {
         let started = Instant::now();
         let cap = max_sims.max(1);
         if !self.search.config().gumbel {
@@ -113,9 +114,9 @@ impl MctsPlayer {
         self.best()
     }
 
-    fn start(&mut self, game: &Game, sims: u32) -> Result<(), EvalError> {
+    fn start(&mut self, game: &Game, sims: u32) -> Result<(), Error> {
         if let Some(o) = game.outcome() {
-            return Err(EvalError(format!(
+            return Err(Error::Eval(format!(
                 "no move to choose: the game is over ({})",
                 o.name()
             )));
@@ -125,9 +126,9 @@ impl MctsPlayer {
         Ok(())
     }
 
-    fn best(&self) -> Result<Move, EvalError> {
+    fn best(&self) -> Result<Move, Error> {
         self.search
             .best_move()
-            .ok_or_else(|| EvalError("search produced no move".into()))
+            .ok_or_else(|| Error::Eval("search produced no move".into()))
     }
 }

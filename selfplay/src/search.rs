@@ -8,9 +8,10 @@
 //! the loop for a single search. A `Search` is `Send` but not shared between threads.
 
 use crate::config::MctsConfig;
-use crate::evaluator::{EvalBatch, EvalError, Evaluator};
+use crate::evaluator::{EvalBatch, Evaluator};
 use crate::gumbel::GumbelRoot;
 use crate::tree::{q_for_children, Edge, EdgeState, Proof, Tree};
+use crate::Error;
 use loa::rules::{NoMove, Repetition};
 use loa::{Game, Move, MoveList, Outcome, Position, Rules};
 use rand::rngs::StdRng;
@@ -231,11 +232,7 @@ impl Search {
 
     /// Runs the search to the end with `evaluator`, one batch of up to
     /// `leaves_per_batch` leaves per call.
-    pub fn run(
-        &mut self,
-        evaluator: &dyn Evaluator,
-        batch: &mut EvalBatch,
-    ) -> Result<(), EvalError> {
+    pub fn run(&mut self, evaluator: &dyn Evaluator, batch: &mut EvalBatch) -> Result<(), Error> {
         while !self.is_finished() {
             batch.clear();
             self.gather(batch);
@@ -257,7 +254,7 @@ impl Search {
         evaluator: &dyn Evaluator,
         batch: &mut EvalBatch,
         deadline: std::time::Instant,
-    ) -> Result<(), EvalError> {
+    ) -> Result<(), Error> {
         while !self.is_finished() {
             let root_expanded =
                 self.tree.edges[self.tree.root as usize].state == EdgeState::Expanded;
@@ -529,7 +526,7 @@ impl Search {
 
     /// Expands the leaves of the last [`Search::gather`] from the evaluated `batch` and
     /// backs their values up. Fails if the evaluator returned non-finite numbers.
-    pub fn absorb(&mut self, batch: &EvalBatch) -> Result<(), EvalError> {
+    pub fn absorb(&mut self, batch: &EvalBatch) -> Result<(), Error> {
         let solver = self.config.solver;
         let mut result = Ok(());
         let needed = self.batch_base + self.pending.len();
@@ -550,7 +547,7 @@ impl Search {
             self.started -= self.pending.iter().filter(|p| p.0 != root).count() as u32;
             self.pending.clear();
             self.pending_paths.clear();
-            return Err(EvalError(format!(
+            return Err(Error::Eval(format!(
                 "evaluator returned {} values and {} priors for {} positions and {} moves",
                 batch.values.len(),
                 batch.priors.len(),
@@ -563,7 +560,7 @@ impl Search {
             let i = self.batch_base + k;
             let mut value = batch.values[i];
             if !value.is_finite() {
-                result = Err(EvalError(format!(
+                result = Err(Error::Eval(format!(
                     "non-finite value {value} for position {}",
                     batch.positions[i].to_text()
                 )));

@@ -563,7 +563,7 @@ fn gumbel_self_play_search_gives_an_improved_policy() {
 fn a_misbehaving_evaluator_is_an_error_not_a_panic() {
     struct Lazy;
     impl Evaluator for Lazy {
-        fn evaluate(&self, batch: &mut EvalBatch) -> Result<(), EvalError> {
+        fn evaluate(&self, batch: &mut EvalBatch) -> Result<(), Error> {
             batch.values.clear();
             Ok(())
         }
@@ -573,7 +573,7 @@ fn a_misbehaving_evaluator_is_an_error_not_a_panic() {
     }
     struct NotANumber;
     impl Evaluator for NotANumber {
-        fn evaluate(&self, batch: &mut EvalBatch) -> Result<(), EvalError> {
+        fn evaluate(&self, batch: &mut EvalBatch) -> Result<(), Error> {
             UniformEvaluator.evaluate(batch)?;
             batch.values.fill(f32::NAN);
             Ok(())

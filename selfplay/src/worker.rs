@@ -14,8 +14,9 @@
 
 use crate::config::SelfplayConfig;
 use crate::data::Sample;
-use crate::evaluator::{EvalBatch, EvalError, Evaluator};
+use crate::evaluator::{EvalBatch, Evaluator};
 use crate::search::Search;
+use crate::Error;
 use loa::{Color, Game, Move, Outcome, Position, Rules};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -99,23 +100,9 @@ impl Progress {
     }
 }
 
-/// Why a self-play run stopped early.
-#[derive(Debug, thiserror::Error)]
-pub enum SelfplayError {
-    /// Bad configuration.
-    #[error("bad self-play configuration: {0}")]
-    Config(String),
-    /// The evaluator failed.
-    #[error(transparent)]
-    Eval(#[from] EvalError),
-    /// The sink (writing games) failed.
-    #[error("{0}")]
-    Sink(String),
-}
-
 enum Message {
     Game(Box<FinishedGame>),
-    Failed(SelfplayError),
+    Failed(Error),
 }
 
 /// Games carried from one [`run_selfplay_continuous`] call to the next: games in flight
@@ -165,7 +152,7 @@ pub fn run_selfplay(
     games: u64,
     sink: impl FnMut(FinishedGame) -> Result<(), String>,
     progress: impl FnMut(&Progress),
-) -> Result<Progress, SelfplayError> {
+) -> Result<Progress, Error> {
     play(config, evaluator, games, None, sink, progress)
 }
 
@@ -181,7 +168,7 @@ pub fn run_selfplay_continuous(
     parked: &mut ParkedGames,
     sink: impl FnMut(FinishedGame) -> Result<(), String>,
     progress: impl FnMut(&Progress),
-) -> Result<Progress, SelfplayError> {
+) -> Result<Progress, Error> {
     play(config, evaluator, games, Some(parked), sink, progress)
 }
 
@@ -192,8 +179,8 @@ fn play(
     mut parked: Option<&mut ParkedGames>,
     mut sink: impl FnMut(FinishedGame) -> Result<(), String>,
     mut progress: impl FnMut(&Progress),
-) -> Result<Progress, SelfplayError> {
-    config.validate().map_err(SelfplayError::Config)?;
+) -> Result<Progress, Error> {
+    config.validate()?;
     let continuous = parked.is_some();
     let mut carried = parked
         .as_deref_mut()
@@ -203,7 +190,7 @@ fn play(
     let mut delivered = 0u64;
     while delivered < games && !carried.finished.is_empty() {
         let g = carried.finished.remove(0);
-        sink(g).map_err(SelfplayError::Sink)?;
+        sink(g).map_err(Error::Sink)?;
         delivered += 1;
     }
     let games_left = games - delivered;
@@ -222,7 +209,7 @@ fn play(
         .num_threads(threads)
         .thread_name(|i| format!("selfplay-{i}"))
         .build()
-        .map_err(|e| SelfplayError::Config(format!("cannot start worker threads: {e}")))?;
+        .map_err(|e| Error::Config(format!("cannot start worker threads: {e}")))?;
     let shared = Arc::new(Shared {
         games: games_left,
         continuous,
@@ -273,7 +260,7 @@ fn play(
                     snapshot.false_resignations += g.false_resignations as u64;
                     if failure.is_none() {
                         if let Err(e) = sink(*g) {
-                            failure = Some(SelfplayError::Sink(e));
+                            failure = Some(Error::Sink(e));
                             shared.stop.store(true, Ordering::Relaxed);
                         }
                     }
@@ -339,8 +326,8 @@ impl Worker {
     fn new(config: &SelfplayConfig, seed: u64) -> Worker {
         Worker {
             config: config.clone(),
-            variant: config.variant().expect("validated"),
-            rules: config.rules().expect("validated"),
+            variant: config.variant,
+            rules: config.rules,
             rng: StdRng::seed_from_u64(seed),
             slots: (0..config.games_per_worker).map(|_| None).collect(),
             batch: EvalBatch::new(),
@@ -402,7 +389,7 @@ impl Worker {
         evaluator: &dyn Evaluator,
         shared: &Shared,
         tx: &mpsc::Sender<Message>,
-    ) -> Result<(), SelfplayError> {
+    ) -> Result<(), Error> {
         let counters = &shared.counters;
         loop {
             if shared.stop.load(Ordering::Relaxed) {
@@ -730,7 +717,7 @@ mod tests {
         for variant in loa::Variant::ALL {
             for gumbel in [false, true] {
                 let mut config = SelfplayConfig {
-                    variant: variant.name().into(),
+                    variant,
                     resign_disabled_fraction: 0.5,
                     resign_min_ply: 10,
                     ..small_config()
@@ -869,8 +856,8 @@ mod tests {
     fn evaluator_errors_stop_the_run() {
         struct Broken;
         impl Evaluator for Broken {
-            fn evaluate(&self, _: &mut EvalBatch) -> Result<(), EvalError> {
-                Err(EvalError("device lost".into()))
+            fn evaluate(&self, _: &mut EvalBatch) -> Result<(), Error> {
+                Err(Error::Eval("device lost".into()))
             }
             fn name(&self) -> String {
                 "broken".into()

@@ -140,7 +140,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     if let Some(l) = args.leaves {
         mcts.leaves_per_batch = l;
     }
-    mcts.validate().map_err(|e| anyhow!(e))?;
+    mcts.validate()?;
     let kinds = if args.evaluator.is_empty() {
         vec![EvaluatorKind::Uniform, EvaluatorKind::Heuristic]
     } else {
@@ -188,7 +188,7 @@ fn bench_network_selfplay(path: &Path, args: &BenchArgs) -> Result<()> {
     let variant = info.variant;
     let evaluator = Arc::new(evaluator);
     let mut config = SelfplayConfig {
-        variant: variant.name().into(),
+        variant,
         threads: args.threads.max(2),
         write_game_records: false,
         ..SelfplayConfig::default()
@@ -296,7 +296,7 @@ pub fn bench_net(args: NetBenchArgs) -> Result<()> {
         println!("CPU peak: {}", p.describe());
     }
     for name in &args.preset {
-        let net = NetConfig::preset(name).map_err(anyhow::Error::msg)?;
+        let net = NetConfig::preset(name)?;
         let label = format!("{name} {}x{}", net.blocks, net.channels);
         let mflop = 2.0 * train::net::macs_per_position(&net, args.variant) as f64 / 1e6;
         println!("{label:<12} {mflop:.2} MFLOP per position (2 x multiply-accumulates)");

@@ -8,13 +8,13 @@ use loa::{Position, Rules, Variant};
 #[derive(Args, Clone, Debug)]
 pub struct GameArgs {
     /// Variant: standard, scrambled-eggs, 6x6, parachute, gemma, ambiloa or alveole.
-    #[arg(long, default_value = "standard", value_parser = parse_variant)]
+    #[arg(long, default_value = "standard")]
     pub variant: Variant,
     /// Rules: a preset (classic = black first, mover wins a simultaneous connection, pass
     /// when stuck, draw on 3-fold repetition; icga = the same but a simultaneous connection
     /// is a draw), optionally followed by overrides, e.g.
     /// `classic,no-move=loss,repetition=off,ply-limit=300,first=white,simultaneous=draw`.
-    #[arg(long, default_value = "classic", value_parser = parse_rules)]
+    #[arg(long, default_value = "classic")]
     pub rules: Rules,
 }
 
@@ -26,12 +26,4 @@ impl GameArgs {
             Some(t) => Position::from_text(t, self.variant).map_err(|e| anyhow!("{e}")),
         }
     }
-}
-
-fn parse_variant(s: &str) -> Result<Variant, String> {
-    s.parse()
-}
-
-fn parse_rules(s: &str) -> Result<Rules, String> {
-    Rules::parse(s)
 }

@@ -15,11 +15,11 @@ pub struct Args {
     /// Variant: standard, scrambled-eggs, 6x6, parachute, gemma, ambiloa or alveole
     /// (default: the record's `# variant` line, else standard). Not for SGF files, which
     /// say their own.
-    #[arg(long, value_parser = parse_variant)]
+    #[arg(long)]
     pub variant: Option<Variant>,
     /// Rules, as for `match` (default: the record's `# rules` line, else classic). Not for
     /// SGF files.
-    #[arg(long, value_parser = parse_rules)]
+    #[arg(long)]
     pub rules: Option<Rules>,
     /// Start from this position (position text; default: the record's `# start` line,
     /// else the variant's start). Not for SGF files.
@@ -28,14 +28,6 @@ pub struct Args {
     /// Print the position after every ply.
     #[arg(long)]
     pub verbose: bool,
-}
-
-fn parse_variant(s: &str) -> Result<Variant, String> {
-    s.parse()
-}
-
-fn parse_rules(s: &str) -> Result<Rules, String> {
-    Rules::parse(s)
 }
 
 /// Whether `text` is an SGF file: its first character after white space (and a byte-order

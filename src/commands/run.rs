@@ -17,7 +17,7 @@ pub struct Args {
     /// Variant of a new run: without --config, the embedded `configs/<variant>.toml` (its
     /// tuned settings over the default); with --config, that file with
     /// selfplay.variant set. A resumed run must name its own variant.
-    #[arg(long, value_parser = |s: &str| s.parse::<loa::Variant>())]
+    #[arg(long)]
     pub variant: Option<loa::Variant>,
     /// Run directory; restarting with the same directory resumes the run.
     #[arg(long, default_value = "runs/default")]

@@ -38,7 +38,7 @@ pub struct Args {
     pub simulations: Option<u32>,
     /// Override the config's variant (standard, scrambled-eggs, 6x6, parachute, gemma,
     /// ambiloa, alveole); a --model must fit it.
-    #[arg(long, value_parser = |s: &str| s.parse::<loa::Variant>())]
+    #[arg(long)]
     pub variant: Option<loa::Variant>,
     /// Override the config's random seed.
     #[arg(long)]
@@ -108,7 +108,7 @@ pub fn run(args: Args) -> Result<()> {
         config.threads = t;
     }
     if let Some(v) = args.variant {
-        config.variant = v.name().into();
+        config.variant = v;
     }
     if let Some(s) = args.simulations {
         config.simulations = s;
@@ -120,18 +120,13 @@ pub fn run(args: Args) -> Result<()> {
         config.write_game_records = true;
         config.write_sgf = true;
     }
-    config
-        .validate()
-        .map_err(|e| anyhow!("bad self-play configuration: {e}"))?;
+    config.validate()?;
     let choice = match (&args.model, args.evaluator) {
         (Some(m), _) => EvaluatorChoice::Model(m.clone()),
         (None, Some(k)) => EvaluatorChoice::Builtin(k),
         (None, None) => EvaluatorChoice::Builtin(EvaluatorKind::Heuristic),
     };
-    let variant = config
-        .variant()
-        .map_err(|e| anyhow!("bad self-play configuration: {e}"))?;
-    let evaluator = build_evaluator(&choice, variant)?;
+    let evaluator = build_evaluator(&choice, config.variant)?;
     play(&config, evaluator, games, out)
 }
 

@@ -261,7 +261,11 @@ impl RunConfig {
 
     /// Checks every value; the message names the key.
     pub fn validate(&self) -> std::result::Result<(), String> {
-        self.selfplay.validate()?;
+        // The message alone: the caller names the file.
+        self.selfplay.validate().map_err(|e| match e {
+            selfplay::Error::Config(message) => message,
+            e => e.to_string(),
+        })?;
         self.train.validate().map_err(|e| format!("train: {e}"))?;
         let r = &self.run;
         if !(r.minutes.is_finite() && r.minutes >= 0.0) {
@@ -315,12 +319,12 @@ impl RunConfig {
 
     /// The variant of the run.
     pub fn variant(&self) -> loa::Variant {
-        self.selfplay.variant().expect("validated")
+        self.selfplay.variant
     }
 
     /// The rules of the run.
     pub fn rules(&self) -> loa::Rules {
-        self.selfplay.rules().expect("validated")
+        self.selfplay.rules
     }
 }
 

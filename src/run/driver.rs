@@ -309,7 +309,7 @@ impl Driver {
         let sink = |game| {
             writer
                 .add(game)
-                .map_err(|e: selfplay::DataError| e.to_string())?;
+                .map_err(|e: selfplay::Error| e.to_string())?;
             if crate::interrupt::requested() {
                 return Err("interrupted".to_string());
             }

@@ -6,7 +6,7 @@ fn main() -> anyhow::Result<()> {
     if args.len() != 4 {
         anyhow::bail!("usage: init_model PRESET(cpu|gpu) VARIANT PATH");
     }
-    let net = train::NetConfig::preset(&args[1]).map_err(anyhow::Error::msg)?;
+    let net = train::NetConfig::preset(&args[1])?;
     let variant: loa::Variant = args[2].parse().map_err(anyhow::Error::msg)?;
     let model = train::Model::new(train::ModelInfo::new(&net, variant), tch::Device::Cpu);
     model.save(std::path::Path::new(&args[3]))?;

@@ -100,27 +100,29 @@ impl NetConfig {
     }
 
     /// A preset by name: `small` (= `default`), `cpu` or `gpu`.
-    pub fn preset(name: &str) -> Result<NetConfig, String> {
+    pub fn preset(name: &str) -> anyhow::Result<NetConfig> {
         match name {
             "small" | "default" => Ok(NetConfig::small()),
             "cpu" => Ok(NetConfig::cpu()),
             "gpu" | "big" => Ok(NetConfig::gpu()),
-            _ => Err(format!(
+            _ => Err(anyhow::anyhow!(
                 "unknown net preset `{name}` (expected small, cpu or gpu)"
             )),
         }
     }
 
     /// Checks that every size is usable.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> anyhow::Result<()> {
         if self.channels == 0 || self.policy_channels == 0 || self.value_channels == 0 {
-            return Err("net: channel counts must be positive".into());
+            return Err(anyhow::anyhow!("net: channel counts must be positive"));
         }
         if self.value_hidden == 0 {
-            return Err("net: value_hidden must be positive".into());
+            return Err(anyhow::anyhow!("net: value_hidden must be positive"));
         }
         if self.blocks > 256 || self.channels > 4096 {
-            return Err("net: tower larger than 256 blocks × 4096 channels".into());
+            return Err(anyhow::anyhow!(
+                "net: tower larger than 256 blocks × 4096 channels"
+            ));
         }
         Ok(())
     }
@@ -306,9 +308,15 @@ impl Default for TrainConfig {
 
 impl TrainConfig {
     /// Checks ranges; the message names the key.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> anyhow::Result<()> {
         self.net.validate()?;
-        let check = |ok: bool, msg: &str| if ok { Ok(()) } else { Err(msg.to_string()) };
+        let check = |ok: bool, msg: &str| {
+            if ok {
+                Ok(())
+            } else {
+                Err(anyhow::anyhow!("{msg}"))
+            }
+        };
         check(self.batch_size > 0, "batch_size must be positive")?;
         check(self.lr > 0.0 && self.lr.is_finite(), "lr must be positive")?;
         check(
@@ -350,9 +358,9 @@ impl TrainConfig {
             self.inference.max_batch > 0,
             "inference.max_batch must be positive",
         )?;
-        crate::device::parse_device(&self.device).map_err(|e| format!("device: {e}"))?;
+        crate::device::parse_device(&self.device).map_err(|e| anyhow::anyhow!("device: {e}"))?;
         crate::device::parse_device(&self.inference.device)
-            .map_err(|e| format!("inference.device: {e}"))?;
+            .map_err(|e| anyhow::anyhow!("inference.device: {e}"))?;
         Ok(())
     }
 
@@ -447,6 +455,6 @@ mod tests {
             momentum: 1.5,
             ..TrainConfig::default()
         };
-        assert!(bad.validate().unwrap_err().contains("momentum"));
+        assert!(bad.validate().unwrap_err().to_string().contains("momentum"));
     }
 }

@@ -5,7 +5,7 @@ use tch::Device;
 
 /// Parses a device name: `cpu`, `cuda` (device 0) or `cuda:N`. Syntax only; see
 /// [`resolve_device`] for availability.
-pub fn parse_device(name: &str) -> Result<Device, String> {
+pub fn parse_device(name: &str) -> anyhow::Result<Device> {
     let name = name.trim().to_ascii_lowercase();
     match name.as_str() {
         "cpu" => Ok(Device::Cpu),
@@ -14,8 +14,8 @@ pub fn parse_device(name: &str) -> Result<Device, String> {
             Some(i) => i
                 .parse::<usize>()
                 .map(Device::Cuda)
-                .map_err(|_| format!("bad CUDA device index in `{name}`")),
-            None => Err(format!(
+                .map_err(|_| anyhow::anyhow!("bad CUDA device index in `{name}`")),
+            None => Err(anyhow::anyhow!(
                 "unknown device `{name}` (expected cpu, cuda or cuda:N)"
             )),
         },
@@ -25,7 +25,7 @@ pub fn parse_device(name: &str) -> Result<Device, String> {
 /// Parses a device name and checks that it exists: asking for CUDA on a machine (or a
 /// torch build) without it is an error that says so.
 pub fn resolve_device(name: &str) -> anyhow::Result<Device> {
-    let device = parse_device(name).map_err(anyhow::Error::msg)?;
+    let device = parse_device(name)?;
     if let Device::Cuda(i) = device {
         if !tch::Cuda::is_available() {
             anyhow::bail!(
@@ -96,11 +96,11 @@ mod tests {
 
     #[test]
     fn parse_devices() {
-        assert_eq!(parse_device("cpu"), Ok(Device::Cpu));
-        assert_eq!(parse_device("CUDA"), Ok(Device::Cuda(0)));
-        assert_eq!(parse_device("cuda:1"), Ok(Device::Cuda(1)));
+        assert_eq!(parse_device("cpu").unwrap(), Device::Cpu);
+        assert_eq!(parse_device("CUDA").unwrap(), Device::Cuda(0));
+        assert_eq!(parse_device("cuda:1").unwrap(), Device::Cuda(1));
         assert!(parse_device("cuda:x").is_err());
-        assert!(parse_device("tpu").unwrap_err().contains("tpu"));
+        assert!(parse_device("tpu").unwrap_err().to_string().contains("tpu"));
     }
 
     #[test]

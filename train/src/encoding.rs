@@ -274,7 +274,7 @@ pub fn plane_scales(variant: Variant, features: InputFeatures) -> Vec<f32> {
 
 /// Whether a model of `variant` saved with encoding `version` can be used by this build:
 /// the current version, or version 1 for the variants whose planes did not change.
-pub fn check_version(variant: Variant, version: u32) -> Result<(), String> {
+pub fn check_version(variant: Variant, version: u32) -> anyhow::Result<()> {
     let v1 = matches!(
         variant,
         Variant::Standard | Variant::ScrambledEggs | Variant::Six
@@ -282,7 +282,7 @@ pub fn check_version(variant: Variant, version: u32) -> Result<(), String> {
     if version == ENCODING_VERSION || (version == 1 && v1) {
         return Ok(());
     }
-    Err(format!(
+    Err(anyhow::anyhow!(
         "input encoding version {version} for {variant} is not readable: this build has \
          version {ENCODING_VERSION} (and reads version 1 for standard, scrambled-eggs and 6x6)"
     ))
@@ -509,7 +509,7 @@ mod tests {
             Variant::Ambiloa,
             Variant::Alveole,
         ] {
-            let err = check_version(variant, 1).unwrap_err();
+            let err = check_version(variant, 1).unwrap_err().to_string();
             assert!(
                 err.contains("version 1") && err.contains(variant.name()),
                 "{err}"

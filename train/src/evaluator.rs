@@ -15,7 +15,7 @@ use crate::net::wdl_to_value;
 use crate::policy::PolicyIndex;
 use crossbeam_channel::{bounded, unbounded, Receiver, RecvTimeoutError, Sender};
 use loa::{Move, Position};
-use selfplay::{EvalBatch, EvalError, Evaluator};
+use selfplay::{EvalBatch, Evaluator};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -25,7 +25,7 @@ use tch::{Device, Kind, Tensor};
 enum Message {
     Eval {
         batch: EvalBatch,
-        reply: Sender<Result<EvalBatch, EvalError>>,
+        reply: Sender<Result<EvalBatch, selfplay::Error>>,
     },
     SetWeights {
         tensors: Vec<(String, Tensor)>,
@@ -224,12 +224,14 @@ impl NetEvaluator {
 
     /// Replaces the weights (names as in [`Model::weights`], any device); takes effect
     /// before the next forward pass, and returns once applied. Shapes must match.
-    pub fn set_weights(&self, tensors: Vec<(String, Tensor)>) -> Result<(), EvalError> {
+    pub fn set_weights(&self, tensors: Vec<(String, Tensor)>) -> Result<(), selfplay::Error> {
         let (reply, rx) = bounded(1);
         self.sender()?
             .send(Message::SetWeights { tensors, reply })
             .map_err(|_| dead())?;
-        rx.recv().map_err(|_| dead())?.map_err(EvalError)
+        rx.recv()
+            .map_err(|_| dead())?
+            .map_err(selfplay::Error::Eval)
     }
 
     /// Replaces the weights with those of a model or checkpoint file of the same shape
@@ -250,17 +252,17 @@ impl NetEvaluator {
             .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
     }
 
-    fn sender(&self) -> Result<&Sender<Message>, EvalError> {
+    fn sender(&self) -> Result<&Sender<Message>, selfplay::Error> {
         self.tx.as_ref().ok_or_else(dead)
     }
 }
 
-fn dead() -> EvalError {
-    EvalError("the inference thread has stopped".into())
+fn dead() -> selfplay::Error {
+    selfplay::Error::Eval("the inference thread has stopped".into())
 }
 
 impl Evaluator for NetEvaluator {
-    fn evaluate(&self, batch: &mut EvalBatch) -> Result<(), EvalError> {
+    fn evaluate(&self, batch: &mut EvalBatch) -> Result<(), selfplay::Error> {
         if batch.is_empty() {
             batch.prepare_outputs();
             return Ok(());
@@ -329,7 +331,7 @@ impl InferenceLoop {
 
     fn run(mut self, rx: Receiver<Message>) {
         let deadline = Duration::from_micros(self.config.deadline_us);
-        let mut pending: Vec<(EvalBatch, Sender<Result<EvalBatch, EvalError>>)> = Vec::new();
+        let mut pending: Vec<(EvalBatch, Sender<Result<EvalBatch, selfplay::Error>>)> = Vec::new();
         let mut deferred: Option<Message> = None;
         loop {
             let first = match deferred.take() {
@@ -380,7 +382,10 @@ impl InferenceLoop {
     }
 
     /// Evaluates every pending request in one forward pass and replies to each.
-    fn serve(&mut self, pending: &mut Vec<(EvalBatch, Sender<Result<EvalBatch, EvalError>>)>) {
+    fn serve(
+        &mut self,
+        pending: &mut Vec<(EvalBatch, Sender<Result<EvalBatch, selfplay::Error>>)>,
+    ) {
         // Reject malformed requests individually.
         let mut good = Vec::with_capacity(pending.len());
         for (batch, reply) in pending.drain(..) {
@@ -434,8 +439,8 @@ impl InferenceLoop {
             }));
             let (policy, values, policy_len) = match result {
                 Ok(Ok(out)) => out,
-                Ok(Err(e)) => return reply_all(good, EvalError(format!("forward pass: {e}"))),
-                Err(_) => return reply_all(good, EvalError("forward pass panicked".into())),
+                Ok(Err(e)) => return reply_all(good, &format!("forward pass: {e}")),
+                Err(_) => return reply_all(good, "forward pass panicked"),
             };
             self.stats.batches.fetch_add(1, Ordering::Relaxed);
             self.stats
@@ -462,11 +467,11 @@ impl InferenceLoop {
         }
     }
 
-    fn check(&self, batch: &EvalBatch) -> Result<(), EvalError> {
+    fn check(&self, batch: &EvalBatch) -> Result<(), selfplay::Error> {
         if batch.move_start.len() != batch.positions.len() + 1
             || *batch.move_start.last().unwrap_or(&0) as usize != batch.moves.len()
         {
-            return Err(EvalError(
+            return Err(selfplay::Error::Eval(
                 "malformed batch: move offsets do not match".into(),
             ));
         }
@@ -474,14 +479,14 @@ impl InferenceLoop {
             let v = p.variant();
             if !same_layout(v, self.variant) {
                 let n = p.geometry().size;
-                return Err(EvalError(format!(
+                return Err(selfplay::Error::Eval(format!(
                     "position {i} is a {v} position ({n}x{n}); the network is for {} and \
                      their layouts differ",
                     self.variant
                 )));
             }
             if batch.range(i).is_empty() {
-                return Err(EvalError(format!("position {i} has no moves")));
+                return Err(selfplay::Error::Eval(format!("position {i} has no moves")));
             }
         }
         Ok(())
@@ -539,9 +544,10 @@ impl InferenceLoop {
     }
 }
 
-fn reply_all(good: Vec<(EvalBatch, Sender<Result<EvalBatch, EvalError>>)>, e: EvalError) {
+/// Sends every waiting caller the same failure (`message`, as [`selfplay::Error::Eval`]).
+fn reply_all(good: Vec<(EvalBatch, Sender<Result<EvalBatch, selfplay::Error>>)>, message: &str) {
     for (_, reply) in good {
-        let _ = reply.send(Err(e.clone()));
+        let _ = reply.send(Err(selfplay::Error::Eval(message.to_string())));
     }
 }
 

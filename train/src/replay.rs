@@ -6,7 +6,7 @@
 
 use crate::encoding::same_layout;
 use loa::Variant;
-use selfplay::data::{list_shards, read_shard, DataError, Sample};
+use selfplay::data::{list_shards, read_shard, Sample};
 use std::collections::{HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 
@@ -19,7 +19,7 @@ pub struct RefreshReport {
     pub new_samples: usize,
     /// Shards that could not be read (truncated, corrupt, unreadable), each naming its
     /// file; they are not retried.
-    pub skipped: Vec<DataError>,
+    pub skipped: Vec<selfplay::Error>,
     /// Positions ignored because their variant's layout is not the window's.
     pub other_layout: usize,
     /// Positions ignored because they have no policy target and the window keeps only
@@ -80,7 +80,7 @@ impl ReplayWindow {
     /// Reads the shards of `dir` not seen before (newest first, only as many as can be
     /// in the window), then drops shards that fell out of the window. Errors only when
     /// the directory itself cannot be listed.
-    pub fn refresh(&mut self, dir: &Path) -> Result<RefreshReport, DataError> {
+    pub fn refresh(&mut self, dir: &Path) -> Result<RefreshReport, selfplay::Error> {
         let mut report = RefreshReport::default();
         let mut fresh = Vec::new();
         let mut fresh_samples = 0;

@@ -173,7 +173,7 @@ pub struct Trainer {
 impl Trainer {
     /// A fresh network for `variant`'s layout (weights seeded by `config.seed`).
     pub fn new(config: TrainConfig, variant: loa::Variant) -> Result<Trainer> {
-        config.validate().map_err(anyhow::Error::msg)?;
+        config.validate()?;
         let device = resolve_device(&config.device)?;
         set_threads(config.threads);
         tch::manual_seed(config.seed as i64);
@@ -185,7 +185,7 @@ impl Trainer {
     /// optimizer; the step count is the model's. The model's net shape must be
     /// `config.net`.
     pub fn from_model(path: &Path, config: TrainConfig) -> Result<Trainer> {
-        config.validate().map_err(anyhow::Error::msg)?;
+        config.validate()?;
         let device = resolve_device(&config.device)?;
         set_threads(config.threads);
         let model = Model::load(path, device)?;
@@ -234,7 +234,7 @@ impl Trainer {
             ),
         };
         let config = config.unwrap_or(state.config.clone());
-        config.validate().map_err(anyhow::Error::msg)?;
+        config.validate()?;
         if config.net != info.net || config.optimizer != state.config.optimizer {
             bail!(
                 "{}: the checkpoint's network or optimizer differs from the config",

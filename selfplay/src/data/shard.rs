@@ -1,6 +1,6 @@
 //! Shard files: [`Sample`]s written as versioned, checksummed, zstd-compressed files,
 //! atomically (temp file, fsync, rename), and read back with every defect reported as a
-//! [`DataError`] naming the file.
+//! [`Error`] naming the file.
 //!
 //! Shard layout (all integers little-endian):
 //!
@@ -20,8 +20,9 @@
 //! before the variants that need it) are still read: their positions get the extra state
 //! of [`Position::new`].
 
-use super::{DataError, Sample};
+use super::Sample;
 use crate::atomic_file::write_atomically;
+use crate::Error;
 use loa::{Color, ExtraState, Move, Position, Rules, Variant};
 use serde::{Deserialize, Serialize};
 use std::fs;
@@ -151,7 +152,7 @@ impl WireSample {
         let mut position = Position::with_extra(variant, self.black, self.white, side, extra)
             .map_err(|e| e.to_string())?;
         position.set_ply(self.ply);
-        let rules = Rules::parse(&self.rules)?;
+        let rules = Rules::parse(&self.rules).map_err(|e| e.message)?;
         let moves = self
             .moves
             .iter()
@@ -189,8 +190,8 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     h
 }
 
-fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> DataError + '_ {
-    move |source| DataError::Io {
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
+    move |source| Error::Io {
         path: path.to_path_buf(),
         source,
     }
@@ -217,8 +218,8 @@ fn frame(version: u32, count: usize, raw: &[u8]) -> Vec<u8> {
 }
 
 /// Parses a shard's bytes; `path` only names the file in errors.
-pub fn decode_shard(path: &Path, bytes: &[u8]) -> Result<Vec<Sample>, DataError> {
-    let corrupt = |reason: String| DataError::Corrupt {
+pub fn decode_shard(path: &Path, bytes: &[u8]) -> Result<Vec<Sample>, Error> {
+    let corrupt = |reason: String| Error::Corrupt {
         path: path.to_path_buf(),
         reason,
     };
@@ -301,20 +302,20 @@ pub fn decode_shard(path: &Path, bytes: &[u8]) -> Result<Vec<Sample>, DataError>
 }
 
 /// Writes a shard atomically (see [`write_atomically`]).
-pub fn write_shard(path: &Path, samples: &[Sample]) -> Result<(), DataError> {
+pub fn write_shard(path: &Path, samples: &[Sample]) -> Result<(), Error> {
     write_atomically(path, &encode_shard(samples))
 }
 
 /// Reads a whole shard. Truncation, corruption, a foreign file or a newer format version
 /// are errors naming the file; never a panic.
-pub fn read_shard(path: &Path) -> Result<Vec<Sample>, DataError> {
+pub fn read_shard(path: &Path) -> Result<Vec<Sample>, Error> {
     let bytes = fs::read(path).map_err(io_err(path))?;
     decode_shard(path, &bytes)
 }
 
 /// The shard files (`*.shard`, temp files excluded) of `dir`, newest first (by
 /// modification time, then by name, descending). A missing directory has no shards.
-pub fn list_shards(dir: &Path) -> Result<Vec<PathBuf>, DataError> {
+pub fn list_shards(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let entries = match fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -347,12 +348,12 @@ pub struct ShardScan {
     /// Shards read successfully.
     pub shards: Vec<PathBuf>,
     /// Shards skipped, with the reason.
-    pub skipped: Vec<DataError>,
+    pub skipped: Vec<Error>,
 }
 
 /// Reads the newest shards of `dir` until at least `max_samples` samples are collected
 /// (all shards if `None`). Defective shards are skipped and reported, not fatal.
-pub fn read_recent_shards(dir: &Path, max_samples: Option<usize>) -> Result<ShardScan, DataError> {
+pub fn read_recent_shards(dir: &Path, max_samples: Option<usize>) -> Result<ShardScan, Error> {
     let mut scan = ShardScan::default();
     for path in list_shards(dir)? {
         if max_samples.is_some_and(|m| scan.samples.len() >= m) {
@@ -616,7 +617,7 @@ mod tests {
         assert_eq!(scan.samples[..3], s[5..8]);
         assert_eq!(scan.shards, vec![good_new, good_old]);
         assert_eq!(scan.skipped.len(), 1);
-        assert_eq!(scan.skipped[0].path(), bad.as_path());
+        assert_eq!(scan.skipped[0].path(), Some(bad.as_path()));
         let scan = read_recent_shards(dir.path(), Some(2)).unwrap();
         assert_eq!(scan.samples.len(), 3);
         assert!(list_shards(&dir.path().join("missing")).unwrap().is_empty());
