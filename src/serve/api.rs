@@ -94,6 +94,9 @@ pub async fn play(State(state): State<Arc<AppState>>, body: Bytes) -> ApiResult<
     let timed = !has_own_limit(&req.player);
     let st = state.clone();
     run_blocking(&state, move || {
+        if let eval::PlayerSpec::Model { path, device, .. } = &spec {
+            check_model_variant(&st, path, device, game.position().variant())?;
+        }
         let mut player = st
             .factory
             .build(&spec, req.seed.unwrap_or(1))
@@ -118,6 +121,26 @@ pub async fn play(State(state): State<Arc<AppState>>, body: Bytes) -> ApiResult<
         })))
     })
     .await
+}
+
+/// Loads the model at `path` (400 if it does not load) and checks that it plays
+/// `variant` (400 naming both otherwise).
+fn check_model_variant(
+    state: &AppState,
+    path: &std::path::Path,
+    device: &str,
+    variant: Variant,
+) -> ApiResult<()> {
+    let m = state
+        .model(path, device)
+        .map_err(|e| ApiError::bad(format!("model: {e:#}")))?;
+    let raw = m
+        .raw
+        .lock()
+        .map_err(|_| ApiError::internal("model lock poisoned"))?;
+    raw.info
+        .check_variant(variant)
+        .map_err(|e| ApiError::bad(format!("model: {e:#}")))
 }
 
 /// The body of `POST /api/analyse`.
@@ -174,16 +197,10 @@ pub async fn analyse(State(state): State<Arc<AppState>>, body: Bytes) -> ApiResu
         let pos = *game.position();
         let (evaluator, loaded, source) = match &model {
             Some(path) => {
+                check_model_variant(&st, path, "cpu", pos.variant())?;
                 let m = st
                     .model(path, "cpu")
                     .map_err(|e| ApiError::bad(format!("model: {e:#}")))?;
-                let info_ok = m
-                    .raw
-                    .lock()
-                    .map_err(|_| ApiError::internal("model lock poisoned"))?
-                    .info
-                    .check_variant(pos.variant());
-                info_ok.map_err(|e| ApiError::bad(format!("model: {e:#}")))?;
                 (m.evaluator.clone(), Some(m), path.display().to_string())
             }
             None => (
