@@ -223,8 +223,8 @@ const Play = {
   pos: null, selected: null, flip: false, thinking: false, token: 0, lastReplyMs: null,
 
   init() {
-    fillVariants($('play-variant'), 'standard');
-    $('play-variant').addEventListener('change', () => this.newGame());
+    fillVariants($('play-variant'), App.defaultVariant);
+    $('play-variant').addEventListener('change', () => { this.fillOpponents(); this.newGame(); });
     $('play-rules').addEventListener('change', () => this.newGame());
     $('play-side').addEventListener('change', () => { this.flip = $('play-side').value === 'white'; this.refresh(); });
     $('play-opponent').addEventListener('change', () => {
@@ -250,7 +250,7 @@ const Play = {
       ['alphabeta', 'Alpha-beta, time per move'], ['mcts:evaluator=heuristic', 'MCTS heuristic, time per move'],
       ['random', 'Random'],
     ];
-    for (const r of App.runs) {
+    for (const r of App.runs.filter((x) => x.variant === $('play-variant').value)) {
       const best = r.models.find((m) => m.name === r.best) || r.models[r.models.length - 1];
       if (best) opts.push([best.spec, `${r.name}: best model ${best.name}`]);
       for (const m of r.models.slice().reverse()) if (m !== best) opts.push([m.spec, `${r.name}: ${m.name}`]);
@@ -258,6 +258,7 @@ const Play = {
     el('option', { value: '' }, sel, '(custom spec)');
     for (const [v, t] of opts) el('option', { value: v }, sel, t);
     sel.value = opts.some((o) => o[0] === keep) ? keep : 'alphabeta:depth=1';
+    if (sel.value !== keep) $('play-spec').value = sel.value;
   },
 
   humanSide(pos) {
@@ -272,6 +273,7 @@ const Play = {
     this.selected = null;
     this.token++;
     this.thinking = false;
+    $('play-info').textContent = '';
     await this.refresh();
   },
 
@@ -325,13 +327,13 @@ const Play = {
     this.thinking = true;
     this.draw();
     const ms = Math.max(10, Math.min(30000, parseInt($('play-ms').value, 10) || 1000));
+    let replied = false;
     try {
       const reply = await api('/api/play', Object.assign({}, this.game, { player: $('play-spec').value, ms }));
       if (token !== this.token) return;
       this.game.moves.push(reply.move.text);
       this.pos = reply.position;
-      this.lastReplyMs = this.clickedAt ? performance.now() - this.clickedAt : null;
-      $('play-board').dataset.replyMs = this.lastReplyMs === null ? '' : this.lastReplyMs.toFixed(1);
+      replied = true;
       $('play-info').textContent = `${reply.player}: ${reply.move.text} in ${reply.time_ms.toFixed(0)} ms` + (reply.info ? ` — ${reply.info}` : '');
       status('');
     } catch (e) {
@@ -341,6 +343,12 @@ const Play = {
     }
     if (token !== this.token) return;
     this.draw();
+    if (replied && this.clickedAt) {
+      // Click on the target square to the reply drawn on the board.
+      this.lastReplyMs = performance.now() - this.clickedAt;
+      this.clickedAt = null;
+      $('play-board').dataset.replyMs = this.lastReplyMs.toFixed(1);
+    }
     this.maybeReply();
   },
 
@@ -379,12 +387,13 @@ const Play = {
 // ---------------------------------------------------------------- Analyse
 
 const Analyse = {
-  game: { variant: 'standard', rules: 'classic', start: null, moves: [] },
+  game: null,
   ply: 0, pos: null, selected: null, flip: false, editing: false, paint: 'b', token: 0, result: null,
 
   init() {
-    fillVariants($('an-variant'), 'standard');
+    fillVariants($('an-variant'), App.defaultVariant);
     $('an-variant').addEventListener('change', () => this.setGame({ variant: $('an-variant').value, rules: $('an-rules').value, start: null, moves: [] }, 0));
+    $('an-model').addEventListener('change', () => this.analyse());
     $('an-rules').addEventListener('change', () => this.setGame(Object.assign({}, this.game, { rules: $('an-rules').value }), this.ply));
     $('an-first').addEventListener('click', () => this.go(0));
     $('an-prev').addEventListener('click', () => this.go(this.ply - 1));
@@ -394,7 +403,7 @@ const Analyse = {
     $('an-go').addEventListener('click', () => this.analyse());
     $('an-set').addEventListener('click', () => this.setGame({ variant: $('an-variant').value, rules: $('an-rules').value, start: $('an-text').value, moves: [] }, 0));
     $('an-edit').addEventListener('click', () => this.toggleEdit());
-    this.setGame(this.game, 0);
+    this.setGame({ variant: App.defaultVariant, rules: 'classic', start: null, moves: [] }, 0);
   },
 
   fillModels() {
@@ -403,7 +412,8 @@ const Analyse = {
     sel.textContent = '';
     el('option', { value: 'heuristic' }, sel, 'heuristic evaluator (no network)');
     let first = null;
-    for (const r of App.runs) {
+    const variant = this.game ? this.game.variant : App.defaultVariant;
+    for (const r of App.runs.filter((x) => x.variant === variant)) {
       const models = r.models.slice().reverse();
       for (const m of models) {
         el('option', { value: m.path }, sel, `${r.name}: ${m.name}${m.name === r.best ? ' (best)' : ''}`);
@@ -420,7 +430,9 @@ const Analyse = {
   },
 
   async setGame(game, ply) {
+    const changed = !this.game || this.game.variant !== game.variant;
     this.game = game;
+    if (changed) this.fillModels();
     this.ply = Math.max(0, Math.min(ply, game.moves.length));
     $('an-variant').value = game.variant || 'standard';
     $('an-rules').value = game.rules || 'classic';
@@ -851,11 +863,13 @@ async function start() {
     for (const x of v.variants) App.variants[x.name] = x;
     const r = await api('/api/runs');
     App.runs = r.runs;
+    App.defaultVariant = App.runs.length ? App.runs[0].variant : 'standard';
+    if (!App.variants[App.defaultVariant]) App.defaultVariant = 'standard';
   } catch (e) { status('cannot reach the server: ' + e.message, true); return; }
   Replay.fillRuns();
-  Play.init();
+  fillVariants($('play-variant'), App.defaultVariant);
   Play.fillOpponents();
-  Analyse.fillModels();
+  Play.init();
   Analyse.init();
   Replay.init();
   Dashboard.init();
