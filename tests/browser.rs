@@ -641,3 +641,140 @@ async fn dashboard(c: &Client, s: &Server) {
     assert!(bars >= 2, "error bars: {bars}");
     screenshot(c, "dashboard.png").await;
 }
+
+/// The README's screenshots: `LOAZERO_SERVE_URL=http://127.0.0.1:PORT/ cargo test --release
+/// --test browser -- --ignored docs_screenshots` against `loazero serve --dir runs/default`
+/// (a standard run with promoted models) writes play, analyse, replay and dashboard PNGs to
+/// `LOAZERO_SCREENSHOTS` (default `docs/screenshots/`).
+#[test]
+#[ignore = "needs a running `loazero serve` over a real run (LOAZERO_SERVE_URL)"]
+fn docs_screenshots() {
+    let url = std::env::var("LOAZERO_SERVE_URL").expect("LOAZERO_SERVE_URL");
+    let url = url.trim_end_matches('/').to_string();
+    if std::env::var_os("LOAZERO_SCREENSHOTS").is_none() {
+        std::env::set_var(
+            "LOAZERO_SCREENSHOTS",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/docs/screenshots"),
+        );
+    }
+    let (chromium, driver_path) = browser().expect("chromium and chromedriver");
+    let driver = Driver::start(&driver_path);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let c = connect(&driver, &chromium).await;
+        c.goto(&format!("{url}/#play")).await.unwrap();
+        wait_for(&c, "return document.body.dataset.ready === '1';", "the app", 30).await;
+        // Against the run's best model, 300 ms a move.
+        let best = c
+            .execute(
+                "const o = [...document.querySelectorAll('#play-opponent option')].find(o => o.textContent.includes('best model')); \
+                 return o ? o.value : '';",
+                vec![],
+            )
+            .await
+            .unwrap();
+        let best = best.as_str().unwrap().to_string();
+        assert!(!best.is_empty(), "no promoted model in the served run");
+        c.find(Locator::Id("play-opponent"))
+            .await
+            .unwrap()
+            .select_by_value(&best)
+            .await
+            .unwrap();
+        c.execute("document.querySelector('#play-ms').value = '300';", vec![])
+            .await
+            .unwrap();
+        for turn in 0..5 {
+            wait_for(
+                &c,
+                "return document.querySelector('#play-board').dataset.thinking === '0';",
+                "the model's move",
+                60,
+            )
+            .await;
+            let moves = play_moves(&c).await;
+            let body = json!({"moves": moves, "player": "alphabeta:depth=2", "seed": turn})
+                .to_string();
+            let mine = http_post(&url, "/api/play", &body);
+            click_move(&c, "play-board", &mine["move"]).await;
+            let want = moves.len() + 2;
+            wait_for(
+                &c,
+                &format!(
+                    "const b = document.querySelector('#play-board'); return b.dataset.thinking === '0' && b.dataset.moves.split(' ').length >= {want};"
+                ),
+                "the reply",
+                60,
+            )
+            .await;
+        }
+        // Select a piece so that its targets show.
+        let moves = play_moves(&c).await;
+        let next = http_post(
+            &url,
+            "/api/play",
+            &json!({"moves": moves, "player": "alphabeta:depth=1"}).to_string(),
+        );
+        click_cell(&c, "play-board", next["move"]["from"].as_str().unwrap()).await;
+        screenshot(&c, "play.png").await;
+        c.find(Locator::Id("play-analyse"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        wait_for(
+            &c,
+            "return document.querySelector('#analyse-board').dataset.analysed === '1';",
+            "the analysis",
+            60,
+        )
+        .await;
+        screenshot(&c, "analyse.png").await;
+        c.goto(&format!("{url}/#replay")).await.unwrap();
+        wait_for(&c, "return document.body.dataset.ready === '1';", "the app", 30).await;
+        wait_for(
+            &c,
+            "return document.querySelectorAll('#rp-games tr.game-row').length > 0 && document.querySelector('#rp-ply').textContent !== '';",
+            "a game",
+            30,
+        )
+        .await;
+        let board = c.find(Locator::Id("replay-board")).await.unwrap();
+        board.click().await.unwrap();
+        board.send_keys("\u{E012}\u{E012}\u{E012}").await.unwrap();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        screenshot(&c, "replay.png").await;
+        c.goto(&format!("{url}/#dashboard")).await.unwrap();
+        wait_for(
+            &c,
+            "return document.querySelectorAll('#db-elo circle.elo-point').length > 0;",
+            "the Elo chart",
+            30,
+        )
+        .await;
+        screenshot(&c, "dashboard.png").await;
+        let _ = c.close().await;
+    });
+}
+
+/// `POST url+path` with a JSON body from outside the test harness's [`Server`]: the JSON.
+fn http_post(url: &str, path: &str, body: &str) -> Value {
+    use std::io::{Read, Write};
+    let addr = url.trim_start_matches("http://");
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    let json = out.split_once("\r\n\r\n").map(|x| x.1).unwrap_or("");
+    serde_json::from_str(json).unwrap_or_else(|e| panic!("{path}: {e}: {out}"))
+}
