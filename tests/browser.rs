@@ -195,6 +195,19 @@ async fn attr(c: &Client, css: &str, name: &str) -> String {
         .unwrap_or_default()
 }
 
+/// Loads the app afresh (not just a new hash) on `view` and waits until it is ready.
+async fn open_view(c: &Client, s: &Server, view: &str) {
+    c.goto("about:blank").await.unwrap();
+    c.goto(&format!("{}#{view}", s.url)).await.unwrap();
+    wait_for(
+        c,
+        "return document.body.dataset.ready === '1';",
+        "the app",
+        30,
+    )
+    .await;
+}
+
 async fn screenshot(c: &Client, name: &str) {
     let png = c.screenshot().await.expect("screenshot");
     std::fs::write(screenshot_dir().join(name), png).unwrap();
@@ -492,7 +505,7 @@ async fn replay(c: &Client, s: &Server) {
         .as_str()
         .unwrap()
         .to_string();
-    c.goto(&format!("{}#replay", s.url)).await.unwrap();
+    open_view(c, s, "replay").await;
     wait_for(
         c,
         "return document.body.dataset.ready === '1';",
@@ -561,11 +574,26 @@ async fn replay(c: &Client, s: &Server) {
     let board_variant = attr(c, "#replay-board", "data-variant").await;
     assert_eq!(board_variant, "6x6");
     screenshot(c, "replay.png").await;
+    // Its position opens in Analyse.
+    let text = attr(c, "#replay-board", "data-text").await;
+    c.find(Locator::Id("rp-analyse"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_for(
+        c,
+        &format!("return location.hash === '#analyse' && document.querySelector('#analyse-board').dataset.text === '{text}';"),
+        "the replayed position in Analyse",
+        10,
+    )
+    .await;
 }
 
 /// Analyse: the tiny run's best model on 6×6; the policy overlay sums to ~100%.
 async fn analyse(c: &Client, s: &Server) {
-    c.goto(&format!("{}#analyse", s.url)).await.unwrap();
+    open_view(c, s, "analyse").await;
     wait_for(
         c,
         "return document.body.dataset.ready === '1';",
@@ -610,6 +638,67 @@ async fn analyse(c: &Client, s: &Server) {
     assert_eq!(wdl.len(), 3, "win/draw/loss bar");
     println!("policy overlay: {arrows} moves, {sum:.2}%");
     screenshot(c, "analyse.png").await;
+
+    // The position editor: paint a black piece on c3, apply, and the board is that position.
+    c.find(Locator::Id("an-edit"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    click_cell(c, "analyse-board", "c3").await;
+    wait_for(
+        c,
+        "return document.querySelector(\"#analyse-board circle[data-cell='c3']\")?.dataset.piece === 'black';",
+        "a black piece painted on c3",
+        10,
+    )
+    .await;
+    c.find(Locator::Id("an-edit"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_for(
+        c,
+        "return document.querySelector('#analyse-board').dataset.analysed === '1';",
+        "the analysis of the edited position",
+        60,
+    )
+    .await;
+    let text = c
+        .execute("return document.querySelector('#an-text').value;", vec![])
+        .await
+        .unwrap();
+    let text = text.as_str().unwrap().to_string();
+    let edited = s.post_json("/api/position", &json!({"variant": "6x6", "start": text}));
+    assert_eq!(edited["pieces"]["c3"]["color"], "black", "{text}");
+    assert_eq!(drawn_pieces(c, "analyse-board").await, api_pieces(&edited));
+
+    // Pasted position text.
+    let start = s.post_json("/api/position", &json!({"variant": "6x6"}))["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let input = c.find(Locator::Id("an-text")).await.unwrap();
+    input.clear().await.unwrap();
+    input.send_keys(&start).await.unwrap();
+    c.find(Locator::Id("an-set"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_for(
+        c,
+        &format!("return document.querySelector('#analyse-board').dataset.text === '{start}';"),
+        "the pasted position",
+        10,
+    )
+    .await;
+    let pos = s.post_json("/api/position", &json!({"variant": "6x6", "start": start}));
+    assert_eq!(drawn_pieces(c, "analyse-board").await, api_pieces(&pos));
 }
 
 /// Dashboard: the Elo chart has a point per rated model, and the anchors.
@@ -617,7 +706,7 @@ async fn dashboard(c: &Client, s: &Server) {
     let m = s.get_json("/api/runs/tiny/metrics");
     let points = m["elo"].as_array().unwrap().len();
     assert_eq!(points, 3);
-    c.goto(&format!("{}#dashboard", s.url)).await.unwrap();
+    open_view(c, s, "dashboard").await;
     wait_for(
         c,
         &format!(

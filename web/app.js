@@ -447,10 +447,14 @@ const Analyse = {
     ply = Math.max(0, Math.min(ply, this.game.moves.length));
     this.ply = ply;
     this.selected = null;
+    const game = this.game;
+    let pos;
     try {
-      this.pos = await api('/api/position', this.current());
+      pos = await api('/api/position', this.current());
       status('');
     } catch (e) { status(e.message, true); return; }
+    if (game !== this.game || ply !== this.ply) return; // a later step is on its way
+    this.pos = pos;
     $('an-text').value = this.pos.text;
     $('an-ply').textContent = `ply ${ply} / ${this.game.moves.length}`;
     this.result = null;
@@ -665,7 +669,7 @@ const Replay = {
     try {
       const r = await api(`/api/runs/${encodeURIComponent(run)}/games?kind=${$('rp-kind').value}&offset=${this.offset}&limit=${this.limit}`);
       this.total = r.total;
-      if (!this.game && r.games.length) this.openRunGame(run, r.games[0]);
+      if (!this.game && !this.loads && r.games.length) this.openRunGame(run, r.games[0]);
       $('rp-page').textContent = r.total ? `${this.offset + 1}–${this.offset + r.games.length} of ${r.total}` : 'no games';
       t.textContent = '';
       const h = el('tr', {}, t);
@@ -683,17 +687,21 @@ const Replay = {
     } catch (e) { status(e.message, true); }
   },
 
+  // Every load counts; only the latest one requested is shown (no race between a slow
+  // load and a later one).
   async openRunGame(run, g) {
+    const load = this.loads = (this.loads || 0) + 1;
     try {
       const r = await api(`/api/runs/${encodeURIComponent(run)}/game?path=${encodeURIComponent(g.path)}`);
-      this.show(r, `${g.label} · ${g.kind}`);
+      if (load === this.loads) this.show(r, `${g.label} · ${g.kind}`);
     } catch (e) { status(e.message, true); }
   },
 
   async importText(text, name) {
+    const load = this.loads = (this.loads || 0) + 1;
     try {
       const r = await api('/api/import', { text });
-      this.show(r, name);
+      if (load === this.loads) this.show(r, name);
       status('');
     } catch (e) { status(e.message, true); }
   },
@@ -712,9 +720,13 @@ const Replay = {
     if (!this.game) return;
     ply = Math.max(0, Math.min(ply, this.game.moves.length));
     this.ply = ply;
+    const game = this.game;
+    let pos;
     try {
-      this.pos = await api('/api/position', Object.assign({}, this.game, { moves: this.game.moves.slice(0, ply) }));
+      pos = await api('/api/position', Object.assign({}, game, { moves: game.moves.slice(0, ply) }));
     } catch (e) { status(e.message, true); return; }
+    if (game !== this.game || ply !== this.ply) return; // a later step is on its way
+    this.pos = pos;
     drawBoard($('replay-board'), this.pos, {});
     $('rp-ply').textContent = `ply ${ply} / ${this.game.moves.length}`;
   },
@@ -749,7 +761,8 @@ const Dashboard = {
     $('db-phase').textContent = s.phase
       ? `generation ${s.generation} · phase ${s.phase} · best gen-${String(s.best).padStart(4, '0')} · promoted ${s.promoted}, rejected ${s.rejected} · training time ${elapsed}`
       : 'no state.json yet';
-    $('db-updated').textContent = 'updated ' + new Date().toLocaleTimeString();
+    const age = m.state_age_s === null || m.state_age_s === undefined ? '' : ` · state.json written ${fmtAge(m.state_age_s)} ago`;
+    $('db-updated').textContent = 'updated ' + new Date().toLocaleTimeString() + age;
     this.elo(m);
     this.losses(m);
     this.speed(m);
@@ -834,6 +847,12 @@ function chart(svg, series, opts) {
       el('text', { x: W - R + 4, y: T + 14 + 16 * i, class: 'legend ' + s.cls }, svg, s.name);
     }
   });
+}
+
+function fmtAge(s) {
+  if (s < 90) return `${s.toFixed(0)} s`;
+  if (s < 5400) return `${(s / 60).toFixed(0)} min`;
+  return `${(s / 3600).toFixed(1)} h`;
 }
 
 function niceNum(v) {

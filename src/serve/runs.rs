@@ -380,9 +380,15 @@ fn metrics_of(run: &ServedRun) -> Value {
         }
     }
     elo.sort_by_key(|p| p.get("generation").and_then(Value::as_u64));
+    let state_age_s = std::fs::metadata(run.root.join("state.json"))
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .map(|d| d.as_secs_f64());
     json!({
         "run": run.name,
         "state": state_of(run),
+        "state_age_s": state_age_s,
         "elo": elo,
         "anchors": anchors,
         "rated_at_s": last_rating.as_ref().and_then(|r| r.get("elapsed_s")),
