@@ -4,8 +4,9 @@
 //! One scenario after another in one browser session: a whole game by clicking against
 //! `alphabeta:depth=1`, the drawn board checked against the API's position after every
 //! ply; a parachute drop, an alveole move and an ambiloa move by clicking; an SGF loaded
-//! in Replay and a gate game of the run opened; Analyse's policy overlay summing to ~100%;
-//! the dashboard's Elo chart with the run's points. Screenshots of each view go to
+//! in Replay, stepped with the arrow keys, and a gate game of the run opened in Analyse;
+//! Analyse's policy overlay summing to ~100%, the position editor, pasted position text and
+//! a gemma removal by clicking; the dashboard's Elo chart with the run's points. Screenshots of each view go to
 //! `target/tmp/screenshots/` (`LOAZERO_SCREENSHOTS=DIR` to choose).
 //!
 //! Runs whenever `chromium` and `chromedriver` are found (`LOAZERO_CHROMIUM`,
@@ -698,6 +699,48 @@ async fn analyse(c: &Client, s: &Server) {
     )
     .await;
     let pos = s.post_json("/api/position", &json!({"variant": "6x6", "start": start}));
+    assert_eq!(drawn_pieces(c, "analyse-board").await, api_pieces(&pos));
+
+    // A gemma removal by clicking: a1 has no normal move (its neighbours vanished), so a
+    // click on it removes it.
+    let stuck = "5w2/7w/8/3b4/8/8/xx6/bx6 b";
+    select_variant(c, "#an-variant", "gemma").await;
+    wait_for(
+        c,
+        "return document.querySelector('#analyse-board').dataset.variant === 'gemma';",
+        "a gemma board",
+        10,
+    )
+    .await;
+    let input = c.find(Locator::Id("an-text")).await.unwrap();
+    input.clear().await.unwrap();
+    input.send_keys(stuck).await.unwrap();
+    c.find(Locator::Id("an-set"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_for(
+        c,
+        &format!("return document.querySelector('#analyse-board').dataset.text === '{stuck}';"),
+        "the gemma position",
+        10,
+    )
+    .await;
+    click_cell(c, "analyse-board", "a1").await;
+    wait_for(
+        c,
+        "return document.querySelector(\"#analyse-board g.cell[data-cell='a1']\").classList.contains('vanished') \
+         && document.querySelector('#analyse-board').dataset.ply === '1';",
+        "a1 removed",
+        10,
+    )
+    .await;
+    let pos = s.post_json(
+        "/api/position",
+        &json!({"variant": "gemma", "start": stuck, "moves": ["~a1"]}),
+    );
     assert_eq!(drawn_pieces(c, "analyse-board").await, api_pieces(&pos));
 }
 
