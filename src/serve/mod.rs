@@ -143,6 +143,12 @@ pub fn serve(config: ServeConfig) -> Result<()> {
             .await
             .with_context(|| format!("cannot listen on {addr}"))?;
         let local = listener.local_addr()?;
+        if !local.ip().is_loopback() {
+            eprintln!(
+                "warning: listening on {local}, not on the loopback address: the app, its \
+                 searches and the served run directories are reachable from the network"
+            );
+        }
         for r in &state.runs {
             eprintln!("serving run '{}' from {}", r.name, r.root.display());
         }
