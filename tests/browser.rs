@@ -262,7 +262,7 @@ fn web_app_in_headless_chromium() {
     let dir = temp_dir();
     let run = dir.path().join("tiny");
     tiny_run(&run, 2);
-    let server = Server::start(&[&run]);
+    let server = std::sync::Arc::new(Server::start(&[&run]));
     let driver = Driver::start(&driver_path);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -271,9 +271,13 @@ fn web_app_in_headless_chromium() {
         .unwrap();
     rt.block_on(async {
         let c = connect(&driver, &chromium).await;
-        let result = scenarios(&c, &server).await;
+        let (client, s) = (c.clone(), server.clone());
+        let outcome = tokio::spawn(async move { scenarios(&client, &s).await }).await;
+        // Close the session (and so the browser) whether the scenarios passed or not.
         let _ = c.close().await;
-        result
+        if let Err(e) = outcome {
+            std::panic::resume_unwind(e.into_panic());
+        }
     });
 }
 
