@@ -6,6 +6,7 @@ mod interrupt;
 mod plot;
 mod progress;
 mod run;
+mod serve;
 
 use clap::Parser;
 

@@ -17,6 +17,7 @@ pub mod ratings;
 pub mod replay;
 pub mod run;
 pub mod selfplay;
+pub mod serve;
 pub mod show;
 pub mod torch_free;
 
@@ -48,6 +49,9 @@ pub enum Command {
     Run(run::Args),
     /// Write PNG learning curves of a run directory (Elo, losses, throughput).
     Plot(plot::Args),
+    /// The web app: play, analyse, replay games and watch runs in the browser, and its
+    /// JSON API (docs/api.md).
+    Serve(serve::Args),
 }
 
 /// Runs one subcommand.
@@ -62,5 +66,6 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Heldout(a) => heldout::run(a),
         Command::Run(a) => run::run(a),
         Command::Plot(a) => plot::run(a),
+        Command::Serve(a) => serve::run(a),
     }
 }

@@ -84,3 +84,192 @@ pub fn tiny_model(dir: &Path) -> PathBuf {
     tiny_model_at(&path, loa::Variant::Standard);
     path
 }
+
+/// The `--set` options of a tiny run for the `serve` tests: 6×6, a 1×8 net, 6 games and 6
+/// steps a generation, a gate that promotes every candidate (threshold 0, 2 games, so that
+/// gate games exist and every generation is rated), rated against two anchors.
+pub fn tiny_run_sets() -> Vec<String> {
+    [
+        "selfplay.variant=6x6",
+        "selfplay.simulations=16",
+        "selfplay.mcts.cheap_simulations=4",
+        "selfplay.mcts.leaves_per_batch=4",
+        "selfplay.games_per_worker=3",
+        "selfplay.threads=1",
+        "selfplay.shard_samples=60",
+        "run.minutes=0",
+        "run.games_per_generation=6",
+        "run.train_steps_per_generation=6",
+        "run.checkpoint_every=2",
+        "run.gate=true",
+        "run.gate_simulations=8",
+        "run.match_threads=1",
+        "gate.max_games=2",
+        "gate.threshold=0",
+        "train.log_every=2",
+        "train.batch_size=16",
+        "train.threads=1",
+        "train.net.blocks=1",
+        "train.net.channels=8",
+        "train.net.global_pool_every=1",
+        "train.net.policy_channels=4",
+        "train.net.value_channels=4",
+        "train.net.value_hidden=8",
+        "rating.anchors=[\"random\", \"alphabeta:depth=1\"]",
+        "rating.games=2",
+        "rating.anchor_games=2",
+        "rating.simulations=8",
+        "rating.every=1",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+/// Makes a finished tiny run of `generations` generations in `dir` ([`tiny_run_sets`]);
+/// panics with the run's output if it fails.
+pub fn tiny_run(dir: &Path, generations: u32) {
+    let mut args = vec![
+        "run".to_string(),
+        "--dir".into(),
+        dir.display().to_string(),
+        "--generations".into(),
+        generations.to_string(),
+    ];
+    for s in tiny_run_sets() {
+        args.push("--set".into());
+        args.push(s);
+    }
+    let out = loazero(&args);
+    assert!(out.status.success(), "tiny run failed:\n{}", text(&out));
+}
+
+/// A `loazero serve` process listening on a free port of 127.0.0.1, killed (and reaped)
+/// when dropped.
+pub struct Server {
+    child: std::process::Child,
+    /// `http://127.0.0.1:PORT/`.
+    pub url: String,
+    /// `127.0.0.1:PORT`.
+    pub addr: String,
+}
+
+impl Server {
+    /// Starts `loazero serve --port 0` over `dirs` and waits for the URL it prints.
+    pub fn start(dirs: &[&Path]) -> Server {
+        use std::io::BufRead;
+        let mut cmd = Command::new(BIN);
+        cmd.args(["serve", "--port", "0"]);
+        for d in dirs {
+            cmd.arg("--dir").arg(d);
+        }
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start loazero serve");
+        let stdout = child.stdout.take().unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("read the URL");
+        let url = line
+            .trim()
+            .strip_prefix("loazero serve: ")
+            .unwrap_or_else(|| panic!("serve printed {line:?}, not its URL"))
+            .to_string();
+        let addr = url
+            .trim_start_matches("http://")
+            .trim_end_matches('/')
+            .to_string();
+        Server { child, url, addr }
+    }
+
+    /// Whether the process still runs.
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Sends `raw` (a whole HTTP request) and returns the status and body, or `None` when
+    /// the server closed the connection without a parsable response.
+    pub fn raw(&self, raw: &[u8]) -> Option<(u16, String)> {
+        use std::io::Read;
+        let mut s = std::net::TcpStream::connect(&self.addr).expect("connect to serve");
+        s.set_read_timeout(Some(std::time::Duration::from_secs(120)))
+            .unwrap();
+        // A server may answer (413) and close before reading all of a huge body.
+        let _ = s.write_all(raw);
+        let mut buf = Vec::new();
+        let _ = s.read_to_end(&mut buf);
+        parse_response(&buf)
+    }
+
+    /// `METHOD path` with an optional JSON body: status and body.
+    pub fn request(&self, method: &str, path: &str, body: Option<&str>) -> (u16, String) {
+        let body = body.unwrap_or("");
+        let req = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            self.addr,
+            body.len()
+        );
+        self.raw(req.as_bytes())
+            .unwrap_or_else(|| panic!("no response to {method} {path}"))
+    }
+
+    /// `GET path`.
+    pub fn get(&self, path: &str) -> (u16, String) {
+        self.request("GET", path, None)
+    }
+
+    /// `POST path` with a JSON body.
+    pub fn post(&self, path: &str, body: &str) -> (u16, String) {
+        self.request("POST", path, Some(body))
+    }
+
+    /// `GET path` that must answer 200 with JSON: the JSON.
+    pub fn get_json(&self, path: &str) -> serde_json::Value {
+        let (status, body) = self.get(path);
+        assert_eq!(status, 200, "GET {path}: {body}");
+        serde_json::from_str(&body).unwrap_or_else(|e| panic!("GET {path}: {e}: {body}"))
+    }
+
+    /// `POST path` that must answer 200 with JSON: the JSON.
+    pub fn post_json(&self, path: &str, body: &serde_json::Value) -> serde_json::Value {
+        let (status, text) = self.post(path, &body.to_string());
+        assert_eq!(status, 200, "POST {path} {body}: {text}");
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("POST {path}: {e}: {text}"))
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Status and body of an HTTP/1.1 response (plain or chunked body).
+fn parse_response(buf: &[u8]) -> Option<(u16, String)> {
+    let text = String::from_utf8_lossy(buf);
+    let (head, body) = text.split_once("\r\n\r\n")?;
+    let status: u16 = head.split_whitespace().nth(1)?.parse().ok()?;
+    let chunked = head.lines().any(|l| {
+        l.to_ascii_lowercase()
+            .starts_with("transfer-encoding: chunked")
+    });
+    if !chunked {
+        return Some((status, body.to_string()));
+    }
+    let mut out = String::new();
+    let mut rest = body;
+    while let Some((size, after)) = rest.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).ok()?;
+        if n == 0 {
+            break;
+        }
+        out.push_str(after.get(..n)?);
+        rest = after.get(n + 2..)?;
+    }
+    Some((status, out))
+}

@@ -1,0 +1,519 @@
+//! The game handlers of the JSON API (see `docs/api.md`): variants, positions, the
+//! opponent's move, analysis, and record import/export. Each request carries the whole
+//! game ([`GameSpec`]); searches run on the bounded pool ([`run_blocking`]).
+
+use super::error::{ApiError, ApiResult};
+use super::game::{board_json, move_json, position_json, result_json, GameSpec};
+use super::state::{run_blocking, AppState, MAX_DEPTH, MAX_MS, MAX_SIMS};
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::Json;
+use eval::SearchLimits;
+use loa::sgf::SgfGame;
+use loa::{Color, Game, GameRecord, Position, Rules, Variant};
+use selfplay::{EvalBatch, MctsConfig, Search};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Parses a JSON request body; 400 naming the JSON error otherwise.
+pub fn parse_body<T: DeserializeOwned>(body: &[u8]) -> ApiResult<T> {
+    serde_json::from_slice(body).map_err(|e| ApiError::bad(format!("bad JSON request: {e}")))
+}
+
+/// `GET /api/variants`: every variant with its board, players, drops/vanishing flags and
+/// start position, and the rule presets.
+pub async fn variants() -> Json<Value> {
+    let variants: Vec<Value> = Variant::ALL
+        .iter()
+        .map(|&v| {
+            json!({
+                "name": v.name(),
+                "players": v.players(),
+                "drops": v.has_drops(),
+                "vanishing": v.has_vanishing(),
+                "board": board_json(v),
+                "start": Position::start(v, &Rules::classic()).to_text(),
+            })
+        })
+        .collect();
+    Json(json!({
+        "variants": variants,
+        "rules_presets": loa::rules::PRESETS,
+        "default_rules": Rules::classic().to_string(),
+    }))
+}
+
+/// `POST /api/position`: a [`GameSpec`] → [`position_json`] of its current position.
+pub async fn position(body: Bytes) -> ApiResult<Json<Value>> {
+    let spec: GameSpec = parse_body(&body)?;
+    let game = spec.replay()?;
+    Ok(Json(position_json(&game)))
+}
+
+/// The body of `POST /api/play`.
+#[derive(Deserialize)]
+struct PlayRequest {
+    #[serde(flatten)]
+    game: GameSpec,
+    /// The player spec that moves.
+    player: String,
+    /// Thinking time for a spec that sets no limit of its own.
+    #[serde(default)]
+    ms: Option<u64>,
+    /// Seed of randomised players.
+    #[serde(default)]
+    seed: Option<u64>,
+}
+
+/// Whether the spec text sets a search limit of its own (`depth`, `nodes`, `sims`, `ms`).
+fn has_own_limit(spec: &str) -> bool {
+    let lower = spec.to_ascii_lowercase();
+    ["depth=", "nodes=", "sims=", "ms="]
+        .iter()
+        .any(|k| lower.contains(k))
+}
+
+/// `POST /api/play`: the move of `player` in the game's position, the time it used, its
+/// search summary and the position after the move.
+pub async fn play(State(state): State<Arc<AppState>>, body: Bytes) -> ApiResult<Json<Value>> {
+    let req: PlayRequest = parse_body(&body)?;
+    if req.ms.is_some_and(|ms| ms == 0 || ms > MAX_MS) {
+        return Err(ApiError::bad(format!("ms must be 1..={MAX_MS}")));
+    }
+    let spec = state.vet_spec(&req.player)?;
+    let mut game = req.game.replay()?;
+    if let Some(o) = game.outcome() {
+        return Err(ApiError::bad(format!(
+            "the game is over ({}); there is no move to play",
+            o.name()
+        )));
+    }
+    let timed = !has_own_limit(&req.player);
+    let st = state.clone();
+    run_blocking(&state, move || {
+        if let eval::PlayerSpec::Model { path, device, .. } = &spec {
+            check_model_variant(&st, path, device, game.position().variant())?;
+        }
+        let mut player = st
+            .factory
+            .build(&spec, req.seed.unwrap_or(1))
+            .map_err(|e| ApiError::bad(format!("player: {e:#}")))?;
+        let started = Instant::now();
+        let chosen = match (timed, req.ms) {
+            (true, Some(ms)) => player.choose_move_within(&game, Duration::from_millis(ms)),
+            _ => player.choose_move(&game),
+        };
+        let mv = chosen.map_err(|e| ApiError::bad(format!("player {}: {e:#}", spec)))?;
+        let elapsed = started.elapsed();
+        let g = game.position().geometry();
+        let m = move_json(mv, g);
+        game.play(mv)
+            .map_err(|e| ApiError::internal(format!("{} chose an illegal move: {e}", spec)))?;
+        Ok(Json(json!({
+            "player": player.name(),
+            "move": m,
+            "time_ms": elapsed.as_secs_f64() * 1000.0,
+            "info": player.last_info(),
+            "position": position_json(&game),
+        })))
+    })
+    .await
+}
+
+/// Loads the model at `path` (400 if it does not load) and checks that it plays
+/// `variant` (400 naming both otherwise).
+fn check_model_variant(
+    state: &AppState,
+    path: &std::path::Path,
+    device: &str,
+    variant: Variant,
+) -> ApiResult<()> {
+    let m = state
+        .model(path, device)
+        .map_err(|e| ApiError::bad(format!("model: {e:#}")))?;
+    let raw = m
+        .raw
+        .lock()
+        .map_err(|_| ApiError::internal("model lock poisoned"))?;
+    raw.info
+        .check_variant(variant)
+        .map_err(|e| ApiError::bad(format!("model: {e:#}")))
+}
+
+/// The body of `POST /api/analyse`.
+#[derive(Deserialize)]
+struct AnalyseRequest {
+    #[serde(flatten)]
+    game: GameSpec,
+    /// A model file under a served directory (default: the heuristic evaluator).
+    #[serde(default)]
+    model: Option<String>,
+    /// MCTS simulations (default 400).
+    #[serde(default)]
+    sims: Option<u32>,
+    /// Alpha-beta depth limit (default none; with neither, 300 ms).
+    #[serde(default)]
+    ab_depth: Option<u32>,
+    /// Alpha-beta time limit in ms.
+    #[serde(default)]
+    ab_ms: Option<u64>,
+    /// How many MCTS moves to report (default 8).
+    #[serde(default)]
+    top: Option<usize>,
+}
+
+/// `POST /api/analyse`: the evaluator's policy (percentages over the legal moves) and
+/// value (win/draw/loss with a network), MCTS visits and Q of the top moves after `sims`
+/// simulations, and alpha-beta's score and principal variation.
+pub async fn analyse(State(state): State<Arc<AppState>>, body: Bytes) -> ApiResult<Json<Value>> {
+    let req: AnalyseRequest = parse_body(&body)?;
+    let game = req.game.replay()?;
+    if let Some(o) = game.outcome() {
+        return Err(ApiError::bad(format!(
+            "the game is over ({}); there is nothing to analyse",
+            o.name()
+        )));
+    }
+    let sims = req.sims.unwrap_or(400);
+    if sims == 0 || sims > MAX_SIMS {
+        return Err(ApiError::bad(format!("sims must be 1..={MAX_SIMS}")));
+    }
+    if req.ab_depth.is_some_and(|d| d == 0 || d > MAX_DEPTH) {
+        return Err(ApiError::bad(format!("ab_depth must be 1..={MAX_DEPTH}")));
+    }
+    if req.ab_ms.is_some_and(|ms| ms == 0 || ms > MAX_MS) {
+        return Err(ApiError::bad(format!("ab_ms must be 1..={MAX_MS}")));
+    }
+    let model = match req.model.as_deref().map(str::trim) {
+        None | Some("") | Some("heuristic") => None,
+        Some(p) => Some(state.served_file(std::path::Path::new(p))?),
+    };
+    let top = req.top.unwrap_or(8).clamp(1, 64);
+    let st = state.clone();
+    run_blocking(&state, move || {
+        let pos = *game.position();
+        let (evaluator, loaded, source) = match &model {
+            Some(path) => {
+                check_model_variant(&st, path, "cpu", pos.variant())?;
+                let m = st
+                    .model(path, "cpu")
+                    .map_err(|e| ApiError::bad(format!("model: {e:#}")))?;
+                (m.evaluator.clone(), Some(m), path.display().to_string())
+            }
+            None => (
+                eval::player::mcts::builtin_evaluator("heuristic")
+                    .map_err(|e| ApiError::internal(e.to_string()))?,
+                None,
+                "heuristic".to_string(),
+            ),
+        };
+        let g = pos.geometry();
+        // Policy and value of the evaluator.
+        let legal = game.legal_moves();
+        let mut batch = EvalBatch::new();
+        batch.push(pos, &legal);
+        evaluator
+            .evaluate(&mut batch)
+            .map_err(|e| ApiError::internal(format!("evaluation failed: {e}")))?;
+        let mut policy: Vec<(f32, loa::Move)> = legal
+            .iter()
+            .zip(&batch.priors)
+            .map(|(&m, &p)| (p, m))
+            .collect();
+        policy.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let policy_json: Vec<Value> = policy
+            .iter()
+            .map(|&(p, m)| json!({"move": move_json(m, g), "percent": p as f64 * 100.0}))
+            .collect();
+        let value = batch.values[0];
+        let wdl = match &loaded {
+            Some(m) => Some(wdl_of(m, &pos)?),
+            None => None,
+        };
+        // MCTS.
+        let started = Instant::now();
+        let mut search = Search::new(MctsConfig::default(), *game.rules(), 1);
+        search.set_root(&game);
+        search.begin(sims, false);
+        search
+            .run(evaluator.as_ref(), &mut batch)
+            .map_err(|e| ApiError::internal(format!("search failed: {e}")))?;
+        let mut roots = search.root_moves();
+        roots.sort_by(|a, b| b.visits.cmp(&a.visits).then(b.q.total_cmp(&a.q)));
+        let mcts_top: Vec<Value> = roots
+            .iter()
+            .take(top)
+            .map(|r| {
+                json!({
+                    "move": move_json(r.mv, g),
+                    "visits": r.visits,
+                    "q": r.q,
+                    "prior": r.prior,
+                    "proof": r.proof.map(|p| format!("{p:?}").to_lowercase()),
+                })
+            })
+            .collect();
+        let mcts_ms = started.elapsed().as_secs_f64() * 1000.0;
+        // Alpha-beta.
+        let limits = SearchLimits {
+            depth: req.ab_depth,
+            time: match (req.ab_depth, req.ab_ms) {
+                (_, Some(ms)) => Some(Duration::from_millis(ms)),
+                (None, None) => Some(Duration::from_millis(300)),
+                (Some(_), None) => None,
+            },
+            nodes: None,
+        };
+        let mut ab = eval::AlphaBeta::new(eval::AlphaBetaConfig::default());
+        let r = ab
+            .search_game(&game, limits)
+            .map_err(|e| ApiError::bad(format!("alpha-beta: {e:#}")))?;
+        Ok(Json(json!({
+            "position": position_json(&game),
+            "to_move": pos.to_move().name(),
+            "evaluator": source,
+            "policy": policy_json,
+            "value": value,
+            "wdl": wdl,
+            "mcts": {
+                "simulations": search.stats().simulations,
+                "value": search.root_value(),
+                "ms": mcts_ms,
+                "top": mcts_top,
+            },
+            "alphabeta": {
+                "move": move_json(r.best_move, g),
+                "score": r.score,
+                "score_text": eval::search::score_text(r.score),
+                "depth": r.depth,
+                "nodes": r.nodes,
+                "ms": r.elapsed.as_secs_f64() * 1000.0,
+                "pv": r.pv().iter().map(|m| m.to_string()).collect::<Vec<_>>(),
+            },
+        })))
+    })
+    .await
+}
+
+/// Win/draw/loss probabilities of the network for the side to move of `pos`.
+fn wdl_of(model: &super::state::LoadedModel, pos: &Position) -> ApiResult<Value> {
+    use tch::{Kind, Tensor};
+    let m = model
+        .raw
+        .lock()
+        .map_err(|_| ApiError::internal("model lock poisoned"))?;
+    let _guard = tch::no_grad_guard();
+    let features = m.info.net.input_features;
+    let data = train::encoding::encode(pos, features);
+    let planes = train::encoding::num_planes(pos.variant(), features) as i64;
+    let n = pos.geometry().size as i64;
+    let x = Tensor::from_slice(&data).view([1, planes, n, n]);
+    let out = m.net.forward(&x.to_device(m.vs.device()), false);
+    let p = Vec::<f32>::try_from(
+        out.wdl
+            .to_kind(Kind::Float)
+            .softmax(-1, Kind::Float)
+            .to_device(tch::Device::Cpu)
+            .flatten(0, -1),
+    )
+    .map_err(|e| ApiError::internal(format!("network output: {e}")))?;
+    if p.len() != 3 {
+        return Err(ApiError::internal("network output: not 3 values"));
+    }
+    Ok(json!({"win": p[0], "draw": p[1], "loss": p[2]}))
+}
+
+/// The body of `POST /api/export`.
+#[derive(Deserialize)]
+struct ExportRequest {
+    #[serde(flatten)]
+    game: GameSpec,
+    /// `sgf` (default) or `record`.
+    #[serde(default)]
+    format: Option<String>,
+    /// Black's player name.
+    #[serde(default)]
+    black: Option<String>,
+    /// White's player name.
+    #[serde(default)]
+    white: Option<String>,
+    /// `black` or `white`: that side resigned after the moves.
+    #[serde(default)]
+    resigned: Option<String>,
+}
+
+/// `POST /api/export`: the game as an SGF file or a loazero record (`{"format", "text",
+/// "filename"}`).
+pub async fn export(body: Bytes) -> ApiResult<Json<Value>> {
+    let req: ExportRequest = parse_body(&body)?;
+    let game = req.game.replay()?;
+    let resigned = match req.resigned.as_deref() {
+        None | Some("") => None,
+        Some(c) => Some(
+            c.parse::<Color>()
+                .map_err(|e| ApiError::bad(format!("resigned: {e}")))?,
+        ),
+    };
+    let limit = |s: Option<String>| s.map(|s| super::state::shorten(&s));
+    let format = req.format.as_deref().unwrap_or("sgf");
+    let (text, ext) = match format {
+        "sgf" => {
+            let mut sgf = SgfGame::new(game.clone());
+            sgf.resigned = resigned.filter(|_| !game.is_over());
+            sgf.info.black = limit(req.black);
+            sgf.info.white = limit(req.white);
+            sgf.info.event = Some("loazero serve".into());
+            (sgf.format(), "sgf")
+        }
+        "record" => (record_text(&game, resigned), "txt"),
+        other => {
+            return Err(ApiError::bad(format!(
+                "format '{}': expected sgf or record",
+                super::state::shorten(other)
+            )))
+        }
+    };
+    Ok(Json(json!({
+        "format": format,
+        "text": text,
+        "filename": format!("loazero-{}-{}plies.{ext}", game.position().variant().name(), game.moves().len()),
+    })))
+}
+
+/// A loazero record of `game` with its `# variant`, `# rules` and `# start` header.
+fn record_text(game: &Game, resigned: Option<Color>) -> String {
+    let variant = game.position().variant();
+    let header = loa::RecordHeader {
+        variant: Some(variant.name().to_string()),
+        rules: Some(game.rules().to_string()),
+        start: Some(game.start().to_text()),
+    };
+    let result = match game.outcome().map(|o| o.winner()) {
+        Some(Some(Color::Black)) => Some("1-0"),
+        Some(Some(Color::White)) => Some("0-1"),
+        Some(None) => Some("1/2-1/2"),
+        None => match resigned {
+            Some(Color::Black) => Some("0-1"),
+            Some(Color::White) => Some("1-0"),
+            None => None,
+        },
+    };
+    let mut s = header.format();
+    if let Some(c) = resigned.filter(|_| !game.is_over()) {
+        s.push_str(&format!("# {} resigned\n", c.name()));
+    }
+    s.push_str(&GameRecord::format(game.moves(), result));
+    s
+}
+
+/// The body of `POST /api/import`.
+#[derive(Deserialize)]
+struct ImportRequest {
+    /// An SGF file or a loazero record.
+    text: String,
+    /// Variant of a record without `# variant` (default standard).
+    #[serde(default)]
+    variant: Option<String>,
+}
+
+/// `POST /api/import`: an SGF file or loazero record → the game it holds (a [`GameSpec`]
+/// with players and result), every move checked.
+pub async fn import(body: Bytes) -> ApiResult<Json<Value>> {
+    let req: ImportRequest = parse_body(&body)?;
+    Ok(Json(import_text(&req.text, req.variant.as_deref())?))
+}
+
+/// Reads `text` (SGF when it starts with `(`, else a loazero record, whose `# variant`,
+/// `# rules` and `# start` headers apply; `variant` for a record without them) into
+/// `{"variant", "rules", "start", "moves", "black", "white", "resigned", "result",
+/// "format"}`.
+pub fn import_text(text: &str, variant: Option<&str>) -> ApiResult<Value> {
+    let t = text.trim_start_matches('\u{feff}').trim_start();
+    if t.starts_with('(') {
+        let sgf = SgfGame::parse(t).map_err(|e| ApiError::bad(format!("SGF: {e}")))?;
+        let game = &sgf.game;
+        let start_default = *game.start() == Position::start(game.start().variant(), game.rules());
+        return Ok(json!({
+            "format": "sgf",
+            "variant": game.start().variant().name(),
+            "rules": game.rules().to_string(),
+            "start": (!start_default).then(|| game.start().to_text()),
+            "moves": game.moves().iter().map(|m| m.to_string()).collect::<Vec<_>>(),
+            "black": sgf.info.black,
+            "white": sgf.info.white,
+            "resigned": sgf.resigned.map(|c| c.name()),
+            "result": result_json(game, sgf.resigned),
+        }));
+    }
+    let record = GameRecord::parse(t).map_err(|e| ApiError::bad(format!("record: {e}")))?;
+    // Match records name variant and rules in their first comment line instead.
+    let first = t.lines().next().unwrap_or("");
+    let from_comment = |key: &str| {
+        first
+            .split(';')
+            .find_map(|part| part.trim().strip_prefix(key).map(|v| v.trim().to_string()))
+    };
+    let spec = GameSpec {
+        variant: record
+            .header
+            .variant
+            .clone()
+            .or_else(|| from_comment("variant "))
+            .or_else(|| variant.map(str::to_string)),
+        rules: record
+            .header
+            .rules
+            .clone()
+            .or_else(|| from_comment("rules ")),
+        start: record.header.start.clone(),
+        moves: record.moves.clone(),
+    };
+    let game = spec.replay()?;
+    let resigned = if game.is_over() {
+        None
+    } else {
+        resigned_of(t, record.result.as_deref())
+    };
+    let (black, white) = players_of(first);
+    Ok(json!({
+        "format": "record",
+        "variant": game.start().variant().name(),
+        "rules": game.rules().to_string(),
+        "start": spec.start,
+        "moves": spec.moves,
+        "black": black,
+        "white": white,
+        "resigned": resigned.map(|c| c.name()),
+        "result": result_json(&game, resigned),
+    }))
+}
+
+/// Who resigned in a record of an unfinished game: a `(black resigned)` comment, or the
+/// result token naming the other side the winner.
+fn resigned_of(text: &str, result: Option<&str>) -> Option<Color> {
+    for c in Color::ALL {
+        if text.contains(&format!("{} resigned", c.name())) {
+            return Some(c);
+        }
+    }
+    match result {
+        Some("1-0") => Some(Color::White),
+        Some("0-1") => Some(Color::Black),
+        _ => None,
+    }
+}
+
+/// The players of a match record's first line `# game N: black A vs white B; …`.
+fn players_of(first: &str) -> (Option<String>, Option<String>) {
+    let Some(rest) = first.split_once(": black ").map(|(_, r)| r) else {
+        return (None, None);
+    };
+    let rest = rest.split(';').next().unwrap_or("");
+    match rest.split_once(" vs white ") {
+        Some((b, w)) => (Some(b.trim().to_string()), Some(w.trim().to_string())),
+        None => (None, None),
+    }
+}

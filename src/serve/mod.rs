@@ -1,0 +1,184 @@
+//! `loazero serve`: the web app and its JSON API (`docs/api.md`) on axum/tokio.
+//!
+//! * [`state`]: what requests share (served runs, models loaded once, the search pool);
+//! * [`game`]: the game a request names and the position JSON the app draws;
+//! * [`api`]: variants, positions, the opponent's move, analysis, SGF/record export and
+//!   import; [`runs`]: run directories, their games and the dashboard's metrics;
+//! * [`assets`]: the web app's files, compiled into the binary.
+//!
+//! The server keeps no game state: every request carries the game (variant, rules, start,
+//! moves), so any number of tabs play at once. Searches run off the async runtime on a
+//! bounded pool. Every failure is an HTTP status with a JSON body `{"error": "…"}`: a 4xx
+//! for anything the client sent; handler panics are caught (500) and the server goes on.
+
+pub mod api;
+pub mod assets;
+pub mod error;
+pub mod game;
+pub mod runs;
+pub mod state;
+
+use anyhow::{Context, Result};
+use axum::extract::DefaultBodyLimit;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Largest request body accepted (bytes); larger ones get 413.
+pub const BODY_LIMIT: usize = 1 << 20;
+
+/// How `loazero serve` runs.
+pub struct ServeConfig {
+    /// The run directories served.
+    pub dirs: Vec<PathBuf>,
+    /// Address to listen on.
+    pub bind: IpAddr,
+    /// Port (0: any free one).
+    pub port: u16,
+    /// Searches at the same time.
+    pub searches: usize,
+}
+
+/// The application: every route of the web app and the API over `state`.
+pub fn router(state: Arc<state::AppState>) -> Router {
+    Router::new()
+        .route("/", get(assets::index))
+        .route("/index.html", get(assets::index))
+        .route("/app.js", get(assets::app_js))
+        .route("/style.css", get(assets::style_css))
+        .route("/api/variants", get(api::variants))
+        .route("/api/position", post(api::position))
+        .route("/api/play", post(api::play))
+        .route("/api/analyse", post(api::analyse))
+        .route("/api/export", post(api::export))
+        .route("/api/import", post(api::import))
+        .route("/api/runs", get(runs::runs))
+        .route("/api/runs/{run}/games", get(runs::games))
+        .route("/api/runs/{run}/game", get(runs::game))
+        .route("/api/runs/{run}/metrics", get(runs::metrics))
+        .fallback(not_found)
+        .with_state(state)
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(axum::middleware::map_response(json_errors))
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(
+            panic_response,
+        ))
+}
+
+/// 404 for every other path.
+async fn not_found(uri: axum::http::Uri) -> error::ApiError {
+    error::ApiError::not_found(format!(
+        "no such page or API endpoint: {}",
+        state::shorten(uri.path())
+    ))
+}
+
+/// Turns the plain-text error responses of axum's extractors and router (bad query, body
+/// too large, method not allowed, …) into the API's JSON errors, keeping the status.
+async fn json_errors(response: Response) -> Response {
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, 64 * 1024)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+        .unwrap_or_default();
+    let message = if text.is_empty() {
+        status
+            .canonical_reason()
+            .unwrap_or("request failed")
+            .to_string()
+    } else {
+        text
+    };
+    let mut r = (status, axum::Json(error::error_body(&message))).into_response();
+    for (k, v) in parts.headers.iter() {
+        if k == header::ALLOW {
+            r.headers_mut().insert(k, v.clone());
+        }
+    }
+    r
+}
+
+/// The response to a handler that panicked: 500 naming the panic; the server goes on.
+fn panic_response(payload: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    let what = payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "a panic".into());
+    let mut r = (
+        StatusCode::INTERNAL_SERVER_ERROR,
+        axum::Json(error::error_body(&format!("internal error: {what}"))),
+    )
+        .into_response();
+    r.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r
+}
+
+/// Binds, prints `loazero serve: http://ADDR:PORT/` (and flushes it), and serves until
+/// Ctrl-C or SIGTERM.
+pub fn serve(config: ServeConfig) -> Result<()> {
+    let state = state::AppState::new(&config.dirs, config.searches)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(config.searches + 8)
+        .enable_io()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async move {
+        let addr = SocketAddr::new(config.bind, config.port);
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("cannot listen on {addr}"))?;
+        let local = listener.local_addr()?;
+        if !local.ip().is_loopback() {
+            eprintln!(
+                "warning: listening on {local}, not on the loopback address: the app, its \
+                 searches and the served run directories are reachable from the network"
+            );
+        }
+        for r in &state.runs {
+            eprintln!("serving run '{}' from {}", r.name, r.root.display());
+        }
+        {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "loazero serve: http://{local}/")?;
+            out.flush()?;
+        }
+        let app = router(state);
+        axum::serve(listener, app)
+            .with_graceful_shutdown(shutdown())
+            .await
+            .context("server failed")
+    })
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown() {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    let term = async {
+        match term.as_mut() {
+            Some(t) => {
+                t.recv().await;
+            }
+            None => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term => {}
+    }
+}

@@ -1,0 +1,327 @@
+//! [`AppState`]: what every request shares: the served run directories, the models loaded
+//! so far (each once, shared by every search), the player factory and the bounded pool that
+//! searches run on.
+
+use super::error::{ApiError, ApiResult};
+use eval::{PlayerFactory, PlayerSpec};
+use selfplay::Evaluator;
+use std::collections::HashMap;
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::Semaphore;
+
+/// Longest thinking time a request may ask for.
+pub const MAX_MS: u64 = 30_000;
+/// Deepest fixed-depth alpha-beta search a request may ask for (without a time limit).
+pub const MAX_DEPTH: u32 = 8;
+/// Most alpha-beta nodes a request may ask for.
+pub const MAX_NODES: u64 = 50_000_000;
+/// Most MCTS simulations a request may ask for.
+pub const MAX_SIMS: u32 = 20_000;
+/// Largest alpha-beta transposition table a request may ask for (MiB).
+pub const MAX_TT_MIB: usize = 64;
+
+/// One served run directory.
+#[derive(Clone, Debug)]
+pub struct ServedRun {
+    /// Its name in the API: the directory's file name, made unique with `-2`, `-3`, ….
+    pub name: String,
+    /// The directory as given on the command line.
+    pub given: PathBuf,
+    /// Its canonical path (every served path must lie under it).
+    pub root: PathBuf,
+}
+
+/// A loaded model: the evaluator searches share, and the raw network (for the value's
+/// win/draw/loss split), which only one thread uses at a time.
+pub struct LoadedModel {
+    /// The shared evaluator (its own inference thread; `Sync`).
+    pub evaluator: Arc<dyn Evaluator>,
+    /// The network itself, for [`train::Model`] forward passes under the lock.
+    pub raw: Mutex<train::Model>,
+}
+
+/// State shared by all requests. Thread-safe: the model cache is behind a mutex, and a
+/// model is loaded at most once (concurrent first requests for it wait for one load).
+pub struct AppState {
+    /// The served run directories, in command-line order.
+    pub runs: Vec<ServedRun>,
+    /// Loaded models by canonical path.
+    models: Mutex<HashMap<PathBuf, Arc<LoadedModel>>>,
+    /// Serialises model loading (so that a model loads once).
+    loading: Mutex<()>,
+    /// Builds players; its model loader takes models from the cache.
+    pub factory: PlayerFactory,
+    /// Permits of the search pool: one per search running.
+    pub searches: Arc<Semaphore>,
+}
+
+impl AppState {
+    /// The state for `dirs` (each must be a directory) with `searches` concurrent searches.
+    pub fn new(dirs: &[PathBuf], searches: usize) -> anyhow::Result<Arc<AppState>> {
+        let mut runs: Vec<ServedRun> = Vec::new();
+        for d in dirs {
+            let root = d
+                .canonicalize()
+                .map_err(|e| anyhow::anyhow!("--dir {}: {e}", d.display()))?;
+            if !root.is_dir() {
+                anyhow::bail!("--dir {}: not a directory", d.display());
+            }
+            let base = root
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "run".into());
+            let mut name = base.clone();
+            let mut k = 2;
+            while runs.iter().any(|r| r.name == name) {
+                name = format!("{base}-{k}");
+                k += 1;
+            }
+            runs.push(ServedRun {
+                name,
+                given: d.clone(),
+                root,
+            });
+        }
+        let state = Arc::new_cyclic(|weak: &std::sync::Weak<AppState>| {
+            let weak = weak.clone();
+            let loader: eval::player::ModelLoader = Arc::new(move |path: &Path, device: &str| {
+                let state = weak
+                    .upgrade()
+                    .ok_or_else(|| anyhow::anyhow!("the server is shutting down"))?;
+                Ok(state.model(path, device)?.evaluator.clone())
+            });
+            AppState {
+                runs,
+                models: Mutex::new(HashMap::new()),
+                loading: Mutex::new(()),
+                factory: PlayerFactory::new().with_model_loader(loader),
+                searches: Arc::new(Semaphore::new(searches)),
+            }
+        });
+        Ok(state)
+    }
+
+    /// The run called `name`; 404 naming the served runs otherwise.
+    pub fn run(&self, name: &str) -> ApiResult<&ServedRun> {
+        self.runs.iter().find(|r| r.name == name).ok_or_else(|| {
+            ApiError::not_found(format!(
+                "unknown run '{}' (served: {})",
+                shorten(name),
+                self.runs
+                    .iter()
+                    .map(|r| r.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })
+    }
+
+    /// `path` (absolute, or relative to the working directory) if it is an existing file
+    /// under a served directory: its canonical form. 403 for a path outside them, 404 for a
+    /// missing file.
+    pub fn served_file(&self, path: &Path) -> ApiResult<PathBuf> {
+        let shown = shorten(&path.display().to_string());
+        let canonical = path
+            .canonicalize()
+            .map_err(|_| ApiError::not_found(format!("no such file: {shown}")))?;
+        if !self.runs.iter().any(|r| canonical.starts_with(&r.root)) {
+            return Err(ApiError::forbidden(format!(
+                "{shown} is outside the served directories"
+            )));
+        }
+        if !canonical.is_file() {
+            return Err(ApiError::not_found(format!("{shown} is not a file")));
+        }
+        Ok(canonical)
+    }
+
+    /// The file `rel` of `run`: a relative path without `..`, resolving (links followed)
+    /// to a file inside the run directory. 403 otherwise, 404 when missing.
+    pub fn run_file(&self, run: &ServedRun, rel: &str) -> ApiResult<PathBuf> {
+        let p = Path::new(rel);
+        if rel.is_empty()
+            || rel.len() > 500
+            || p.components()
+                .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
+        {
+            return Err(ApiError::forbidden(format!(
+                "path '{}' must be relative to the run directory, without '..'",
+                shorten(rel)
+            )));
+        }
+        let canonical = run.root.join(p).canonicalize().map_err(|_| {
+            ApiError::not_found(format!("run '{}' has no file {}", run.name, shorten(rel)))
+        })?;
+        if !canonical.starts_with(&run.root) {
+            return Err(ApiError::forbidden(format!(
+                "{} leads outside the run directory",
+                shorten(rel)
+            )));
+        }
+        if !canonical.is_file() {
+            return Err(ApiError::not_found(format!(
+                "{} is not a file",
+                shorten(rel)
+            )));
+        }
+        Ok(canonical)
+    }
+
+    /// The model at `path` (canonical, already checked by [`AppState::served_file`]),
+    /// loaded on first use on `device` and shared afterwards. Blocking: call off the async
+    /// runtime.
+    pub fn model(&self, path: &Path, device: &str) -> anyhow::Result<Arc<LoadedModel>> {
+        if let Some(m) = self.models.lock().expect("model cache").get(path) {
+            return Ok(m.clone());
+        }
+        let _one_at_a_time = self.loading.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(m) = self.models.lock().expect("model cache").get(path) {
+            return Ok(m.clone());
+        }
+        let config = crate::commands::net::timed_inference(device);
+        let evaluator = crate::commands::net::net_evaluator_with(path, &config, None)?;
+        let raw = train::Model::load(path, tch::Device::Cpu)
+            .map_err(|e| anyhow::anyhow!("cannot load model {}: {e:#}", path.display()))?;
+        let loaded = Arc::new(LoadedModel {
+            evaluator,
+            raw: Mutex::new(raw),
+        });
+        self.models
+            .lock()
+            .expect("model cache")
+            .insert(path.to_path_buf(), loaded.clone());
+        Ok(loaded)
+    }
+
+    /// Parses a player spec from a request and checks that it is safe to run for a
+    /// client: a model path under a served directory (replaced by its canonical path), on
+    /// the CPU, no weight files read from disk, and searches within the server's limits
+    /// ([`MAX_DEPTH`], [`MAX_NODES`], [`MAX_SIMS`], [`MAX_MS`], [`MAX_TT_MIB`]).
+    pub fn vet_spec(&self, text: &str) -> ApiResult<PlayerSpec> {
+        if text.len() > 500 {
+            return Err(ApiError::bad("player: spec longer than 500 bytes"));
+        }
+        let lower = text.to_ascii_lowercase();
+        if lower.contains("weights=") {
+            return Err(ApiError::bad(
+                "player: weights=FILE is not accepted by the server (use w.NAME=VALUE)",
+            ));
+        }
+        let spec = PlayerSpec::parse(text).map_err(|e| ApiError::bad(format!("player: {e:#}")))?;
+        let too_long = |ms: Option<u64>| ms.is_some_and(|ms| ms > MAX_MS);
+        match spec {
+            PlayerSpec::Random { .. } => Ok(spec),
+            PlayerSpec::AlphaBeta {
+                ref limits,
+                ref config,
+                ..
+            } => {
+                if config.tt_mib > MAX_TT_MIB {
+                    return Err(ApiError::bad(format!(
+                        "player: tt at most {MAX_TT_MIB} MiB"
+                    )));
+                }
+                if limits
+                    .time
+                    .is_some_and(|t| t > Duration::from_millis(MAX_MS))
+                {
+                    return Err(ApiError::bad(format!("player: ms at most {MAX_MS}")));
+                }
+                if limits.nodes.is_some_and(|n| n > MAX_NODES) {
+                    return Err(ApiError::bad(format!("player: nodes at most {MAX_NODES}")));
+                }
+                if limits.time.is_none()
+                    && limits.nodes.is_none()
+                    && limits.depth.is_some_and(|d| d > MAX_DEPTH)
+                {
+                    return Err(ApiError::bad(format!(
+                        "player: depth at most {MAX_DEPTH} without ms or nodes"
+                    )));
+                }
+                Ok(spec)
+            }
+            PlayerSpec::Mcts { sims, ms, .. } => {
+                if too_long(ms) {
+                    return Err(ApiError::bad(format!("player: ms at most {MAX_MS}")));
+                }
+                if ms.is_none() && sims > MAX_SIMS {
+                    return Err(ApiError::bad(format!("player: sims at most {MAX_SIMS}")));
+                }
+                Ok(spec)
+            }
+            PlayerSpec::Model {
+                path,
+                sims,
+                device,
+                ms,
+                search,
+            } => {
+                if too_long(ms) {
+                    return Err(ApiError::bad(format!("player: ms at most {MAX_MS}")));
+                }
+                if ms.is_none() && sims > MAX_SIMS {
+                    return Err(ApiError::bad(format!("player: sims at most {MAX_SIMS}")));
+                }
+                if device != "cpu" {
+                    return Err(ApiError::bad(
+                        "player: the server runs models on the cpu only",
+                    ));
+                }
+                let path = self.served_file(&path)?;
+                Ok(PlayerSpec::Model {
+                    path,
+                    sims,
+                    device,
+                    ms,
+                    search,
+                })
+            }
+        }
+    }
+}
+
+/// `s`, cut to 120 characters for error messages.
+pub fn shorten(s: &str) -> String {
+    if s.chars().count() <= 120 {
+        s.to_string()
+    } else {
+        s.chars().take(120).collect::<String>() + "…"
+    }
+}
+
+/// Runs `work` on the blocking pool once a search permit is free, and returns its result.
+/// A panic of `work` becomes a 500 naming it (the server goes on).
+pub async fn run_blocking<T, F>(state: &Arc<AppState>, work: F) -> ApiResult<T>
+where
+    T: Send + 'static,
+    F: FnOnce() -> ApiResult<T> + Send + 'static,
+{
+    let permit = state
+        .searches
+        .clone()
+        .acquire_owned()
+        .await
+        .map_err(|_| ApiError::internal("the search pool is closed"))?;
+    let joined = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        work()
+    })
+    .await;
+    match joined {
+        Ok(r) => r,
+        Err(e) if e.is_panic() => {
+            let payload = e.into_panic();
+            let what = payload
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "a panic".into());
+            Err(ApiError::internal(format!(
+                "internal error in a search: {what}"
+            )))
+        }
+        Err(e) => Err(ApiError::internal(format!("search task failed: {e}"))),
+    }
+}
