@@ -508,58 +508,42 @@ fn draw_elo(
 fn draw_losses(root: &Root, train: &[TrainPoint]) -> Result<()> {
     const TITLE: &str = "Training loss vs step";
     type Getter = fn(&TrainPoint) -> Option<f64>;
-    let series: [(&str, Getter); 4] = [
+    let getters: [(&str, Getter); 4] = [
         ("total loss", |p| p.loss),
         ("policy loss", |p| p.policy_loss),
         ("policy KL", |p| p.policy_kl),
         ("value loss", |p| p.value_loss),
     ];
-    let values = || {
-        series
-            .iter()
-            .flat_map(|(_, get)| train.iter().filter_map(get))
-    };
-    if values().next().is_none() {
+    let series: Vec<(&str, Vec<(i64, f64)>)> = getters
+        .iter()
+        .map(|(name, get)| {
+            let points = train
+                .iter()
+                .filter_map(|p| Some((p.step as i64, get(p)?)))
+                .collect();
+            (*name, points)
+        })
+        .collect();
+    if series.iter().all(|(_, points)| points.is_empty()) {
         return draw_note(root, TITLE, "no training records yet");
     }
-    let s = scale(root);
-    let x_range = padded_int_range(train.iter().map(|p| p.step));
-    let y_range = padded_range(values(), 0.0..1.0);
-    let mut chart = ChartBuilder::on(root)
-        .caption(TITLE, ("sans-serif", px(28.0, s)))
-        .margin(px(15.0, s))
-        .x_label_area_size(px(55.0, s))
-        .y_label_area_size(px(75.0, s))
-        .build_cartesian_2d(x_range, y_range)?;
-    chart
-        .configure_mesh()
-        .x_desc("training step")
-        .y_desc("loss")
-        .label_style(("sans-serif", px(16.0, s)))
-        .axis_desc_style(("sans-serif", px(18.0, s)))
-        .draw()?;
-    for (i, (name, get)) in series.iter().enumerate() {
-        let c = color(i);
-        let points: Vec<(i64, f64)> = train
-            .iter()
-            .filter_map(|p| Some((p.step as i64, get(p)?)))
-            .collect();
-        chart
-            .draw_series(
-                LineSeries::new(points, c.stroke_width(px(2.0, s)))
-                    .point_size(if train.len() <= 30 { px(3.0, s) } else { 0 }),
-            )?
-            .label(*name)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
-    }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .label_font(("sans-serif", px(16.0, s)))
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()?;
-    Ok(())
+    let y_range = padded_range(
+        series.iter().flat_map(|(_, p)| p.iter().map(|(_, y)| *y)),
+        0.0..1.0,
+    );
+    draw_lines(
+        root,
+        LineChart {
+            title: TITLE,
+            x_desc: "training step",
+            y_desc: "loss",
+            x_range: padded_int_range(train.iter().map(|p| p.step)),
+            y_range,
+            markers: train.len() <= 30,
+            legend: SeriesLabelPosition::UpperRight,
+        },
+        series,
+    )
 }
 
 /// `policy.png`: move matching of each generation's candidate on the held-out set
@@ -573,45 +557,82 @@ fn draw_policy(root: &Root, generations: &[GenerationPoint]) -> Result<()> {
     if points.is_empty() {
         return draw_note(root, TITLE, "no held-out scores yet (run.heldout)");
     }
-    let s = scale(root);
-    let x_range = padded_int_range(points.iter().map(|(g, _)| *g as u64));
     let y_max = points
         .iter()
         .map(|(_, (_, t3, _))| 100.0 * t3)
         .fold(10.0f64, f64::max);
-    let mut chart = ChartBuilder::on(root)
-        .caption(TITLE, ("sans-serif", px(28.0, s)))
-        .margin(px(15.0, s))
-        .x_label_area_size(px(55.0, s))
-        .y_label_area_size(px(75.0, s))
-        .build_cartesian_2d(x_range, 0.0..(y_max * 1.1).min(100.0))?;
-    chart
-        .configure_mesh()
-        .x_desc("generation")
-        .y_desc("% of positions")
-        .label_style(("sans-serif", px(16.0, s)))
-        .axis_desc_style(("sans-serif", px(18.0, s)))
-        .draw()?;
     type Getter = fn(&(f64, f64, f64)) -> f64;
-    let series: [(&str, Getter); 3] = [
+    let getters: [(&str, Getter); 3] = [
         ("top-1", |h| h.0),
         ("top-3", |h| h.1),
         ("chance (top-1)", |h| h.2),
     ];
-    for (i, (name, get)) in series.iter().enumerate() {
+    let series = getters
+        .iter()
+        .map(|(name, get)| {
+            let line = points.iter().map(|(g, h)| (*g, 100.0 * get(h))).collect();
+            (*name, line)
+        })
+        .collect();
+    draw_lines(
+        root,
+        LineChart {
+            title: TITLE,
+            x_desc: "generation",
+            y_desc: "% of positions",
+            x_range: padded_int_range(points.iter().map(|(g, _)| *g as u64)),
+            y_range: 0.0..(y_max * 1.1).min(100.0),
+            markers: points.len() <= 40,
+            legend: SeriesLabelPosition::UpperLeft,
+        },
+        series,
+    )
+}
+
+/// The frame of a chart of lines over an integer x axis, for [`draw_lines`].
+struct LineChart<'a> {
+    title: &'a str,
+    x_desc: &'a str,
+    y_desc: &'a str,
+    x_range: Range<i64>,
+    y_range: Range<f64>,
+    /// Mark every point (for short series).
+    markers: bool,
+    legend: SeriesLabelPosition,
+}
+
+/// Draws `series` (name, points) as lines in the palette's order, with a legend.
+fn draw_lines(root: &Root, frame: LineChart, series: Vec<(&str, Vec<(i64, f64)>)>) -> Result<()> {
+    let s = scale(root);
+    let mut chart = ChartBuilder::on(root)
+        .caption(frame.title, ("sans-serif", px(28.0, s)))
+        .margin(px(15.0, s))
+        .x_label_area_size(px(55.0, s))
+        .y_label_area_size(px(75.0, s))
+        .build_cartesian_2d(frame.x_range, frame.y_range)?;
+    chart
+        .configure_mesh()
+        .x_desc(frame.x_desc)
+        .y_desc(frame.y_desc)
+        .label_style(("sans-serif", px(16.0, s)))
+        .axis_desc_style(("sans-serif", px(18.0, s)))
+        .draw()?;
+    for (i, (name, points)) in series.into_iter().enumerate() {
         let c = color(i);
-        let line: Vec<(i64, f64)> = points.iter().map(|(g, h)| (*g, 100.0 * get(h))).collect();
         chart
             .draw_series(
-                LineSeries::new(line, c.stroke_width(px(2.0, s)))
-                    .point_size(if points.len() <= 40 { px(3.0, s) } else { 0 }),
+                LineSeries::new(points, c.stroke_width(px(2.0, s))).point_size(if frame.markers {
+                    px(3.0, s)
+                } else {
+                    0
+                }),
             )?
-            .label(*name)
+            .label(name)
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
     }
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
+        .position(frame.legend)
         .label_font(("sans-serif", px(16.0, s)))
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)

@@ -175,6 +175,11 @@ fn api_pieces(pos: &Value) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// Clicks the element `at` (which must exist).
+async fn click(c: &Client, at: Locator<'_>) {
+    c.find(at).await.unwrap().click().await.unwrap();
+}
+
 async fn click_cell(c: &Client, svg_id: &str, cell: &str) {
     c.find(Locator::Css(&format!(
         "#{svg_id} g.cell[data-cell='{cell}']"
@@ -520,12 +525,7 @@ async fn replay(c: &Client, s: &Server) {
     .await;
     let area = c.find(Locator::Id("rp-paste")).await.unwrap();
     area.send_keys(&sgf).await.unwrap();
-    c.find(Locator::Id("rp-load"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(c, Locator::Id("rp-load")).await;
     wait_for(
         c,
         "return document.querySelector('#rp-ply').textContent === 'ply 8 / 8';",
@@ -563,12 +563,7 @@ async fn replay(c: &Client, s: &Server) {
         10,
     )
     .await;
-    c.find(Locator::Css("#rp-games tr.game-row"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(c, Locator::Css("#rp-games tr.game-row")).await;
     wait_for(
         c,
         "return document.querySelector('#rp-title').textContent.includes('gate');",
@@ -581,12 +576,7 @@ async fn replay(c: &Client, s: &Server) {
     screenshot(c, "replay.png").await;
     // Its position opens in Analyse.
     let text = attr(c, "#replay-board", "data-text").await;
-    c.find(Locator::Id("rp-analyse"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(c, Locator::Id("rp-analyse")).await;
     wait_for(
         c,
         &format!("return location.hash === '#analyse' && document.querySelector('#analyse-board').dataset.text === '{text}';"),
@@ -645,12 +635,7 @@ async fn analyse(c: &Client, s: &Server) {
     screenshot(c, "analyse.png").await;
 
     // The position editor: paint a black piece on c3, apply, and the board is that position.
-    c.find(Locator::Id("an-edit"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(c, Locator::Id("an-edit")).await;
     click_cell(c, "analyse-board", "c3").await;
     wait_for(
         c,
@@ -659,12 +644,7 @@ async fn analyse(c: &Client, s: &Server) {
         10,
     )
     .await;
-    c.find(Locator::Id("an-edit"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(c, Locator::Id("an-edit")).await;
     wait_for(
         c,
         "return document.querySelector('#analyse-board').dataset.analysed === '1';",
@@ -689,12 +669,7 @@ async fn analyse(c: &Client, s: &Server) {
     let input = c.find(Locator::Id("an-text")).await.unwrap();
     input.clear().await.unwrap();
     input.send_keys(&start).await.unwrap();
-    c.find(Locator::Id("an-set"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(c, Locator::Id("an-set")).await;
     wait_for(
         c,
         &format!("return document.querySelector('#analyse-board').dataset.text === '{start}';"),
@@ -719,12 +694,7 @@ async fn analyse(c: &Client, s: &Server) {
     let input = c.find(Locator::Id("an-text")).await.unwrap();
     input.clear().await.unwrap();
     input.send_keys(stuck).await.unwrap();
-    c.find(Locator::Id("an-set"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(c, Locator::Id("an-set")).await;
     wait_for(
         c,
         &format!("return document.querySelector('#analyse-board').dataset.text === '{stuck}';"),
@@ -857,12 +827,7 @@ fn docs_screenshots() {
         );
         click_cell(&c, "play-board", next["move"]["from"].as_str().unwrap()).await;
         screenshot(&c, "play.png").await;
-        c.find(Locator::Id("play-analyse"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        click(&c, Locator::Id("play-analyse")).await;
         wait_for(
             &c,
             "return document.querySelector('#analyse-board').dataset.analysed === '1';",

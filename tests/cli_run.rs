@@ -3,49 +3,12 @@
 //! config errors.
 
 mod common;
-use common::{loazero, temp_dir, text, BIN};
+use common::{loazero, temp_dir, text, tiny_run_sets, BIN};
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-/// A run small enough for a test: 6×6, a 1×8 net, 6 games and 6 steps a generation, no
-/// gate (so that every count is deterministic), two anchors.
-fn tiny_sets() -> Vec<String> {
-    [
-        "selfplay.variant=6x6",
-        "selfplay.simulations=16",
-        "selfplay.mcts.cheap_simulations=4",
-        "selfplay.mcts.leaves_per_batch=4",
-        "selfplay.games_per_worker=3",
-        "selfplay.threads=1",
-        "selfplay.shard_samples=60",
-        "run.minutes=0",
-        "run.games_per_generation=6",
-        "run.train_steps_per_generation=6",
-        "run.checkpoint_every=2",
-        "run.gate=false",
-        "run.match_threads=1",
-        "train.log_every=2",
-        "train.batch_size=16",
-        "train.threads=1",
-        "train.net.blocks=1",
-        "train.net.channels=8",
-        "train.net.global_pool_every=1",
-        "train.net.policy_channels=4",
-        "train.net.value_channels=4",
-        "train.net.value_hidden=8",
-        "rating.anchors=[\"random\", \"alphabeta:depth=1\"]",
-        "rating.games=2",
-        "rating.anchor_games=2",
-        "rating.simulations=8",
-        "rating.every=2",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect()
-}
 
 fn run_args(dir: &Path, generations: u32, with_sets: bool) -> Vec<String> {
     let mut args = vec![
@@ -56,7 +19,7 @@ fn run_args(dir: &Path, generations: u32, with_sets: bool) -> Vec<String> {
         generations.to_string(),
     ];
     if with_sets {
-        for s in tiny_sets() {
+        for s in tiny_run_sets() {
             args.push("--set".into());
             args.push(s);
         }

@@ -14,16 +14,25 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::OnceLock;
 
-/// One tiny run (2 generations) shared by the tests of this binary; removed at exit
-/// by the temporary directory's owner living for the whole process.
+/// One tiny run (2 generations) shared by the tests of this binary, in a temporary
+/// directory removed when the test process exits (statics are never dropped, so an
+/// `atexit` handler removes it; it is registered before the run is made, so a failed run
+/// is removed too).
 fn run_dir() -> &'static Path {
-    static RUN: OnceLock<tempfile::TempDir> = OnceLock::new();
-    RUN.get_or_init(|| {
-        let dir = temp_dir();
-        tiny_run(&dir.path().join("tiny"), 2);
-        dir
-    })
-    .path()
+    static DIR: OnceLock<std::path::PathBuf> = OnceLock::new();
+    static MADE: OnceLock<()> = OnceLock::new();
+    extern "C" fn remove_dir() {
+        if let Some(dir) = DIR.get() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+    let dir = DIR.get_or_init(|| {
+        // SAFETY: registers a plain function without arguments, called once at exit.
+        unsafe { libc::atexit(remove_dir) };
+        temp_dir().keep()
+    });
+    MADE.get_or_init(|| tiny_run(&dir.join("tiny"), 2));
+    dir
 }
 
 fn tiny() -> std::path::PathBuf {

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 pub struct Args {
     /// The game: a loazero record (numbered move pairs, e.g. "1. c8-c6 h4-f2 2. g8-g6
     /// h2-e2", with optional `# variant`, `# rules` and `# start` header lines) or an SGF
-    /// file (FF[4] GM[9]; recognised by its leading `(`).
+    /// file (`FF[4] GM[9]`; recognised by its leading `(`).
     pub file: PathBuf,
     /// Variant: standard, scrambled-eggs, 6x6, parachute, gemma, ambiloa or alveole
     /// (default: the record's `# variant` line, else standard). Not for SGF files, which

@@ -73,7 +73,7 @@ pub fn parse_variant(name: Option<&str>) -> ApiResult<Variant> {
         None | Some("") => Ok(Variant::Standard),
         Some(n) => n
             .parse()
-            .map_err(|e: String| ApiError::bad(format!("variant: {e}"))),
+            .map_err(|e: loa::Error| ApiError::bad(format!("variant: {e}"))),
     }
 }
 

@@ -85,9 +85,9 @@ pub fn tiny_model(dir: &Path) -> PathBuf {
     path
 }
 
-/// The `--set` options of a tiny run for the `serve` tests: 6×6, a 1×8 net, 6 games and 6
-/// steps a generation, a gate that promotes every candidate (threshold 0, 2 games, so that
-/// gate games exist and every generation is rated), rated against two anchors.
+/// The `--set` options of a run small enough for a test: 6×6, a 1×8 net, 6 games and 6
+/// steps a generation, no gate (so that every count is deterministic), rated every second
+/// generation against two anchors.
 pub fn tiny_run_sets() -> Vec<String> {
     [
         "selfplay.variant=6x6",
@@ -101,11 +101,8 @@ pub fn tiny_run_sets() -> Vec<String> {
         "run.games_per_generation=6",
         "run.train_steps_per_generation=6",
         "run.checkpoint_every=2",
-        "run.gate=true",
-        "run.gate_simulations=8",
+        "run.gate=false",
         "run.match_threads=1",
-        "gate.max_games=2",
-        "gate.threshold=0",
         "train.log_every=2",
         "train.batch_size=16",
         "train.threads=1",
@@ -119,14 +116,33 @@ pub fn tiny_run_sets() -> Vec<String> {
         "rating.games=2",
         "rating.anchor_games=2",
         "rating.simulations=8",
-        "rating.every=1",
+        "rating.every=2",
     ]
     .iter()
     .map(|s| s.to_string())
     .collect()
 }
 
-/// Makes a finished tiny run of `generations` generations in `dir` ([`tiny_run_sets`]);
+/// [`tiny_run_sets`] with a gate that promotes every candidate (threshold 0, 2 games, so
+/// that gate games exist) and a rating of every generation: the run the `serve` tests
+/// browse.
+pub fn tiny_gated_run_sets() -> Vec<String> {
+    let mut sets = tiny_run_sets();
+    sets.extend(
+        [
+            "run.gate=true",
+            "run.gate_simulations=8",
+            "gate.max_games=2",
+            "gate.threshold=0",
+            "rating.every=1",
+        ]
+        .map(String::from),
+    );
+    sets
+}
+
+/// Makes a finished tiny run of `generations` generations in `dir`
+/// ([`tiny_gated_run_sets`]);
 /// panics with the run's output if it fails.
 pub fn tiny_run(dir: &Path, generations: u32) {
     let mut args = vec![
@@ -136,7 +152,7 @@ pub fn tiny_run(dir: &Path, generations: u32) {
         "--generations".into(),
         generations.to_string(),
     ];
-    for s in tiny_run_sets() {
+    for s in tiny_gated_run_sets() {
         args.push("--set".into());
         args.push(s);
     }

@@ -1,6 +1,6 @@
 //! Training data: [`Sample`]s ([`sample`]) and the shard files that hold them
 //! ([`shard`]: versioned, checksummed, zstd-compressed, written atomically, every defect
-//! read back reported as a [`Error`] naming the file).
+//! read back reported as a [`crate::Error`] naming the file).
 
 pub mod sample;
 pub mod shard;
