@@ -3,69 +3,20 @@
 //! network; a missing `loazero-torch` is a clear error naming its path.
 
 mod common;
-use common::{last_line, text, tiny_model, BIN};
+use common::{last_line, text, tiny_model, Engine, BIN};
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::Command;
 
-/// A running `loazero engine`, stopped on drop.
-struct Engine {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-}
-
-impl Engine {
-    fn start(player: &str) -> Engine {
-        let mut child = Command::new(BIN)
-            .args(["engine", "--player", player])
-            .env_remove("LD_LIBRARY_PATH")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        Engine {
-            child,
-            stdin,
-            stdout,
-        }
-    }
-
-    /// Sends `line` and returns the first answer line that is not `info …`.
-    fn ask(&mut self, line: &str) -> String {
-        writeln!(self.stdin, "{line}").unwrap();
-        self.stdin.flush().unwrap();
-        loop {
-            let mut s = String::new();
-            self.stdout.read_line(&mut s).unwrap();
-            assert!(!s.is_empty(), "engine closed its output");
-            if !s.starts_with("info ") {
-                return s.trim_end().to_string();
-            }
-        }
-    }
-
-    /// The file name of the running executable and whether libtorch is mapped into it.
-    fn exe_and_torch(&self) -> (String, bool) {
-        let proc = PathBuf::from(format!("/proc/{}", self.child.id()));
-        let exe = std::fs::read_link(proc.join("exe")).unwrap();
-        let maps = std::fs::read_to_string(proc.join("maps")).unwrap();
-        (
-            exe.file_name().unwrap().to_string_lossy().into_owned(),
-            maps.contains("libtorch"),
-        )
-    }
-}
-
-impl Drop for Engine {
-    fn drop(&mut self) {
-        let _ = writeln!(self.stdin, "quit");
-        let _ = self.stdin.flush();
-        let _ = self.child.wait();
-    }
+/// The file name of `engine`'s running executable and whether libtorch is mapped into it.
+fn exe_and_torch(engine: &Engine) -> (String, bool) {
+    let proc = PathBuf::from(format!("/proc/{}", engine.child.id()));
+    let exe = std::fs::read_link(proc.join("exe")).unwrap();
+    let maps = std::fs::read_to_string(proc.join("maps")).unwrap();
+    (
+        exe.file_name().unwrap().to_string_lossy().into_owned(),
+        maps.contains("libtorch"),
+    )
 }
 
 #[test]
@@ -91,11 +42,11 @@ fn torch_free_commands_run_without_libtorch() {
     );
 
     let mut e = Engine::start("alphabeta:depth=1");
-    assert_eq!(e.ask("isready"), "readyok");
-    assert_eq!(e.exe_and_torch(), ("loazero".to_string(), false));
-    assert!(e.ask("genmove").starts_with("move "));
+    assert_eq!(e.ask_last("isready"), "readyok");
+    assert_eq!(exe_and_torch(&e), ("loazero".to_string(), false));
+    assert!(e.ask_last("genmove").starts_with("move "));
     // A model player asked for after start cannot be loaded here: a clear error line.
-    let reply = e.ask("player model:path=m.safetensors,sims=2");
+    let reply = e.ask_last("player model:path=m.safetensors,sims=2");
     assert!(
         reply.starts_with("error ") && reply.contains("without torch"),
         "{reply}"
@@ -124,9 +75,9 @@ fn model_commands_run_in_loazero_torch() {
     );
 
     let mut e = Engine::start(&player);
-    assert_eq!(e.ask("isready"), "readyok");
-    assert_eq!(e.exe_and_torch(), ("loazero-torch".to_string(), true));
-    assert!(e.ask("genmove").starts_with("move "));
+    assert_eq!(e.ask_last("isready"), "readyok");
+    assert_eq!(exe_and_torch(&e), ("loazero-torch".to_string(), true));
+    assert!(e.ask_last("genmove").starts_with("move "));
 }
 
 #[test]

@@ -1,63 +1,16 @@
 //! End-to-end tests of the eval subcommands: engine (over pipes), bestmove, match, ratings.
 
 mod common;
-use common::{temp_dir, BIN};
+use common::{temp_dir, Engine, BIN};
 
 use loa::{Game, Position, Rules, Variant};
-use std::io::{BufRead, BufReader, Write};
+
 use std::process::{Command, Stdio};
 
 /// Positions reached by random play from the starts of standard, scrambled-eggs and 6x6
 /// (not over).
 fn random_games(count: usize, seed: u64) -> Vec<Game> {
     loa::testing::random_games(&Variant::ALL[..3], Rules::classic(), count, 70, seed)
-}
-
-struct Engine {
-    child: std::process::Child,
-    stdin: std::process::ChildStdin,
-    stdout: BufReader<std::process::ChildStdout>,
-}
-
-impl Engine {
-    fn start(player: &str) -> Engine {
-        let mut child = Command::new(BIN)
-            .args(["engine", "--player", player])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        Engine {
-            child,
-            stdin,
-            stdout,
-        }
-    }
-    fn send(&mut self, line: &str) {
-        writeln!(self.stdin, "{line}").unwrap();
-        self.stdin.flush().unwrap();
-    }
-    fn line(&mut self) -> String {
-        let mut s = String::new();
-        self.stdout.read_line(&mut s).unwrap();
-        assert!(!s.is_empty(), "engine closed its output");
-        s.trim_end().to_string()
-    }
-    /// Sends a command and returns its answer lines up to the first final line (not `info`).
-    fn ask(&mut self, line: &str) -> Vec<String> {
-        self.send(line);
-        let mut out = Vec::new();
-        loop {
-            let l = self.line();
-            let last = !l.starts_with("info ");
-            out.push(l);
-            if last {
-                return out;
-            }
-        }
-    }
 }
 
 #[test]

@@ -17,6 +17,22 @@ pub enum Bound {
     Upper = 2,
 }
 
+impl Bound {
+    /// What `best` says about a node searched with the window (`alpha`, `beta`): a lower
+    /// bound at or above `beta`, exact inside the window, an upper bound at or below
+    /// `alpha`.
+    #[inline]
+    pub fn of_search(best: i32, alpha: i32, beta: i32) -> Bound {
+        if best >= beta {
+            Bound::Lower
+        } else if best > alpha {
+            Bound::Exact
+        } else {
+            Bound::Upper
+        }
+    }
+}
+
 /// One stored search result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Entry {

@@ -340,8 +340,8 @@ mod tests {
 
     use super::*;
 
-    /// Every key path of a TOML table (`a.b.c`).
-    fn keys(t: &toml::Table, prefix: &str, out: &mut Vec<String>) {
+    /// Every leaf of a TOML table in order: its key path (`a.b.c`) and value.
+    fn leaves(t: &toml::Table, prefix: &str, out: &mut Vec<(String, toml::Value)>) {
         for (k, v) in t {
             let path = if prefix.is_empty() {
                 k.clone()
@@ -349,10 +349,24 @@ mod tests {
                 format!("{prefix}.{k}")
             };
             match v {
-                toml::Value::Table(inner) => keys(inner, &path, out),
-                _ => out.push(path),
+                toml::Value::Table(inner) => leaves(inner, &path, out),
+                _ => out.push((path, v.clone())),
             }
         }
+    }
+
+    /// Every key path of a TOML table (`a.b.c`).
+    fn keys(t: &toml::Table, prefix: &str, out: &mut Vec<String>) {
+        let mut all = vec![];
+        leaves(t, prefix, &mut all);
+        out.extend(all.into_iter().map(|(k, _)| k));
+    }
+
+    /// Every `key = value` of a TOML table, in order.
+    fn keys_values(t: &toml::Table, prefix: &str, out: &mut Vec<String>) {
+        let mut all = vec![];
+        leaves(t, prefix, &mut all);
+        out.extend(all.into_iter().map(|(k, v)| format!("{k} = {v}")));
     }
 
     #[test]
@@ -373,21 +387,6 @@ mod tests {
                 .map(|(x, y)| format!("default.toml {x} / Rust {y}"))
                 .collect();
             panic!("defaults differ:\n{}", diff.join("\n"));
-        }
-    }
-
-    /// Every `key = value` of a TOML table, in order.
-    fn keys_values(t: &toml::Table, prefix: &str, out: &mut Vec<String>) {
-        for (k, v) in t {
-            let path = if prefix.is_empty() {
-                k.clone()
-            } else {
-                format!("{prefix}.{k}")
-            };
-            match v {
-                toml::Value::Table(inner) => keys_values(inner, &path, out),
-                _ => out.push(format!("{path} = {v}")),
-            }
         }
     }
 

@@ -289,3 +289,75 @@ fn parse_response(buf: &[u8]) -> Option<(u16, String)> {
     }
     Some((status, out))
 }
+
+/// A running `loazero engine --player PLAYER` over pipes (without `LD_LIBRARY_PATH`: the
+/// binaries find libtorch by their rpath); sent `quit` and waited for when dropped.
+pub struct Engine {
+    /// The process.
+    pub child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl Engine {
+    /// Starts the engine with `player`.
+    pub fn start(player: &str) -> Engine {
+        let mut child = Command::new(BIN)
+            .args(["engine", "--player", player])
+            .env_remove("LD_LIBRARY_PATH")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start loazero engine");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        Engine {
+            child,
+            stdin,
+            stdout,
+        }
+    }
+
+    /// Sends one line.
+    pub fn send(&mut self, line: &str) {
+        writeln!(self.stdin, "{line}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// The next output line (without its line end); fails if the engine closed its output.
+    pub fn line(&mut self) -> String {
+        use std::io::BufRead;
+        let mut s = String::new();
+        self.stdout.read_line(&mut s).unwrap();
+        assert!(!s.is_empty(), "engine closed its output");
+        s.trim_end().to_string()
+    }
+
+    /// Sends a command and returns its answer lines up to the first final line (not
+    /// `info …`).
+    pub fn ask(&mut self, line: &str) -> Vec<String> {
+        self.send(line);
+        let mut out = Vec::new();
+        loop {
+            let l = self.line();
+            let last = !l.starts_with("info ");
+            out.push(l);
+            if last {
+                return out;
+            }
+        }
+    }
+
+    /// Sends a command and returns its final answer line (the `info …` lines skipped).
+    pub fn ask_last(&mut self, line: &str) -> String {
+        self.ask(line).pop().unwrap()
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        let _ = writeln!(self.stdin, "quit");
+        let _ = self.stdin.flush();
+        let _ = self.child.wait();
+    }
+}

@@ -273,13 +273,7 @@ impl AlphaBeta {
         }
         if !self.stop {
             if let Some(mv) = best {
-                let bound = if best_score >= beta {
-                    Bound::Lower
-                } else if best_score > alpha0 {
-                    Bound::Exact
-                } else {
-                    Bound::Upper
-                };
+                let bound = Bound::of_search(best_score, alpha0, beta);
                 self.tt
                     .store(root.hash(), Some(mv), best_score, depth, bound);
             }
@@ -588,13 +582,7 @@ impl AlphaBeta {
                 }
             }
         }
-        let bound = if best_score >= beta {
-            Bound::Lower
-        } else if best_score > alpha0 {
-            Bound::Exact
-        } else {
-            Bound::Upper
-        };
+        let bound = Bound::of_search(best_score, alpha0, beta);
         self.tt
             .store(key, best_move, score_to_tt(best_score, ply), depth, bound);
         best_score
