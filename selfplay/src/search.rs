@@ -234,14 +234,21 @@ impl Search {
     /// `leaves_per_batch` leaves per call.
     pub fn run(&mut self, evaluator: &dyn Evaluator, batch: &mut EvalBatch) -> Result<(), Error> {
         while !self.is_finished() {
-            batch.clear();
-            self.gather(batch);
-            if !batch.is_empty() {
-                evaluator.evaluate(batch)?;
-            }
-            self.absorb(batch)?;
+            self.step(evaluator, batch)?;
         }
         Ok(())
+    }
+
+    /// One round of the search: gathers up to `leaves_per_batch` leaves, evaluates them in
+    /// one evaluator call (none when every leaf was terminal or cached), backs them up.
+    #[inline]
+    fn step(&mut self, evaluator: &dyn Evaluator, batch: &mut EvalBatch) -> Result<(), Error> {
+        batch.clear();
+        self.gather(batch);
+        if !batch.is_empty() {
+            evaluator.evaluate(batch)?;
+        }
+        self.absorb(batch)
     }
 
     /// Runs the search begun by [`Search::begin`] (whose simulation count is the cap) until
@@ -261,12 +268,7 @@ impl Search {
             if root_expanded && std::time::Instant::now() >= deadline {
                 break;
             }
-            batch.clear();
-            self.gather(batch);
-            if !batch.is_empty() {
-                evaluator.evaluate(batch)?;
-            }
-            self.absorb(batch)?;
+            self.step(evaluator, batch)?;
         }
         Ok(())
     }
