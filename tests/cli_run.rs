@@ -10,21 +10,10 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+/// `loazero run` on `dir` for `generations`, with the tiny test config when `with_sets`.
 fn run_args(dir: &Path, generations: u32, with_sets: bool) -> Vec<String> {
-    let mut args = vec![
-        "run".to_string(),
-        "--dir".into(),
-        dir.display().to_string(),
-        "--generations".into(),
-        generations.to_string(),
-    ];
-    if with_sets {
-        for s in tiny_run_sets() {
-            args.push("--set".into());
-            args.push(s);
-        }
-    }
-    args
+    let sets = if with_sets { tiny_run_sets() } else { vec![] };
+    common::run_args(dir, generations, &sets)
 }
 
 fn names(dir: &Path) -> Vec<String> {

@@ -141,10 +141,9 @@ pub fn tiny_gated_run_sets() -> Vec<String> {
     sets
 }
 
-/// Makes a finished tiny run of `generations` generations in `dir`
-/// ([`tiny_gated_run_sets`]);
-/// panics with the run's output if it fails.
-pub fn tiny_run(dir: &Path, generations: u32) {
+/// The arguments of `loazero run --dir DIR --generations N` with `--set S` for each of
+/// `sets`.
+pub fn run_args(dir: &Path, generations: u32, sets: &[String]) -> Vec<String> {
     let mut args = vec![
         "run".to_string(),
         "--dir".into(),
@@ -152,11 +151,17 @@ pub fn tiny_run(dir: &Path, generations: u32) {
         "--generations".into(),
         generations.to_string(),
     ];
-    for s in tiny_gated_run_sets() {
+    for s in sets {
         args.push("--set".into());
-        args.push(s);
+        args.push(s.clone());
     }
-    let out = loazero(&args);
+    args
+}
+
+/// Makes a finished tiny run of `generations` generations in `dir`
+/// ([`tiny_gated_run_sets`]); panics with the run's output if it fails.
+pub fn tiny_run(dir: &Path, generations: u32) {
+    let out = loazero(&run_args(dir, generations, &tiny_gated_run_sets()));
     assert!(out.status.success(), "tiny run failed:\n{}", text(&out));
 }
 
