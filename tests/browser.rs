@@ -180,15 +180,26 @@ async fn click(c: &Client, at: Locator<'_>) {
     c.find(at).await.unwrap().click().await.unwrap();
 }
 
+/// Clicks the cell `cell` of the board `svg_id`. The app redraws a board whenever an
+/// answer arrives (an analysis, a reply), replacing its cells, so a cell found just before
+/// a redraw can be stale by the time it is clicked; such a click did nothing, and the cell
+/// is found again and clicked (up to 5 s).
 async fn click_cell(c: &Client, svg_id: &str, cell: &str) {
-    c.find(Locator::Css(&format!(
-        "#{svg_id} g.cell[data-cell='{cell}']"
-    )))
-    .await
-    .unwrap_or_else(|e| panic!("no cell {cell} on #{svg_id}: {e}"))
-    .click()
-    .await
-    .unwrap_or_else(|e| panic!("click on {cell}: {e}"));
+    let css = format!("#{svg_id} g.cell[data-cell='{cell}']");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let found = c
+            .find(Locator::Css(&css))
+            .await
+            .unwrap_or_else(|e| panic!("no cell {cell} on #{svg_id}: {e}"));
+        match found.click().await {
+            Ok(_) => return,
+            Err(e) if e.is_stale_element_reference() && Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Err(e) => panic!("click on {cell}: {e}"),
+        }
+    }
 }
 
 async fn attr(c: &Client, css: &str, name: &str) -> String {
@@ -243,11 +254,12 @@ async fn click_move(c: &Client, svg_id: &str, mv: &Value) {
     click_cell(c, svg_id, mv["to"].as_str().unwrap()).await;
 }
 
-async fn select_variant(c: &Client, select: &str, variant: &str) {
+/// Chooses the option `value` of the `<select>` at `select`.
+async fn select_option(c: &Client, select: &str, value: &str) {
     c.find(Locator::Css(select))
         .await
         .unwrap()
-        .select_by_value(variant)
+        .select_by_value(value)
         .await
         .unwrap();
 }
@@ -327,7 +339,7 @@ async fn scenarios(c: &Client, s: &Server) {
 /// Standard, the human (Black) against `alphabeta:depth=1`; the human's moves are
 /// alpha-beta depth 1's too (asked of the API), clicked on the board.
 async fn play_a_whole_game(c: &Client, s: &Server) {
-    select_variant(c, "#play-variant", "standard").await;
+    select_option(c, "#play-variant", "standard").await;
     wait_for(
         c,
         "return document.querySelector('#play-board').dataset.variant === 'standard';",
@@ -439,7 +451,7 @@ async fn special_variants(c: &Client, s: &Server) {
         .await
         .unwrap();
     for (variant, plies) in [("parachute", 2usize), ("alveole", 2), ("ambiloa", 4)] {
-        select_variant(c, "#play-variant", variant).await;
+        select_option(c, "#play-variant", variant).await;
         wait_for(
             c,
             &format!(
@@ -683,7 +695,7 @@ async fn analyse(c: &Client, s: &Server) {
     // A gemma removal by clicking: a1 has no normal move (its neighbours vanished), so a
     // click on it removes it.
     let stuck = "5w2/7w/8/3b4/8/8/xx6/bx6 b";
-    select_variant(c, "#an-variant", "gemma").await;
+    select_option(c, "#an-variant", "gemma").await;
     wait_for(
         c,
         "return document.querySelector('#analyse-board').dataset.variant === 'gemma';",
@@ -850,6 +862,40 @@ fn docs_screenshots() {
         board.send_keys("\u{E012}\u{E012}\u{E012}").await.unwrap();
         tokio::time::sleep(Duration::from_millis(500)).await;
         screenshot(&c, "replay.png").await;
+        // A gate game, from the first served run that has one (a run with `run.gate =
+        // false`, the default, has none): listed by kind, opened, stepped with the keys.
+        let runs = c
+            .execute(
+                "return [...document.querySelectorAll('#rp-run option')].map(o => o.value);",
+                vec![],
+            )
+            .await
+            .unwrap();
+        for run in runs.as_array().unwrap() {
+            let run = run.as_str().unwrap();
+            let gates = http_get(&url, &format!("/api/runs/{run}/games?kind=gate"));
+            if gates["games"].as_array().is_none_or(|g| g.is_empty()) {
+                continue;
+            }
+            select_option(&c, "#rp-run", run).await;
+            select_option(&c, "#rp-kind", "gate").await;
+            wait_for(
+                &c,
+                "const r = document.querySelectorAll('#rp-games tr.game-row'); \
+                 return r.length > 0 && [...r].every(x => x.dataset.kind === 'gate');",
+                "the gate games",
+                30,
+            )
+            .await;
+            click(&c, Locator::Css("#rp-games tr.game-row")).await;
+            let board = c.find(Locator::Id("replay-board")).await.unwrap();
+            board.click().await.unwrap();
+            board.send_keys("\u{E012}\u{E012}\u{E012}\u{E012}").await.unwrap();
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            screenshot(&c, "replay-gate.png").await;
+            println!("gate game of run {run} replayed");
+            break;
+        }
         c.goto(&format!("{url}/#dashboard")).await.unwrap();
         wait_for(
             &c,
@@ -865,12 +911,21 @@ fn docs_screenshots() {
 
 /// `POST url+path` with a JSON body from outside the test harness's [`Server`]: the JSON.
 fn http_post(url: &str, path: &str, body: &str) -> Value {
+    http(url, "POST", path, body)
+}
+
+/// `GET url+path` from outside the test harness's [`Server`]: the JSON.
+fn http_get(url: &str, path: &str) -> Value {
+    http(url, "GET", path, "")
+}
+
+fn http(url: &str, method: &str, path: &str, body: &str) -> Value {
     use std::io::{Read, Write};
     let addr = url.trim_start_matches("http://");
     let mut s = std::net::TcpStream::connect(addr).unwrap();
     write!(
         s,
-        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     )
     .unwrap();

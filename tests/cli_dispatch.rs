@@ -80,16 +80,29 @@ fn model_commands_run_in_loazero_torch() {
     assert!(e.ask_last("genmove").starts_with("move "));
 }
 
+/// The output of `cmd`, whose program was just written by this process. Another test
+/// thread that forks while the copy's file is open for writing holds that descriptor
+/// until its child execs, and exec of the copy fails with ETXTBSY meanwhile: retried.
+fn output_of_fresh_copy(cmd: &mut Command) -> std::process::Output {
+    let mut tries = 0;
+    loop {
+        match cmd.output() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 50 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            r => return r.unwrap(),
+        }
+    }
+}
+
 #[test]
 fn a_missing_loazero_torch_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let alone = dir.path().join("loazero");
     std::fs::copy(BIN, &alone).unwrap();
     // Torch-free commands do not need the sibling ...
-    let o = Command::new(&alone)
-        .args(["perft", "--depth", "2"])
-        .output()
-        .unwrap();
+    let o = output_of_fresh_copy(Command::new(&alone).args(["perft", "--depth", "2"]));
     assert!(o.status.success(), "{}", text(&o));
     assert_eq!(last_line(&o), "1244");
     // ... the others name the path they tried.
@@ -97,7 +110,7 @@ fn a_missing_loazero_torch_is_a_clear_error() {
         &["info"][..],
         &["bestmove", "--player", "model:path=m.pt"][..],
     ] {
-        let o = Command::new(&alone).args(args).output().unwrap();
+        let o = output_of_fresh_copy(Command::new(&alone).args(args));
         let t = text(&o);
         assert!(!o.status.success(), "{args:?}: {t}");
         let want = dir.path().join("loazero-torch");
