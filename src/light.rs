@@ -52,8 +52,8 @@ mod commands {
 
         /// A factory whose model players fail to load, as [`net_evaluator`].
         pub fn eval_player_factory(_timed: bool) -> eval::PlayerFactory {
-            eval::PlayerFactory::new().with_model_loader(std::sync::Arc::new(|path, device| {
-                net_evaluator(path, device, None)
+            eval::PlayerFactory::new().with_model_loader(std::sync::Arc::new(|path, net| {
+                net_evaluator(path, &net.device, None)
             }))
         }
     }

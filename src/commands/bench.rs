@@ -203,7 +203,10 @@ fn bench_network_selfplay(path: &Path, args: &BenchArgs) -> Result<()> {
         &info.net,
         variant,
         tch::Device::Cpu,
-        tch::Kind::Float,
+        inference
+            .precision
+            .lower_kind(tch::Device::Cpu)
+            .unwrap_or(tch::Kind::Float),
         mean_batch.round() as usize,
         args.seconds.min(3.0),
         train::InferenceConfig::default().fold_batch_norm,
@@ -245,9 +248,10 @@ pub struct NetBenchArgs {
     /// Variant (board size) of the inputs.
     #[arg(long, default_value = "standard")]
     pub variant: loa::Variant,
-    /// Inference precision on CUDA: float, half or bfloat16.
-    #[arg(long, default_value = "float")]
-    pub precision: String,
+    /// Inference precision: auto, float, half or bfloat16 (auto: bfloat16 on a CPU with
+    /// AMX, float elsewhere; see `train.inference.precision`).
+    #[arg(long, default_value = "auto")]
+    pub precision: Precision,
     /// Minimum seconds per measurement.
     #[arg(long, default_value_t = 1.0)]
     pub seconds: f64,
@@ -267,17 +271,8 @@ pub struct NetBenchArgs {
 pub fn bench_net(args: NetBenchArgs) -> Result<()> {
     let device = resolve_device(&args.device)?;
     train::device::set_threads(args.threads);
-    let precision: Precision =
-        serde_json::from_value(serde_json::Value::String(args.precision.clone()))
-            .map_err(|_| anyhow::anyhow!("--precision: expected float, half or bfloat16"))?;
-    let kind = match precision {
-        Precision::Float => tch::Kind::Float,
-        Precision::Half => tch::Kind::Half,
-        Precision::Bfloat16 => tch::Kind::BFloat16,
-    };
-    if kind != tch::Kind::Float && !device.is_cuda() {
-        anyhow::bail!("--precision {} needs a CUDA device", args.precision);
-    }
+    let precision = args.precision.on(device);
+    let kind = precision.lower_kind(device).unwrap_or(tch::Kind::Float);
     if args.batch.contains(&0) || args.train_batch == 0 {
         anyhow::bail!("batch sizes must be positive");
     }
@@ -287,7 +282,7 @@ pub fn bench_net(args: NetBenchArgs) -> Result<()> {
         device_name(device),
         tch::get_num_threads(),
         args.variant,
-        args.precision
+        precision
     );
     let peak = (!device.is_cuda())
         .then(|| train::cpu_peak::CpuPeak::detect(tch::get_num_threads().max(1) as usize))
@@ -312,9 +307,13 @@ pub fn bench_net(args: NetBenchArgs) -> Result<()> {
                     folded,
                 );
                 let of_peak = peak.as_ref().map_or(String::new(), |p| {
+                    let gflops = match precision {
+                        Precision::Bfloat16 => p.bf16_gflops(),
+                        Precision::Auto | Precision::Float | Precision::Half => p.gflops(),
+                    };
                     format!(
                         "  {:>5.1}% of peak",
-                        100.0 * t.per_sec * mflop / 1e3 / p.gflops()
+                        100.0 * t.per_sec * mflop / 1e3 / gflops
                     )
                 });
                 println!(
@@ -346,11 +345,29 @@ pub fn bench_net(args: NetBenchArgs) -> Result<()> {
                 args.clients, args.per_request, t.per_sec
             );
         }
-        let t = train::bench::training(&net, args.variant, device, args.train_batch, args.seconds)?;
-        println!(
-            "{label:<12} training batch {:>5}: {:>10.0} samples/s    ({} steps in {:.2} s)",
-            args.train_batch, t.per_sec, t.iterations, t.seconds
-        );
+        // Training in fp32, and in bf16 mixed precision when that is the precision asked.
+        let mut train_precisions = vec![Precision::Float];
+        if precision == Precision::Bfloat16 {
+            train_precisions.push(Precision::Bfloat16);
+        }
+        for p in train_precisions {
+            let t = train::bench::training(
+                &net,
+                args.variant,
+                device,
+                args.train_batch,
+                p,
+                args.seconds,
+            )?;
+            println!(
+                "{label:<12} training {:<8} batch {:>5}: {:>10.0} samples/s    ({} steps in {:.2} s)",
+                p.to_string(),
+                args.train_batch,
+                t.per_sec,
+                t.iterations,
+                t.seconds
+            );
+        }
     }
     Ok(())
 }

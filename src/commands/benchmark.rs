@@ -87,7 +87,7 @@ pub fn run(args: Args) -> Result<()> {
     let player = PlayerSpec::Model {
         path: args.model.clone(),
         sims: args.sims,
-        device: args.device.to_ascii_lowercase(),
+        net: eval::player::NetOptions::on(&args.device),
         ms: None,
         search: Default::default(),
     };

@@ -12,8 +12,9 @@ use std::time::{Duration, Instant};
 #[derive(clap::Args)]
 pub struct Args {
     /// Player A: random, alphabeta:depth=D | alphabeta:ms=T | alphabeta:nodes=N,
-    /// mcts:evaluator=heuristic|uniform,sims=N, model:path=P,sims=N[,device=cuda]; MCTS
-    /// players take ms=T for a time per move (sims then caps the simulations).
+    /// mcts:evaluator=heuristic|uniform,sims=N, model:path=P,sims=N (also device=cuda,
+    /// precision=float|bfloat16); MCTS players take ms=T for a time per move (sims then
+    /// caps the simulations).
     #[arg(long)]
     pub a: String,
     /// Player B (same forms as --a).

@@ -8,7 +8,8 @@ use loa::Variant;
 use std::sync::Arc;
 
 /// A player factory whose `model:` players load their network with `inference` (the
-/// player's `device=` replacing `inference.device`); with `variant`, a model of another
+/// player's `device=` replacing `inference.device`, its `precision=`, when given,
+/// `inference.precision`); with `variant`, a model of another
 /// network layout is refused when it loads. The one place where a model loader is made:
 /// `match`, `bestmove`, `engine`, `benchmark` and the run loop all build their players
 /// through it.
@@ -16,9 +17,13 @@ pub fn model_player_factory(
     inference: train::InferenceConfig,
     variant: Option<Variant>,
 ) -> PlayerFactory {
-    PlayerFactory::new().with_model_loader(Arc::new(move |path, device| {
+    PlayerFactory::new().with_model_loader(Arc::new(move |path, net| {
         let config = train::InferenceConfig {
-            device: device.to_string(),
+            device: net.device.clone(),
+            precision: match &net.precision {
+                Some(p) => p.parse()?,
+                None => inference.precision,
+            },
             ..inference.clone()
         };
         net_evaluator_with(path, &config, variant)

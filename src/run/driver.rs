@@ -180,9 +180,13 @@ impl Driver {
 
     fn run_loop(&mut self) -> Result<()> {
         let r = &self.config.run;
+        let inference = &self.config.train.inference;
+        let precision = train::device::resolve_device(&inference.device)
+            .map(|d| inference.precision.on(d).to_string())
+            .unwrap_or_else(|_| inference.precision.to_string());
         self.display.line(&format!(
             "run {}: generation {} ({:?}), best {}, {} of {}; {} self-play games and {} \
-             training steps per generation",
+             training steps per generation; inference on {} in {precision}",
             self.run.root().display(),
             self.state.generation,
             self.state.phase,
@@ -195,6 +199,7 @@ impl Driver {
             },
             r.games_per_generation,
             r.train_steps_per_generation,
+            inference.device,
         ));
         loop {
             crate::interrupt::check()?;
@@ -363,7 +368,10 @@ impl Driver {
                 &net,
                 self.config.variant(),
                 device,
-                tch::Kind::Float,
+                inference
+                    .precision
+                    .lower_kind(device)
+                    .unwrap_or(tch::Kind::Float),
                 mean_batch.round().max(1.0) as usize,
                 0.5,
                 inference.fold_batch_norm,

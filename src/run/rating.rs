@@ -34,7 +34,7 @@ pub fn model_spec(path: &Path, sims: u32, device: &str) -> PlayerSpec {
     PlayerSpec::Model {
         path: path.to_path_buf(),
         sims,
-        device: device.to_string(),
+        net: eval::player::NetOptions::on(device),
         ms: None,
         search: Default::default(),
     }

@@ -94,8 +94,8 @@ pub async fn play(State(state): State<Arc<AppState>>, body: Bytes) -> ApiResult<
     let timed = !has_own_limit(&req.player);
     let st = state.clone();
     run_blocking(&state, move || {
-        if let eval::PlayerSpec::Model { path, device, .. } = &spec {
-            check_model_variant(&st, path, device, game.position().variant())?;
+        if let eval::PlayerSpec::Model { path, net, .. } = &spec {
+            check_model_variant(&st, path, &net.device, game.position().variant())?;
         }
         let mut player = st
             .factory

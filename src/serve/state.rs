@@ -86,12 +86,13 @@ impl AppState {
         }
         let state = Arc::new_cyclic(|weak: &std::sync::Weak<AppState>| {
             let weak = weak.clone();
-            let loader: eval::player::ModelLoader = Arc::new(move |path: &Path, device: &str| {
-                let state = weak
-                    .upgrade()
-                    .ok_or_else(|| anyhow::anyhow!("the server is shutting down"))?;
-                Ok(state.model(path, device)?.evaluator.clone())
-            });
+            let loader: eval::player::ModelLoader =
+                Arc::new(move |path: &Path, net: &eval::player::NetOptions| {
+                    let state = weak
+                        .upgrade()
+                        .ok_or_else(|| anyhow::anyhow!("the server is shutting down"))?;
+                    Ok(state.model(path, &net.device)?.evaluator.clone())
+                });
             AppState {
                 runs,
                 models: Mutex::new(HashMap::new()),
@@ -254,7 +255,7 @@ impl AppState {
             PlayerSpec::Model {
                 path,
                 sims,
-                device,
+                net,
                 ms,
                 search,
             } => {
@@ -264,16 +265,21 @@ impl AppState {
                 if ms.is_none() && sims > MAX_SIMS {
                     return Err(ApiError::bad(format!("player: sims at most {MAX_SIMS}")));
                 }
-                if device != "cpu" {
+                if net.device != "cpu" {
                     return Err(ApiError::bad(
                         "player: the server runs models on the cpu only",
+                    ));
+                }
+                if net.precision.is_some() {
+                    return Err(ApiError::bad(
+                        "player: the server chooses the precision of its models (precision=)",
                     ));
                 }
                 let path = self.served_file(&path)?;
                 Ok(PlayerSpec::Model {
                     path,
                     sims,
-                    device,
+                    net,
                     ms,
                     search,
                 })

@@ -1,7 +1,7 @@
 //! Speed measurements of the network (for `loazero bench net`): forward positions/s at a
 //! batch size, and training samples/s. Not tests: they only measure.
 
-use crate::config::{NetConfig, TrainConfig};
+use crate::config::{NetConfig, Precision, TrainConfig};
 use crate::device::device_name;
 use crate::encoding::{encode, num_planes};
 use crate::folded::FoldedNet;
@@ -61,7 +61,8 @@ fn synchronize(device: Device) {
 
 /// Forward passes (inference mode, `no_grad`, `u8` input copied from the CPU each time,
 /// outputs copied back) of a freshly initialised `net` at `batch` positions, for at least
-/// `min_secs` after a warm-up. `kind` is the CUDA inference precision; `folded` runs the
+/// `min_secs` after a warm-up. `kind` is the inference precision (as the inference
+/// service applies it: the folded net is folded in fp32, then converted); `folded` runs the
 /// inference form ([`FoldedNet`]) instead of the reference forward pass.
 pub fn forward(
     net: &NetConfig,
@@ -74,7 +75,7 @@ pub fn forward(
 ) -> Throughput {
     let _guard = tch::no_grad_guard();
     let mut model = Model::new(ModelInfo::new(net, variant), device);
-    if device.is_cuda() && kind != Kind::Float {
+    if !folded && kind != Kind::Float {
         model.vs.set_kind(kind);
         model.net.set_input_kind(kind);
     }
@@ -87,7 +88,14 @@ pub fn forward(
         .collect();
     let x =
         Tensor::from_slice(&data).view([batch as i64, num_planes(variant, features) as i64, n, n]);
-    let folded = folded.then(|| FoldedNet::new(&model.net));
+    let folded = folded.then(|| {
+        let f = FoldedNet::new(&model.net);
+        if kind == Kind::Float {
+            f
+        } else {
+            f.to_kind(kind)
+        }
+    });
     let run = || {
         let out = match &folded {
             Some(f) => f.forward(&x),
@@ -117,18 +125,21 @@ pub fn forward(
 }
 
 /// Training steps (batch building with augmentation, forward, backward, optimizer) of a
-/// fresh `net` at `batch` samples per step, for at least `min_secs` after a warm-up.
+/// fresh `net` at `batch` samples per step in `precision` (`TrainConfig::precision`), for
+/// at least `min_secs` after a warm-up.
 pub fn training(
     net: &NetConfig,
     variant: Variant,
     device: Device,
     batch: usize,
+    precision: Precision,
     min_secs: f64,
 ) -> anyhow::Result<Throughput> {
     let config = TrainConfig {
         net: net.clone(),
         device: device_name(device),
         batch_size: batch,
+        precision,
         ..TrainConfig::default()
     };
     let window = ReplayWindow::from_samples(sample_positions(variant, 4096), 4096, variant);
@@ -241,12 +252,19 @@ mod tests {
         let net = NetConfig::tiny();
         let inference = crate::config::InferenceConfig::default();
         for variant in Variant::ALL {
-            for folded in [false, true] {
-                let f = forward(&net, variant, Device::Cpu, Kind::Float, 4, 0.0, folded);
+            for (folded, kind) in [
+                (false, Kind::Float),
+                (true, Kind::Float),
+                (false, Kind::BFloat16),
+                (true, Kind::BFloat16),
+            ] {
+                let f = forward(&net, variant, Device::Cpu, kind, 4, 0.0, folded);
                 assert!(f.per_sec > 0.0 && f.iterations >= 2, "{variant}");
             }
-            let t = training(&net, variant, Device::Cpu, 8, 0.0).unwrap();
-            assert!(t.per_sec > 0.0, "{variant}");
+            for precision in [Precision::Float, Precision::Bfloat16] {
+                let t = training(&net, variant, Device::Cpu, 8, precision, 0.0).unwrap();
+                assert!(t.per_sec > 0.0, "{variant}");
+            }
             let (e, mean_batch) = evaluator(&net, variant, &inference, 1, 4, 0.05).unwrap();
             assert!(e.per_sec > 0.0 && mean_batch >= 1.0, "{variant}");
         }

@@ -3,13 +3,21 @@
 //!
 //! Peak = cores × clock × FP32 FLOPs per cycle per core, with
 //! * cores: torch's intra-op threads (at most the logical CPUs);
-//! * clock: measured on x86-64 by timing a chain of dependent integer additions (one
-//!   per cycle on every x86 core since the Pentium Pro), which sees the turbo clock the
-//!   code really runs at; elsewhere `cpu MHz` of `/proc/cpuinfo` (often the base clock);
+//! * clock: measured on x86-64 by timing a chain of dependent 64-bit integer multiplies
+//!   (latency 3 cycles on every Intel core since Sandy Bridge and every AMD Zen), which
+//!   sees the turbo clock the code really runs at. (A chain of `add r, imm` does not
+//!   work: Intel cores since Golden Cove fold immediate additions at register renaming
+//!   and retire several per cycle, which read as a 24 GHz clock here.) elsewhere `cpu MHz` of `/proc/cpuinfo` (often the base clock);
 //! * FLOPs per cycle from the vector units: two FMA pipes × lanes × 2 — AVX-512 on Intel
 //!   and on AMD Zen 5 (family 26) and later (2 × 16 × 2 = 64), AVX-512 on Zen 4 (which
 //!   runs 512-bit instructions on 256-bit pipes) and AVX2 (2 × 8 × 2 = 32), SSE otherwise
-//!   (2 × 4 × 2 = 16). bf16 dot products (`avx512_bf16`) double the rate for bf16 inputs.
+//!   (2 × 4 × 2 = 16).
+//!
+//! The bf16 peak (for `bfloat16` inference): AMX tiles (`amx_bf16`, Intel Sapphire Rapids
+//! and later) do one 16 × 32 by 32 × 16 bf16 tile product per 16 cycles, 1024
+//! multiply-accumulates = 2048 FLOP per cycle per core; bf16 dot products
+//! (`avx512_bf16`) without AMX do twice the fp32 rate; without either, bf16 is converted
+//! and runs at the fp32 rate.
 
 /// The peak and how it was derived.
 #[derive(Clone, Debug, PartialEq)]
@@ -26,6 +34,8 @@ pub struct CpuPeak {
     pub isa: &'static str,
     /// Whether the CPU has bf16 dot products (`avx512_bf16`).
     pub bf16: bool,
+    /// Whether the CPU has AMX bf16 tile products (`amx_bf16`).
+    pub amx: bool,
 }
 
 impl CpuPeak {
@@ -73,6 +83,7 @@ impl CpuPeak {
             flops_per_cycle,
             isa,
             bf16: has("avx512_bf16"),
+            amx: has("amx_bf16") && has("amx_tile"),
         })
     }
 
@@ -81,47 +92,86 @@ impl CpuPeak {
         self.cores as f64 * self.ghz * self.flops_per_cycle as f64
     }
 
+    /// bf16 FLOPs per cycle per core (see the module docs).
+    pub fn bf16_flops_per_cycle(&self) -> u32 {
+        if self.amx {
+            2048
+        } else if self.bf16 {
+            2 * self.flops_per_cycle
+        } else {
+            self.flops_per_cycle
+        }
+    }
+
+    /// Peak bf16 GFLOP/s.
+    pub fn bf16_gflops(&self) -> f64 {
+        self.cores as f64 * self.ghz * self.bf16_flops_per_cycle() as f64
+    }
+
     /// One line: the peak and its derivation.
     pub fn describe(&self) -> String {
         format!(
-            "{:.0} GFLOP/s fp32 = {} cores x {:.2} GHz ({}) x {} FLOP/cycle ({}{})",
+            "{:.0} GFLOP/s fp32 = {} cores x {:.2} GHz ({}) x {} FLOP/cycle ({}); \
+             {:.0} GFLOP/s bf16 = x {} FLOP/cycle ({})",
             self.gflops(),
             self.cores,
             self.ghz,
             self.clock_source,
             self.flops_per_cycle,
             self.isa,
-            if self.bf16 { ", bf16 dot products" } else { "" }
+            self.bf16_gflops(),
+            self.bf16_flops_per_cycle(),
+            if self.amx {
+                "AMX tiles"
+            } else if self.bf16 {
+                "avx512_bf16 dot products"
+            } else {
+                "no bf16 hardware"
+            }
         )
     }
 }
 
+/// Whether this CPU has AMX bf16 tile products (`amx_bf16` and `amx_tile` in the flags of
+/// `/proc/cpuinfo`); false where that file cannot be read. Read once per process.
+pub fn has_amx_bf16() -> bool {
+    static AMX: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *AMX.get_or_init(|| {
+        std::fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|text| CpuPeak::from_cpuinfo(&text, 1))
+            .is_some_and(|p| p.amx)
+    })
+}
+
 /// The clock of the core this thread runs on, in GHz: the best of a few timings of a
-/// chain of dependent additions (latency one cycle). `None` off x86-64.
+/// chain of dependent multiplies (latency three cycles). `None` off x86-64.
 pub fn measured_clock_ghz() -> Option<f64> {
     #[cfg(target_arch = "x86_64")]
     {
-        const ADDS_PER_ROUND: u64 = 100;
-        let rounds: u64 = 200_000;
+        const CYCLES_PER_ROUND: u64 = 3 * 100;
+        let rounds: u64 = 100_000;
         let mut best = 0f64;
         for _ in 0..5 {
             let start = std::time::Instant::now();
-            let mut x: u64 = 0;
+            let mut x: u64 = 1;
+            let odd: u64 = 0x9E37_79B9_7F4A_7C15;
             for _ in 0..rounds {
                 // SAFETY: register-only arithmetic on `x`; no memory, no stack, flags only.
                 unsafe {
                     std::arch::asm!(
                         ".rept 100",
-                        "add {x}, 1",
+                        "imul {x}, {odd}",
                         ".endr",
                         x = inout(reg) x,
+                        odd = in(reg) odd,
                         options(nomem, nostack),
                     );
                 }
             }
             let secs = start.elapsed().as_secs_f64();
             std::hint::black_box(x);
-            best = best.max((rounds * ADDS_PER_ROUND) as f64 / secs / 1e9);
+            best = best.max((rounds * CYCLES_PER_ROUND) as f64 / secs / 1e9);
         }
         Some(best)
     }
@@ -159,8 +209,17 @@ mod tests {
             CpuPeak::from_cpuinfo(&intel, 1).unwrap().flops_per_cycle,
             64
         );
+        assert_eq!(p.bf16_flops_per_cycle(), 64);
+        let spr = intel.replace("avx512_bf16", "avx512_bf16 amx_bf16 amx_tile");
+        let spr = CpuPeak::from_cpuinfo(&spr, 2).unwrap();
+        assert!(spr.amx);
+        assert!((spr.bf16_gflops() - 2.0 * 2.596124 * 2048.0).abs() < 1e-6);
         let old = "processor : 0\ncpu MHz : 2000\nflags : sse sse2\n";
         assert_eq!(CpuPeak::from_cpuinfo(old, 1).unwrap().gflops(), 2.0 * 16.0);
+        assert_eq!(
+            CpuPeak::from_cpuinfo(old, 1).unwrap().bf16_gflops(),
+            2.0 * 16.0
+        );
         assert!(CpuPeak::from_cpuinfo("processor : 0\n", 1).is_none());
     }
 

@@ -167,16 +167,13 @@ impl NetEvaluator {
                     model.set_weights(&tensors)?;
                     if device.is_cuda() {
                         tch::Cuda::cudnn_set_benchmark(true);
-                        match config.precision {
-                            Precision::Float => {}
-                            Precision::Half => {
-                                model.vs.half();
-                                model.net.set_input_kind(Kind::Half);
-                            }
-                            Precision::Bfloat16 => {
-                                model.vs.bfloat16();
-                                model.net.set_input_kind(Kind::BFloat16);
-                            }
+                    }
+                    // The folded network is folded in fp32 and converted afterwards
+                    // (InferenceLoop); the reference network runs in the precision itself.
+                    if !config.fold_batch_norm {
+                        if let Some(kind) = config.precision.lower_kind(device) {
+                            model.vs.set_kind(kind);
+                            model.net.set_input_kind(kind);
                         }
                     }
                     model.vs.freeze();
@@ -293,6 +290,16 @@ impl Drop for NetEvaluator {
     }
 }
 
+/// The inference form of `net` in `precision` on `device`: folded in fp32, then
+/// converted.
+fn fold(net: &crate::net::Net, precision: Precision, device: Device) -> FoldedNet {
+    let folded = FoldedNet::new(net);
+    match precision.lower_kind(device) {
+        Some(kind) => folded.to_kind(kind),
+        None => folded,
+    }
+}
+
 struct InferenceLoop {
     model: Model,
     config: InferenceConfig,
@@ -315,7 +322,9 @@ impl InferenceLoop {
         stats: Arc<InferenceStats>,
     ) -> Self {
         let variant = model.info.variant;
-        let folded = config.fold_batch_norm.then(|| FoldedNet::new(&model.net));
+        let folded = config
+            .fold_batch_norm
+            .then(|| fold(&model.net, config.precision, device));
         let cache = (config.cache_positions > 0).then(|| EvalCache::new(config.cache_positions));
         InferenceLoop {
             model,
@@ -348,7 +357,8 @@ impl InferenceLoop {
                         .set_weights(&tensors)
                         .map_err(|e| format!("{e:#}"));
                     if self.config.fold_batch_norm {
-                        self.folded = Some(FoldedNet::new(&self.model.net));
+                        self.folded =
+                            Some(fold(&self.model.net, self.config.precision, self.device));
                     }
                     if let Some(cache) = &mut self.cache {
                         cache.clear();
@@ -589,6 +599,57 @@ mod tests {
         Model::new(ModelInfo::new(&net, variant), Device::Cpu)
     }
 
+    /// Inference in fp32, whatever `auto` picks on this CPU: these tests compare with
+    /// the reference forward pass to 1e-5.
+    fn fp32() -> InferenceConfig {
+        InferenceConfig {
+            precision: Precision::Float,
+            ..InferenceConfig::default()
+        }
+    }
+
+    /// bf16 inference (folded or not) answers within bf16's rounding of fp32: priors and
+    /// values within a few hundredths.
+    #[test]
+    fn bfloat16_inference_stays_close_to_fp32() {
+        crate::test_threads();
+        let model = tiny_model();
+        let ps = positions(12);
+        let (priors, values) = reference(&model, &batch_of(&ps));
+        for fold_batch_norm in [true, false] {
+            let config = InferenceConfig {
+                precision: Precision::Bfloat16,
+                fold_batch_norm,
+                ..InferenceConfig::default()
+            };
+            let eval =
+                NetEvaluator::from_weights(model.info.clone(), model.weights(), &config, "b")
+                    .unwrap();
+            let mut b = batch_of(&ps);
+            eval.evaluate(&mut b).unwrap();
+            let dp = b
+                .priors
+                .iter()
+                .zip(&priors)
+                .map(|(g, w)| (g - w).abs())
+                .fold(0f32, f32::max);
+            let dv = b
+                .values
+                .iter()
+                .zip(&values)
+                .map(|(g, w)| (g - w).abs())
+                .fold(0f32, f32::max);
+            assert!(
+                dp < 0.03 && dv < 0.05,
+                "fold {fold_batch_norm}: priors {dp}, values {dv}"
+            );
+            assert!(
+                dp > 0.0,
+                "bf16 rounding shows: the test compares bf16 outputs"
+            );
+        }
+    }
+
     fn positions(n: usize) -> Vec<Position> {
         let rules = Rules::classic();
         let mut p = Position::start(Variant::Standard, &rules);
@@ -655,7 +716,7 @@ mod tests {
         let model = tiny_model();
         let config = InferenceConfig {
             max_batch: 64,
-            ..Default::default()
+            ..fp32()
         };
         let eval = Arc::new(
             NetEvaluator::from_weights(model.info.clone(), model.weights(), &config, "tiny")
@@ -705,17 +766,12 @@ mod tests {
         let model = tiny_model();
         let config = InferenceConfig {
             cache_positions: 64,
-            ..InferenceConfig::default()
+            ..fp32()
         };
         let eval =
             NetEvaluator::from_weights(model.info.clone(), model.weights(), &config, "c").unwrap();
-        let plain = NetEvaluator::from_weights(
-            model.info.clone(),
-            model.weights(),
-            &InferenceConfig::default(),
-            "p",
-        )
-        .unwrap();
+        let plain =
+            NetEvaluator::from_weights(model.info.clone(), model.weights(), &fp32(), "p").unwrap();
         let ps = positions(5);
         let mut first = batch_of(&ps);
         eval.evaluate(&mut first).unwrap();
@@ -761,13 +817,8 @@ mod tests {
     fn weights_swap_and_bad_inputs() {
         crate::test_threads();
         let model = tiny_model();
-        let eval = NetEvaluator::from_weights(
-            model.info.clone(),
-            model.weights(),
-            &InferenceConfig::default(),
-            "tiny",
-        )
-        .unwrap();
+        let eval = NetEvaluator::from_weights(model.info.clone(), model.weights(), &fp32(), "tiny")
+            .unwrap();
         let ps = positions(3);
         let mut b1 = batch_of(&ps);
         eval.evaluate(&mut b1).unwrap();
@@ -873,13 +924,9 @@ mod tests {
         ];
         for (variant, ps) in cases {
             let model = tiny_model_for(variant);
-            let eval = NetEvaluator::from_weights(
-                model.info.clone(),
-                model.weights(),
-                &InferenceConfig::default(),
-                "tiny",
-            )
-            .unwrap();
+            let eval =
+                NetEvaluator::from_weights(model.info.clone(), model.weights(), &fp32(), "tiny")
+                    .unwrap();
             let mut b = batch_of(&ps);
             eval.evaluate(&mut b).unwrap();
             let (priors, values) = reference(&model, &b);

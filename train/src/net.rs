@@ -18,7 +18,32 @@ use crate::encoding::plane_scales;
 use crate::policy::policy_planes;
 use loa::Variant;
 use tch::nn::{self, ModuleT};
-use tch::{Kind, Tensor};
+use tch::{Device, Kind, Tensor};
+
+/// `t` (4-D, NCHW shape) with channels-last strides on the CPU; unchanged elsewhere.
+/// Same shape and values: only the memory order changes (oneDNN's convolutions work
+/// channels-last; NCHW tensors are reordered on every call).
+pub(crate) fn cpu_channels_last(t: Tensor) -> Tensor {
+    if t.device() == Device::Cpu && t.dim() == 4 {
+        t.permute([0, 2, 3, 1]).contiguous().permute([0, 3, 1, 2])
+    } else {
+        t
+    }
+}
+
+/// `conv` (weights in fp32) applied in `kind`: the weights are cast (differentiably, so
+/// gradients reach the fp32 weights) and laid out channels-last on the CPU.
+fn conv_in(x: &Tensor, conv: &nn::Conv2D, kind: Kind) -> Tensor {
+    let pad = conv.ws.size()[2] / 2;
+    x.conv2d(
+        &cpu_channels_last(conv.ws.to_kind(kind)),
+        conv.bs.as_ref().map(|b| b.to_kind(kind)).as_ref(),
+        [1, 1],
+        [pad, pad],
+        [1, 1],
+        1,
+    )
+}
 
 fn conv(p: nn::Path, cin: usize, cout: usize, k: i64) -> nn::Conv2D {
     nn::conv2d(
@@ -64,6 +89,24 @@ impl ResBlock {
             pool_fc: global_pool
                 .then(|| nn::linear(&p / "pool_fc", 2 * c as i64, c as i64, Default::default())),
         }
+    }
+
+    /// [`ResBlock::forward`] with activations in `kind` (batch norms and the pooling
+    /// layer in fp32; see [`Net::forward_mixed`]).
+    fn forward_mixed(&self, x: &Tensor, train: bool, kind: Kind) -> Tensor {
+        let y = self
+            .bn1
+            .forward_t(&conv_in(x, &self.conv1, kind), train)
+            .relu();
+        let y = match &self.pool_fc {
+            Some(fc) => {
+                let bias = global_pool(&y).to_kind(Kind::Float).apply(fc).to_kind(kind);
+                &y + bias.unsqueeze(-1).unsqueeze(-1)
+            }
+            None => y,
+        };
+        let y = self.bn2.forward_t(&conv_in(&y, &self.conv2, kind), train);
+        (x + y).relu()
     }
 
     fn forward(&self, x: &Tensor, train: bool) -> Tensor {
@@ -256,6 +299,40 @@ impl Net {
             .forward_t(&x.apply(&self.value_conv), train)
             .relu();
         let wdl = global_pool(&v)
+            .apply(&self.value_fc1)
+            .relu()
+            .apply(&self.value_fc2);
+        NetOutput { policy: p, wdl }
+    }
+
+    /// [`Net::forward`] in mixed precision: weights stay fp32 (the optimizer's master
+    /// copy; each step casts them, differentiably), convolutions and activations run in
+    /// `kind` (bf16: AMX or AVX-512 BF16 kernels on the CPU), channels-last on the CPU;
+    /// batch norms (their statistics and affine parameters), the fully connected layers
+    /// and the outputs are fp32. The outputs are the same function as [`Net::forward`]'s
+    /// up to `kind`'s rounding.
+    pub fn forward_mixed(&self, planes: &Tensor, train: bool, kind: Kind) -> NetOutput {
+        let x = cpu_channels_last(self.prepare_input(planes).to_kind(kind));
+        let mut x = self
+            .stem_bn
+            .forward_t(&conv_in(&x, &self.stem, kind), train)
+            .relu();
+        for b in &self.blocks {
+            x = b.forward_mixed(&x, train, kind);
+        }
+        let p = self
+            .policy_bn
+            .forward_t(&conv_in(&x, &self.policy_conv, kind), train)
+            .relu();
+        let p = conv_in(&p, &self.policy_out, kind)
+            .to_kind(Kind::Float)
+            .flatten(1, -1);
+        let v = self
+            .value_bn
+            .forward_t(&conv_in(&x, &self.value_conv, kind), train)
+            .relu();
+        let wdl = global_pool(&v)
+            .to_kind(Kind::Float)
             .apply(&self.value_fc1)
             .relu()
             .apply(&self.value_fc2);

@@ -387,7 +387,7 @@ impl Trainer {
             self.config.search_value_weight as f32,
         )?
         .to_device(self.device);
-        let out = self.model.net.forward(&batch.input, true);
+        let out = self.forward(&batch.input, true);
         let (loss, stats) = self.losses(&out.policy, &out.wdl, &batch);
         let lr = self.config.lr_at(self.model.info.step, self.run_progress);
         self.optimizer.zero_grad();
@@ -417,8 +417,16 @@ impl Trainer {
             self.config.search_value_weight as f32,
         )?
         .to_device(self.device);
-        let out = self.model.net.forward(&batch.input, false);
+        let out = self.forward(&batch.input, false);
         Ok(self.losses(&out.policy, &out.wdl, &batch).1)
+    }
+
+    /// The network's forward pass in the configured training precision.
+    fn forward(&self, input: &Tensor, train: bool) -> crate::net::NetOutput {
+        match self.config.precision.lower_kind(self.device) {
+            Some(kind) => self.model.net.forward_mixed(input, train, kind),
+            None => self.model.net.forward(input, train),
+        }
     }
 
     fn losses(&self, policy: &Tensor, wdl: &Tensor, batch: &Batch) -> (Tensor, StepStats) {
@@ -523,7 +531,7 @@ impl Trainer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{NetConfig, OptimizerKind};
+    use crate::config::{NetConfig, OptimizerKind, Precision};
     use loa::{Color, Move, Outcome, Position, Rules, Variant};
 
     fn tiny_net() -> NetConfig {
@@ -746,6 +754,49 @@ mod tests {
         let scrambled = random_samples(Variant::ScrambledEggs, 40, 2);
         let w = ReplayWindow::from_samples(scrambled, 100, Variant::ScrambledEggs);
         t.train_step(&w).unwrap();
+    }
+
+    /// bfloat16 mixed precision: the first step's losses are fp32's up to bf16 rounding,
+    /// the weights stay fp32 and training lowers the loss; `half` is refused.
+    #[test]
+    fn bfloat16_mixed_precision_trains() {
+        let window = ReplayWindow::from_samples(
+            random_samples(Variant::Standard, 64, 9),
+            1000,
+            Variant::Standard,
+        );
+        let config = |precision| TrainConfig {
+            net: tiny_net(),
+            batch_size: 32,
+            optimizer: OptimizerKind::Adamw,
+            lr: 0.01,
+            warmup_steps: 1,
+            threads: 1,
+            precision,
+            ..TrainConfig::default()
+        };
+        let samples: Vec<&Sample> = (0..32).map(|i| window.get(i)).collect();
+        let syms = vec![0; samples.len()];
+        let mut fp32 = Trainer::new(config(Precision::Float), Variant::Standard).unwrap();
+        let mut bf16 = Trainer::new(config(Precision::Bfloat16), Variant::Standard).unwrap();
+        let a = fp32.train_on(&samples, &syms).unwrap();
+        let b = bf16.train_on(&samples, &syms).unwrap();
+        assert!(a.loss != b.loss, "bf16 rounding shows: {a:?} {b:?}");
+        assert!((a.loss - b.loss).abs() < 0.05 * a.loss, "{a:?} {b:?}");
+        assert!(bf16
+            .model()
+            .weights()
+            .iter()
+            .all(|(_, t)| t.kind() == Kind::Float));
+        let first = bf16.evaluate(&samples).unwrap();
+        bf16.train(&window, 30, None).unwrap();
+        let later = bf16.evaluate(&samples).unwrap();
+        assert!(later.loss < first.loss, "{first:?} {later:?}");
+        let err = Trainer::new(config(Precision::Half), Variant::Standard)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("half"), "{err}");
     }
 
     /// Training on the variants with extra planes (parachute: drops; ambiloa: four

@@ -11,8 +11,9 @@
 //!   (an [`crate::EvalWeights`] object) and single weights as `w.NAME=VALUE`
 //!   (e.g. `w.mobility=0`).
 //! * `mcts:evaluator=heuristic|uniform[,sims=N][,ms=T]` — the selfplay crate's MCTS.
-//! * `model:path=P[,sims=N][,ms=T][,device=cpu|cuda]` — MCTS with a trained network; the
-//!   binary supplies the network loader ([`PlayerFactory::with_model_loader`]) so this crate
+//! * `model:path=P[,sims=N][,ms=T][,device=cpu|cuda][,precision=auto|float|half|bfloat16]`
+//!   — MCTS with a trained network (precision: of its inference, default the command's
+//!   setting, `train.inference.precision`); the binary supplies the network loader ([`PlayerFactory::with_model_loader`]) so this crate
 //!   stays free of torch.
 //! * Both MCTS kinds take search options ([`SearchOptions`]) over the defaults of
 //!   [`selfplay::MctsConfig`]: `cpuct=C`, `fpu=R` (first-play urgency reduction), `gumbel=on|off`
@@ -43,7 +44,7 @@ pub mod spec;
 
 pub use alphabeta::AlphaBetaPlayer;
 pub use random::RandomPlayer;
-pub use spec::{PlayerSpec, SearchOptions};
+pub use spec::{NetOptions, PlayerSpec, SearchOptions};
 
 use anyhow::{anyhow, Context, Result};
 use loa::{Game, Move};
@@ -79,16 +80,17 @@ pub trait Player: Send {
     }
 }
 
-/// Loads a trained network as an evaluator: `(model path, device)`. Supplied by the binary
-/// (which links torch); must be callable from any thread.
-pub type ModelLoader = Arc<dyn Fn(&Path, &str) -> Result<Arc<dyn Evaluator>> + Send + Sync>;
+/// Loads a trained network as an evaluator: `(model path, where and how it runs)`.
+/// Supplied by the binary (which links torch); must be callable from any thread.
+pub type ModelLoader = Arc<dyn Fn(&Path, &NetOptions) -> Result<Arc<dyn Evaluator>> + Send + Sync>;
 
 /// Builds players from specs. Thread-safe (`Sync`): arena threads share one factory, and
-/// model evaluators are loaded once per (path, device) and shared by every player using them.
+/// model evaluators are loaded once per (path, [`NetOptions`]) and shared by every player
+/// using them.
 #[derive(Default)]
 pub struct PlayerFactory {
     model_loader: Option<ModelLoader>,
-    models: Mutex<HashMap<(PathBuf, String), Arc<dyn Evaluator>>>,
+    models: Mutex<HashMap<(PathBuf, NetOptions), Arc<dyn Evaluator>>>,
 }
 
 impl PlayerFactory {
@@ -137,7 +139,7 @@ impl PlayerFactory {
             PlayerSpec::Model {
                 path,
                 sims,
-                device,
+                net,
                 ms,
                 search,
             } => {
@@ -147,13 +149,13 @@ impl PlayerFactory {
                          build of loazero does not provide yet"
                     )
                 })?;
-                let key = (path.clone(), device.clone());
+                let key = (path.clone(), net.clone());
                 let ev = {
                     let mut models = self.models.lock().expect("model cache lock");
                     match models.get(&key) {
                         Some(ev) => ev.clone(),
                         None => {
-                            let ev = loader(path, device)
+                            let ev = loader(path, net)
                                 .with_context(|| format!("player '{spec}': cannot load model"))?;
                             models.insert(key, ev.clone());
                             ev
@@ -202,6 +204,24 @@ mod tests {
                 .unwrap()
                 .name(),
             "model:path=m.safetensors,sims=64,device=cuda"
+        );
+        // Precision: kept, printed, and part of what tells two model players apart.
+        let spec = PlayerSpec::parse("model:path=m.st,sims=64,precision=BFloat16").unwrap();
+        assert_eq!(spec.name(), "model:path=m.st,sims=64,precision=bfloat16");
+        assert_eq!(PlayerSpec::parse(&spec.name()).unwrap(), spec);
+        let PlayerSpec::Model { net, .. } = &spec else {
+            panic!("{spec}")
+        };
+        assert_eq!(
+            (net.device.as_str(), net.precision.as_deref()),
+            ("cpu", Some("bfloat16"))
+        );
+        let err = PlayerSpec::parse("model:path=m.st,precision=fp8")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("precision 'fp8'") && err.contains("bfloat16"),
+            "{err}"
         );
     }
 

@@ -131,14 +131,48 @@ pub enum PlayerSpec {
         path: PathBuf,
         /// Simulations per move; with `ms`, the cap ([`NO_SIM_CAP`]: none).
         sims: u32,
-        /// `cpu` or `cuda`.
-        device: String,
+        /// Where and in what precision its network runs.
+        net: NetOptions,
         /// Thinking time per move in milliseconds (searches by time when set).
         ms: Option<u64>,
         /// Search settings.
         search: SearchOptions,
     },
 }
+
+/// Where and in what precision a `model` player's network runs: its spec's `device=` and
+/// `precision=`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct NetOptions {
+    /// `cpu`, `cuda` or `cuda:N` (lower case). Default `cpu`.
+    pub device: String,
+    /// `auto`, `float`, `half` or `bfloat16`; `None` (the default): the command's own
+    /// inference setting.
+    pub precision: Option<String>,
+}
+
+impl Default for NetOptions {
+    fn default() -> Self {
+        NetOptions {
+            device: "cpu".into(),
+            precision: None,
+        }
+    }
+}
+
+impl NetOptions {
+    /// On `device`, in the command's precision.
+    pub fn on(device: &str) -> NetOptions {
+        NetOptions {
+            device: device.to_ascii_lowercase(),
+            precision: None,
+        }
+    }
+}
+
+/// The precision names a `model` spec accepts (the binary maps them onto its inference
+/// settings).
+const PRECISIONS: [&str; 4] = ["auto", "float", "half", "bfloat16"];
 
 fn split_spec(text: &str) -> (String, Vec<(String, String)>, Vec<String>) {
     let text = text.trim();
@@ -301,7 +335,7 @@ impl PlayerSpec {
                 let mut path = None;
                 let mut sims = None;
                 let mut ms = None;
-                let mut device = "cpu".to_string();
+                let mut net = NetOptions::default();
                 let mut search = SearchOptions::default();
                 for (k, v) in &pairs {
                     if search.parse(spec, k, v)? {
@@ -311,11 +345,21 @@ impl PlayerSpec {
                         "path" => path = Some(PathBuf::from(v)),
                         "sims" => sims = Some(positive(spec, k, v)?),
                         "ms" => ms = Some(milliseconds(spec, k, v)?),
-                        "device" => device = v.to_ascii_lowercase(),
+                        "device" => net.device = v.to_ascii_lowercase(),
+                        "precision" => {
+                            let p = v.to_ascii_lowercase();
+                            if !PRECISIONS.contains(&p.as_str()) {
+                                bail!(
+                                    "player spec '{spec}': precision '{v}': expected one of {}",
+                                    PRECISIONS.join(", ")
+                                );
+                            }
+                            net.precision = Some(p);
+                        }
                         _ => {
                             return Err(unknown(
                                 k,
-                                "path, sims, ms, device, cpuct, fpu, gumbel, topk",
+                                "path, sims, ms, device, precision, cpuct, fpu, gumbel, topk",
                             ))
                         }
                     }
@@ -326,7 +370,7 @@ impl PlayerSpec {
                 Ok(PlayerSpec::Model {
                     path,
                     sims,
-                    device,
+                    net,
                     ms,
                     search,
                 })
@@ -425,7 +469,7 @@ impl fmt::Display for PlayerSpec {
             PlayerSpec::Model {
                 path,
                 sims,
-                device,
+                net,
                 ms,
                 search,
             } => {
@@ -435,8 +479,11 @@ impl fmt::Display for PlayerSpec {
                     path.display(),
                     mcts_limits(*sims, *ms)
                 )?;
-                if device != "cpu" {
-                    write!(f, ",device={device}")?;
+                if net.device != "cpu" {
+                    write!(f, ",device={}", net.device)?;
+                }
+                if let Some(p) = &net.precision {
+                    write!(f, ",precision={p}")?;
                 }
                 Ok(())
             }
