@@ -203,10 +203,7 @@ fn bench_network_selfplay(path: &Path, args: &BenchArgs) -> Result<()> {
         &info.net,
         variant,
         tch::Device::Cpu,
-        inference
-            .precision
-            .lower_kind(tch::Device::Cpu)
-            .unwrap_or(tch::Kind::Float),
+        inference.precision.kind_on(tch::Device::Cpu),
         mean_batch.round() as usize,
         args.seconds.min(3.0),
         train::InferenceConfig::default().fold_batch_norm,
@@ -272,7 +269,7 @@ pub fn bench_net(args: NetBenchArgs) -> Result<()> {
     let device = resolve_device(&args.device)?;
     train::device::set_threads(args.threads);
     let precision = args.precision.on(device);
-    let kind = precision.lower_kind(device).unwrap_or(tch::Kind::Float);
+    let kind = precision.kind_on(device);
     if args.batch.contains(&0) || args.train_batch == 0 {
         anyhow::bail!("batch sizes must be positive");
     }

@@ -368,10 +368,7 @@ impl Driver {
                 &net,
                 self.config.variant(),
                 device,
-                inference
-                    .precision
-                    .lower_kind(device)
-                    .unwrap_or(tch::Kind::Float),
+                inference.precision.kind_on(device),
                 mean_batch.round().max(1.0) as usize,
                 0.5,
                 inference.fold_batch_norm,

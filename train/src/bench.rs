@@ -88,14 +88,7 @@ pub fn forward(
         .collect();
     let x =
         Tensor::from_slice(&data).view([batch as i64, num_planes(variant, features) as i64, n, n]);
-    let folded = folded.then(|| {
-        let f = FoldedNet::new(&model.net);
-        if kind == Kind::Float {
-            f
-        } else {
-            f.to_kind(kind)
-        }
-    });
+    let folded = folded.then(|| FoldedNet::with_kind(&model.net, kind));
     let run = || {
         let out = match &folded {
             Some(f) => f.forward(&x),

@@ -189,6 +189,11 @@ impl Precision {
         }
     }
 
+    /// The tensor kind of inference or training on `device` (`Float` for fp32).
+    pub fn kind_on(self, device: tch::Device) -> tch::Kind {
+        self.lower_kind(device).unwrap_or(tch::Kind::Float)
+    }
+
     /// The tensor kind on `device` when it is below fp32; `None` for fp32.
     pub fn lower_kind(self, device: tch::Device) -> Option<tch::Kind> {
         match self.on(device) {

@@ -6,7 +6,7 @@
 //! `deadline_us` has passed since the first, runs one forward pass under `no_grad`, and
 //! replies to each caller. New weights are swapped in between passes.
 
-use crate::config::{InferenceConfig, Precision};
+use crate::config::InferenceConfig;
 use crate::device::{device_name, resolve_device};
 use crate::encoding::{encode_into, input_len, num_planes, same_layout};
 use crate::folded::FoldedNet;
@@ -290,16 +290,6 @@ impl Drop for NetEvaluator {
     }
 }
 
-/// The inference form of `net` in `precision` on `device`: folded in fp32, then
-/// converted.
-fn fold(net: &crate::net::Net, precision: Precision, device: Device) -> FoldedNet {
-    let folded = FoldedNet::new(net);
-    match precision.lower_kind(device) {
-        Some(kind) => folded.to_kind(kind),
-        None => folded,
-    }
-}
-
 struct InferenceLoop {
     model: Model,
     config: InferenceConfig,
@@ -324,7 +314,7 @@ impl InferenceLoop {
         let variant = model.info.variant;
         let folded = config
             .fold_batch_norm
-            .then(|| fold(&model.net, config.precision, device));
+            .then(|| FoldedNet::with_kind(&model.net, config.precision.kind_on(device)));
         let cache = (config.cache_positions > 0).then(|| EvalCache::new(config.cache_positions));
         InferenceLoop {
             model,
@@ -357,8 +347,8 @@ impl InferenceLoop {
                         .set_weights(&tensors)
                         .map_err(|e| format!("{e:#}"));
                     if self.config.fold_batch_norm {
-                        self.folded =
-                            Some(fold(&self.model.net, self.config.precision, self.device));
+                        let kind = self.config.precision.kind_on(self.device);
+                        self.folded = Some(FoldedNet::with_kind(&self.model.net, kind));
                     }
                     if let Some(cache) = &mut self.cache {
                         cache.clear();
@@ -587,6 +577,7 @@ fn write_priors(batch: &mut EvalBatch, i: usize, logits: &[f32]) {
 mod tests {
     use super::*;
     use crate::config::NetConfig;
+    use crate::config::Precision;
     use loa::{Move, Position, Rules, Variant};
 
     fn tiny_model() -> Model {
@@ -627,18 +618,13 @@ mod tests {
                     .unwrap();
             let mut b = batch_of(&ps);
             eval.evaluate(&mut b).unwrap();
-            let dp = b
-                .priors
-                .iter()
-                .zip(&priors)
-                .map(|(g, w)| (g - w).abs())
-                .fold(0f32, f32::max);
-            let dv = b
-                .values
-                .iter()
-                .zip(&values)
-                .map(|(g, w)| (g - w).abs())
-                .fold(0f32, f32::max);
+            let max_diff = |a: &[f32], b: &[f32]| {
+                a.iter()
+                    .zip(b)
+                    .map(|(x, y)| (x - y).abs())
+                    .fold(0f32, f32::max)
+            };
+            let (dp, dv) = (max_diff(&b.priors, &priors), max_diff(&b.values, &values));
             assert!(
                 dp < 0.03 && dv < 0.05,
                 "fold {fold_batch_norm}: priors {dp}, values {dv}"

@@ -189,6 +189,17 @@ impl FoldedNet {
         NetOutput { policy, wdl }
     }
 
+    /// [`FoldedNet::new`] in `kind`: folded in fp32, then converted (unless `kind` is
+    /// `Float`). The one way the inference service and `bench net` build it.
+    pub fn with_kind(net: &Net, kind: Kind) -> FoldedNet {
+        let folded = FoldedNet::new(net);
+        if kind == Kind::Float {
+            folded
+        } else {
+            folded.to_kind(kind)
+        }
+    }
+
     /// The same network with every weight converted to `kind` (for example
     /// `Kind::BFloat16`; see `InferenceConfig::precision`). Fold first, then convert:
     /// folding in the lower precision would round twice.

@@ -538,6 +538,20 @@ mod tests {
         NetConfig::tiny()
     }
 
+    /// A tiny net trained fast with AdamW on one thread, in `precision`.
+    fn quick_adamw(precision: Precision) -> TrainConfig {
+        TrainConfig {
+            net: tiny_net(),
+            batch_size: 32,
+            optimizer: OptimizerKind::Adamw,
+            lr: 0.01,
+            warmup_steps: 1,
+            threads: 1,
+            precision,
+            ..TrainConfig::default()
+        }
+    }
+
     /// Positions from seeded random games, with a policy on some and outcomes.
     fn random_samples(variant: Variant, n: usize, seed: u64) -> Vec<Sample> {
         let rules = Rules::classic();
@@ -703,14 +717,8 @@ mod tests {
             Variant::Standard,
         );
         let config = TrainConfig {
-            net: tiny_net(),
-            batch_size: 32,
-            optimizer: OptimizerKind::Adamw,
-            lr: 0.01,
-            warmup_steps: 1,
             log_every: 10,
-            threads: 1,
-            ..TrainConfig::default()
+            ..quick_adamw(TrainConfig::default().precision)
         };
         let dir = tempfile::tempdir().unwrap();
         let mut log = MetricsLog::open(&dir.path().join("metrics.jsonl")).unwrap();
@@ -765,16 +773,7 @@ mod tests {
             1000,
             Variant::Standard,
         );
-        let config = |precision| TrainConfig {
-            net: tiny_net(),
-            batch_size: 32,
-            optimizer: OptimizerKind::Adamw,
-            lr: 0.01,
-            warmup_steps: 1,
-            threads: 1,
-            precision,
-            ..TrainConfig::default()
-        };
+        let config = quick_adamw;
         let samples: Vec<&Sample> = (0..32).map(|i| window.get(i)).collect();
         let syms = vec![0; samples.len()];
         let mut fp32 = Trainer::new(config(Precision::Float), Variant::Standard).unwrap();

@@ -13,7 +13,8 @@
 //! * `mcts:evaluator=heuristic|uniform[,sims=N][,ms=T]` — the selfplay crate's MCTS.
 //! * `model:path=P[,sims=N][,ms=T][,device=cpu|cuda][,precision=auto|float|half|bfloat16]`
 //!   — MCTS with a trained network (precision: of its inference, default the command's
-//!   setting, `train.inference.precision`); the binary supplies the network loader ([`PlayerFactory::with_model_loader`]) so this crate
+//!   setting, `train.inference.precision`); the binary supplies the network loader
+//!   ([`PlayerFactory::with_model_loader`]) so this crate
 //!   stays free of torch.
 //! * Both MCTS kinds take search options ([`SearchOptions`]) over the defaults of
 //!   [`selfplay::MctsConfig`]: `cpuct=C`, `fpu=R` (first-play urgency reduction), `gumbel=on|off`
