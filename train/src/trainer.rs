@@ -805,15 +805,7 @@ mod tests {
         for variant in [Variant::Parachute, Variant::Ambiloa, Variant::Alveole] {
             let window = ReplayWindow::from_samples(random_samples(variant, 64, 9), 1000, variant);
             assert_eq!(window.len(), 64);
-            let config = TrainConfig {
-                net: tiny_net(),
-                batch_size: 32,
-                optimizer: OptimizerKind::Adamw,
-                lr: 0.01,
-                warmup_steps: 1,
-                threads: 1,
-                ..TrainConfig::default()
-            };
+            let config = quick_adamw(TrainConfig::default().precision);
             let mut t = Trainer::new(config, variant).unwrap();
             let first = t.train(&window, 10, None).unwrap();
             let later = t.train(&window, 30, None).unwrap();
