@@ -3,6 +3,7 @@
 //! config errors.
 
 mod common;
+use common::run_files::*;
 use common::{loazero, temp_dir, text, tiny_run_sets, BIN};
 
 use std::collections::BTreeMap;
@@ -14,135 +15,6 @@ use std::time::{Duration, Instant};
 fn run_args(dir: &Path, generations: u32, with_sets: bool) -> Vec<String> {
     let sets = if with_sets { tiny_run_sets() } else { vec![] };
     common::run_args(dir, generations, &sets)
-}
-
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
-    v
-}
-
-/// The game count of a shard name `<prefix>-n<K>-<millis>-<pid>-<seq>.shard`.
-fn games_in_shard_name(name: &str) -> u64 {
-    let k = name.trim_end_matches(".shard").rsplit('-').nth(3).unwrap();
-    k.strip_prefix('n').unwrap().parse().unwrap()
-}
-
-/// What must be equal between an interrupted and an uninterrupted run.
-#[derive(Debug, PartialEq)]
-struct Counts {
-    models: Vec<String>,
-    candidates: Vec<String>,
-    loop_games: u64,
-    records: usize,
-    generation_records: Vec<u64>,
-    rated: Vec<u64>,
-    generation: u64,
-    train_step_in_metrics: u64,
-    temp_files: usize,
-}
-
-fn counts(dir: &Path) -> Counts {
-    let loop_games = names(&dir.join("shards"))
-        .iter()
-        .filter(|n| n.starts_with("loop-") && n.ends_with(".shard"))
-        .map(|n| games_in_shard_name(n))
-        .sum();
-    let metrics = std::fs::read_to_string(dir.join("metrics.jsonl")).unwrap();
-    let mut gens = std::collections::BTreeSet::new();
-    let mut step = 0;
-    for line in metrics.lines() {
-        let v: serde_json::Value = serde_json::from_str(line).expect("whole metrics lines");
-        match v["kind"].as_str() {
-            Some("generation") => {
-                gens.insert(v["generation"].as_u64().unwrap());
-            }
-            Some("train") => step = step.max(v["step"].as_u64().unwrap()),
-            _ => {}
-        }
-    }
-    let state: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("state.json")).unwrap()).unwrap();
-    let temp_files = ["shards", "games", "models", "candidates", "checkpoints"]
-        .iter()
-        .flat_map(|d| names(&dir.join(d)))
-        .filter(|n| n.contains(".tmp"))
-        .count();
-    Counts {
-        models: names(&dir.join("models")),
-        candidates: names(&dir.join("candidates")),
-        loop_games,
-        records: names(&dir.join("games")).len(),
-        generation_records: gens.into_iter().collect(),
-        rated: state["rated"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_u64().unwrap())
-            .collect(),
-        generation: state["generation"].as_u64().unwrap(),
-        train_step_in_metrics: step,
-        temp_files,
-    }
-}
-
-/// Committed artefacts and their bytes: shards, promoted models, candidates, records
-/// of written shards, finished matches.
-fn artefacts(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let shards = names(&dir.join("shards"));
-    for sub in ["shards", "models", "candidates", "games"] {
-        for n in names(&dir.join(sub)) {
-            if n.starts_with('.') {
-                continue;
-            }
-            if sub == "games" {
-                let stem = n.rsplit_once('-').unwrap().0;
-                if !shards.contains(&format!("{stem}.shard")) {
-                    continue; // records of a shard never written: not committed
-                }
-            }
-            let p = dir.join(sub).join(&n);
-            out.insert(format!("{sub}/{n}"), std::fs::read(p).unwrap());
-        }
-    }
-    for m in names(&dir.join("matches")) {
-        let done = dir.join("matches").join(&m).join("done.json");
-        if let Ok(b) = std::fs::read(&done) {
-            out.insert(format!("matches/{m}/done.json"), b);
-            let r = dir.join("matches").join(&m).join("results.jsonl");
-            out.insert(
-                format!("matches/{m}/results.jsonl"),
-                std::fs::read(r).unwrap(),
-            );
-        }
-    }
-    out
-}
-
-/// The highest step of the training records in `metrics.jsonl` (0 if none).
-fn max_train_step(dir: &Path) -> u64 {
-    std::fs::read_to_string(dir.join("metrics.jsonl"))
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|v| v["kind"] == "train")
-        .filter_map(|v| v["step"].as_u64())
-        .max()
-        .unwrap_or(0)
-}
-
-/// A small deterministic pseudo-random sequence for kill times.
-fn next(seed: &mut u64) -> u64 {
-    *seed ^= *seed << 13;
-    *seed ^= *seed >> 7;
-    *seed ^= *seed << 17;
-    *seed
 }
 
 #[test]
@@ -270,52 +142,6 @@ fn kill_9_at_random_moments_loses_nothing_and_ends_like_an_uninterrupted_run() {
     for (name, bytes) in &committed {
         assert_eq!(now.get(name), Some(bytes), "{name} changed or vanished");
     }
-}
-
-/// Sends `signal` to a child process.
-fn signal(child: &std::process::Child, signal: libc::c_int) {
-    // SAFETY: kill(2) on our own child's pid.
-    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, signal) }, 0);
-}
-
-/// Waits until `child` catches SIGINT and SIGTERM (bits of `SigCgt` in
-/// `/proc/PID/status`), so a signal sent next reaches the run's handler rather than
-/// killing a process still starting up.
-fn wait_for_signal_handlers(child: &std::process::Child) {
-    let status = format!("/proc/{}/status", child.id());
-    let wanted = (1u64 << (libc::SIGINT - 1)) | (1u64 << (libc::SIGTERM - 1));
-    let t = Instant::now();
-    loop {
-        let caught = std::fs::read_to_string(&status)
-            .ok()
-            .and_then(|s| {
-                s.lines()
-                    .find_map(|l| l.strip_prefix("SigCgt:"))
-                    .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
-            })
-            .unwrap_or(0);
-        if caught & wanted == wanted {
-            return;
-        }
-        assert!(
-            t.elapsed() < Duration::from_secs(20),
-            "the run did not install its signal handlers within 20 s"
-        );
-        std::thread::sleep(Duration::from_millis(2));
-    }
-}
-
-/// Waits up to `limit` for `child` to exit; its output, or a failure naming the limit.
-fn wait_within(mut child: std::process::Child, limit: Duration) -> Output {
-    let t = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if t.elapsed() > limit {
-            let _ = child.kill();
-            panic!("the process did not stop within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
 }
 
 /// SIGINT or SIGTERM in self-play, training and rating stops the run within seconds at

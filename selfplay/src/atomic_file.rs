@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
-    move |source| Error::Io {
+    move |cause| Error::Io {
         path: path.to_path_buf(),
-        source,
+        cause,
     }
 }
 
@@ -30,7 +30,7 @@ fn temp_beside(path: &Path) -> Result<(PathBuf, PathBuf), Error> {
         .file_name()
         .ok_or_else(|| Error::Io {
             path: path.to_path_buf(),
-            source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path"),
+            cause: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path"),
         })?
         .to_string_lossy();
     static COUNTER: AtomicU64 = AtomicU64::new(0);

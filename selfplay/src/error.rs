@@ -16,13 +16,14 @@ pub enum Error {
     /// The sink that receives finished games refused one.
     #[error("{0}")]
     Sink(String),
-    /// File-system failure.
-    #[error("{path}: {source}")]
+    /// File-system failure. Its message names the file and the cause (the cause is not
+    /// also a `source()`, so that `{:#}` chains do not print it twice).
+    #[error("{path}: {cause}")]
     Io {
         /// The file.
         path: PathBuf,
         /// The cause.
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// The file is not a valid shard (truncated, corrupted, wrong version, bad content).
     #[error("{path}: corrupt shard: {reason}")]

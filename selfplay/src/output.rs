@@ -65,9 +65,9 @@ impl GameWriter {
         let shard_dir = dir.join("shards");
         let game_dir = records.then(|| dir.join("games"));
         for d in std::iter::once(&shard_dir).chain(game_dir.as_ref()) {
-            std::fs::create_dir_all(d).map_err(|source| Error::Io {
+            std::fs::create_dir_all(d).map_err(|cause| Error::Io {
                 path: d.clone(),
-                source,
+                cause,
             })?;
         }
         let host = host_tag();

@@ -245,8 +245,12 @@ fn remove(path: &Path) -> Result<()> {
 
 /// Writes `bytes` to `path` atomically (temp file, fsync, rename, directory fsync).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    selfplay::data::write_atomically(path, bytes)
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
+    selfplay::data::write_atomically(path, bytes).map_err(|e| match e {
+        selfplay::Error::Io { cause, .. } => {
+            anyhow::anyhow!("cannot write {}: {cause}", path.display())
+        }
+        other => anyhow::anyhow!("cannot write {}: {other}", path.display()),
+    })
 }
 
 /// Copies `from` to `to` atomically (the destination is complete or absent).

@@ -3,6 +3,8 @@
 //! and tiny models. Each `tests/cli_*.rs` says `mod common;` and uses what it needs.
 #![allow(dead_code)] // every test binary uses a different part
 
+pub mod run_files;
+
 use std::ffi::OsStr;
 use std::io::Write;
 use std::path::{Path, PathBuf};

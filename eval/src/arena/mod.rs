@@ -21,7 +21,7 @@ use crate::player::{Player, PlayerFactory, PlayerSpec};
 use anyhow::{anyhow, bail, Context, Result};
 use loa::{Color, Game, GameRecord, Move, Rules, Variant};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -197,7 +197,13 @@ pub fn play_match(
         return Err(e);
     }
     if let Some(f) = &s.file {
-        f.sync_all().context("cannot sync results.jsonl")?;
+        let path = config
+            .out_dir
+            .as_deref()
+            .unwrap_or(Path::new("."))
+            .join("results.jsonl");
+        f.sync_all()
+            .with_context(|| format!("cannot write {}", path.display()))?;
     }
     s.results.sort_by_key(|r| r.game);
     Ok(MatchReport {
@@ -226,8 +232,8 @@ fn write_game(
     let mut line = serde_json::to_string(result)?;
     line.push('\n');
     file.write_all(line.as_bytes())
-        .context("cannot write results.jsonl")?;
-    file.flush()?;
+        .and_then(|_| file.flush())
+        .with_context(|| format!("cannot write {}", dir.join("results.jsonl").display()))?;
     Ok(())
 }
 

@@ -191,9 +191,9 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
-    move |source| Error::Io {
+    move |cause| Error::Io {
         path: path.to_path_buf(),
-        source,
+        cause,
     }
 }
 
