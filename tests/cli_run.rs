@@ -8,7 +8,7 @@ use common::{loazero, temp_dir, text, tiny_run_sets, BIN};
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// `loazero run` on `dir` for `generations`, with the tiny test config when `with_sets`.
@@ -472,4 +472,62 @@ fn a_standard_run_scores_every_candidate_on_the_held_out_set() {
     assert!(out.status.success(), "{}", text(&out));
     let b = std::fs::read(dir.join("plots").join("policy.png")).unwrap();
     assert_eq!(&b[..8], b"\x89PNG\r\n\x1a\n");
+}
+
+/// SIGTERM stops a joined `selfplay --dir` after it wrote its finished games (exit 130,
+/// saying so); every shard it wrote is whole. Two Ctrl-Cs stop it at once.
+#[test]
+fn signals_stop_joined_selfplay_after_writing_its_finished_games() {
+    let tmp = temp_dir();
+    let dir = tmp.path().to_path_buf();
+    let out = loazero(&run_args(&dir, 1, true));
+    assert!(out.status.success(), "{}", text(&out));
+    let join = || {
+        Command::new(BIN)
+            .args(["selfplay", "--dir"])
+            .arg(&dir)
+            .args(["--threads", "1"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let ext = || -> Vec<String> {
+        names(&dir.join("shards"))
+            .into_iter()
+            .filter(|n| n.starts_with("ext-"))
+            .collect()
+    };
+    let child = join();
+    wait_for_signal_handlers(&child);
+    let t = Instant::now();
+    while ext().is_empty() {
+        assert!(t.elapsed() < Duration::from_secs(60), "no shard written");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    signal(&child, libc::SIGTERM);
+    let out = wait_within(child, Duration::from_secs(10));
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(130), "{said}");
+    assert!(
+        said.contains("stopped after") && said.contains("run the same command again"),
+        "{said}"
+    );
+    let games: u64 = ext().iter().map(|n| games_in_shard_name(n)).sum();
+    assert!(games >= 1);
+    for n in ext() {
+        selfplay::read_shard(&dir.join("shards").join(&n)).unwrap();
+    }
+    let records = names(&dir.join("games"))
+        .iter()
+        .filter(|n| n.starts_with("ext-") && n.ends_with(".txt"))
+        .count();
+    assert_eq!(records as u64, games, "one record per committed game");
+
+    let child = join();
+    wait_for_signal_handlers(&child);
+    signal(&child, libc::SIGINT);
+    signal(&child, libc::SIGINT);
+    let out = wait_within(child, Duration::from_secs(3));
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
 }

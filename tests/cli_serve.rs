@@ -570,3 +570,87 @@ fn random_and_malformed_requests_get_4xx_and_the_server_keeps_answering() {
     assert!(tally.get("200").copied().unwrap_or(0) > n / 20, "{tally:?}");
     assert!(tally.keys().any(|k| k.starts_with('4')), "{tally:?}");
 }
+
+/// Starts a server over the tiny run whose standard error goes to `log`.
+fn server_logging_to(log: &Path) -> Server {
+    Server::start_with_stderr(&[&tiny()], std::fs::File::create(log).unwrap().into())
+}
+
+/// Starts a 30-second search on `s` in the background (its connection is cut when the
+/// server stops).
+fn long_request(s: &Server) -> std::thread::JoinHandle<Option<(u16, String)>> {
+    let body = json!({"moves": ["b1-b3"], "player": "alphabeta", "ms": 30000}).to_string();
+    let req = format!(
+        "POST /api/play HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        s.addr,
+        body.len()
+    );
+    let addr = s.addr.clone();
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        let mut c = std::net::TcpStream::connect(&addr).unwrap();
+        c.write_all(req.as_bytes()).unwrap();
+        let mut buf = Vec::new();
+        let _ = c.read_to_end(&mut buf);
+        let text = String::from_utf8_lossy(&buf).into_owned();
+        let status = text.split_whitespace().nth(1)?.parse().ok()?;
+        Some((status, text))
+    })
+}
+
+/// SIGTERM or Ctrl-C stop the server: at once when no request is in flight (exit 0), after
+/// at most the grace period when one is (exit 130), at once on a second signal (130).
+#[test]
+fn signals_stop_the_server_and_a_second_one_stops_it_at_once() {
+    use std::time::{Duration, Instant};
+    let tmp = temp_dir();
+    let log = tmp.path().join("serve.log");
+
+    // Idle: a clean stop.
+    let mut s = server_logging_to(&log);
+    assert_eq!(s.get("/api/variants").0, 200);
+    s.signal(libc::SIGTERM);
+    let status = s.wait_within(Duration::from_secs(5)).expect("stopped");
+    let said = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("stopped; every request was answered"),
+        "{said}"
+    );
+
+    // A search in flight: the grace period ends it.
+    let mut s = server_logging_to(&log);
+    let search = long_request(&s);
+    std::thread::sleep(Duration::from_millis(300));
+    let t = Instant::now();
+    s.signal(libc::SIGINT);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(s.is_running(), "stopped before the grace period");
+    let status = s.wait_within(Duration::from_secs(10)).expect("stopped");
+    let said = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(status.code(), Some(130), "{said}");
+    assert!(t.elapsed() < Duration::from_secs(8), "{:?}", t.elapsed());
+    assert!(said.contains("requests still in flight"), "{said}");
+    let _ = search.join();
+
+    // A search in flight and a second Ctrl-C: at once.
+    let mut s = server_logging_to(&log);
+    let search = long_request(&s);
+    std::thread::sleep(Duration::from_millis(300));
+    s.signal(libc::SIGINT);
+    std::thread::sleep(Duration::from_millis(200));
+    let t = Instant::now();
+    s.signal(libc::SIGINT);
+    let status = s
+        .wait_within(Duration::from_secs(2))
+        .expect("stopped at once");
+    let said = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(status.code(), Some(130), "{said}");
+    assert!(
+        said.contains("stopped at once"),
+        "{said} after {:?}",
+        t.elapsed()
+    );
+    let _ = search.join();
+}

@@ -84,8 +84,10 @@ pub fn join(dir: &Path, games: Option<u64>, threads: Option<usize>) -> Result<()
         if crate::interrupt::requested() {
             flushed.map_err(|e| anyhow!("cannot write self-play games: {e}"))?;
             eprintln!(
-                "selfplay --dir {}: stopped; every finished game is in {}",
+                "selfplay --dir {}: stopped after {} games; every finished game is in {} \
+                 (games in progress are dropped); run the same command again to go on",
                 dir.display(),
+                writer.games_written,
                 run.shards().display()
             );
             return Err(crate::interrupt::Interrupted.into());

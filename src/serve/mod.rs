@@ -128,16 +128,17 @@ fn panic_response(payload: Box<dyn std::any::Any + Send + 'static>) -> Response 
 }
 
 /// Binds, prints `loazero serve: http://ADDR:PORT/` (and flushes it), and serves until
-/// Ctrl-C or SIGTERM.
+/// Ctrl-C or SIGTERM (see [`shutdown`]).
 pub fn serve(config: ServeConfig) -> Result<()> {
     let state = state::AppState::new(&config.dirs, config.searches)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .max_blocking_threads(config.searches + 8)
         .enable_io()
+        .enable_time()
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(async move {
+    let served = runtime.block_on(async move {
         let addr = SocketAddr::new(config.bind, config.port);
         let listener = tokio::net::TcpListener::bind(addr)
             .await
@@ -162,12 +163,41 @@ pub fn serve(config: ServeConfig) -> Result<()> {
         axum::serve(listener, app)
             .with_graceful_shutdown(shutdown())
             .await
-            .context("server failed")
-    })
+            .context("server failed")?;
+        eprintln!("loazero serve: stopped; every request was answered");
+        Ok(())
+    });
+    // A search whose client went away may still run on a blocking thread.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(GRACE_S));
+    served
 }
 
-/// Resolves on Ctrl-C or SIGTERM.
+/// Seconds the server waits, after a stop was asked for, for the requests in flight.
+const GRACE_S: u64 = 5;
+
+/// Resolves on the first Ctrl-C or SIGTERM, after which the server stops taking
+/// connections and finishes the requests in flight. From then on a second signal, or
+/// [`GRACE_S`] seconds without the requests finishing, ends the process at once (exit
+/// 130): the server keeps no state that a sudden end could damage.
 async fn shutdown() {
+    stop_signal().await;
+    eprintln!(
+        "loazero serve: stopping; finishing the requests in flight (at most {GRACE_S} s; \
+         Ctrl-C again stops at once)"
+    );
+    tokio::spawn(async {
+        tokio::select! {
+            _ = stop_signal() => eprintln!("loazero serve: stopped at once"),
+            _ = tokio::time::sleep(std::time::Duration::from_secs(GRACE_S)) => eprintln!(
+                "loazero serve: stopped with requests still in flight after {GRACE_S} s"
+            ),
+        }
+        std::process::exit(130);
+    });
+}
+
+/// Resolves on the next Ctrl-C (SIGINT) or SIGTERM.
+async fn stop_signal() {
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
     let term = async {
         match term.as_mut() {

@@ -180,6 +180,11 @@ pub struct Server {
 impl Server {
     /// Starts `loazero serve --port 0` over `dirs` and waits for the URL it prints.
     pub fn start(dirs: &[&Path]) -> Server {
+        Server::start_with_stderr(dirs, Stdio::null())
+    }
+
+    /// [`Server::start`] with the server's standard error going to `stderr`.
+    pub fn start_with_stderr(dirs: &[&Path], stderr: Stdio) -> Server {
         use std::io::BufRead;
         let mut cmd = Command::new(BIN);
         cmd.args(["serve", "--port", "0"]);
@@ -188,7 +193,7 @@ impl Server {
         }
         let mut child = cmd
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .expect("start loazero serve");
         let stdout = child.stdout.take().unwrap();
@@ -211,6 +216,26 @@ impl Server {
     /// Whether the process still runs.
     pub fn is_running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Sends `signal` to the server process.
+    pub fn signal(&self, signal: libc::c_int) {
+        run_files::signal(&self.child, signal);
+    }
+
+    /// Waits up to `limit` for the server to exit: its exit status, or `None` if it still
+    /// runs.
+    pub fn wait_within(&mut self, limit: std::time::Duration) -> Option<std::process::ExitStatus> {
+        let t = std::time::Instant::now();
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            if t.elapsed() > limit {
+                return None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
     }
 
     /// Sends `raw` (a whole HTTP request) and returns the status and body, or `None` when
