@@ -1,7 +1,9 @@
-//! `loazero run` when writes fail: a full disk (a size-limited tmpfs the test mounts when it
-//! may, else a file-size limit), a read-only file system. The
-//! run stops with an error naming the file and the cause, nothing committed is damaged,
-//! and once space is back the same command ends like an undisturbed run.
+//! `loazero run` when writes fail and when writers race. A full disk (a size-limited tmpfs
+//! the test mounts when it may, else a file-size limit) or a read-only file system stops
+//! the run with an error naming the file and the cause, nothing committed is damaged, and
+//! once space is back the same command ends like an undisturbed run. The loop and joined
+//! `selfplay --dir` processes, all killed -9 and restarted at random, lose and duplicate
+//! no game.
 
 mod common;
 use common::run_files::*;
@@ -10,7 +12,8 @@ use common::{loazero, temp_dir, text, tiny_run_sets, BIN};
 use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// A tmpfs of a fixed size mounted on a directory; unmounted when dropped. Mounting needs
 /// root (CAP_SYS_ADMIN): [`SmallDisk::mount`] says `None` where it is not allowed.
@@ -255,4 +258,172 @@ fn file_size_limits_stop_the_run_naming_the_file_and_it_resumes() {
     let base = tmp.path().to_path_buf();
     let reference = reference(&base);
     file_size_limits_stop_the_run_and_it_resumes(&base, &reference);
+}
+
+/// Every shard under `dir/shards` with its stem and samples; panics naming a shard that
+/// does not read whole.
+fn read_every_shard(dir: &Path) -> Vec<(String, usize)> {
+    names(&dir.join("shards"))
+        .into_iter()
+        .filter(|n| n.ends_with(".shard") && !n.starts_with('.'))
+        .filter_map(|n| {
+            let path = dir.join("shards").join(&n);
+            match selfplay::read_shard(&path) {
+                Ok(samples) => Some((n.trim_end_matches(".shard").to_string(), samples.len())),
+                // Listed, then replaced or removed: not a torn read.
+                Err(_) if !path.exists() => None,
+                Err(e) => panic!("{n} is not whole: {e}"),
+            }
+        })
+        .collect()
+}
+
+/// Temp files in the run's directories.
+fn c_temp(dir: &Path) -> usize {
+    counts(dir).temp_files
+}
+
+/// A joined self-play process writing into `dir`.
+fn joiner(dir: &Path) -> Child {
+    Command::new(BIN)
+        .args(["selfplay", "--dir"])
+        .arg(dir)
+        .args(["--threads", "1"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// The loop and three joined `selfplay --dir` processes in one run directory; the loop is
+/// killed -9 and restarted 20 times at random moments, and so are the joiners, while the
+/// test reads every shard again and again. Then the joiners stop and the loop finishes one
+/// more generation alone. Every committed game (a shard and its records) is in exactly
+/// one shard with exactly its records, every shard reads whole at every moment, each
+/// generation of the loop has exactly its games, the replay window of the last generation
+/// holds every shard's samples, and `state.json` agrees with the models on disk.
+#[test]
+fn racing_writers_killed_at_random_lose_and_duplicate_nothing() {
+    let tmp = temp_dir();
+    let dir = tmp.path().join("run");
+    let mut sets = tiny_run_sets();
+    sets.push("train.window_positions=10000000".into());
+    let args = |generations: u32| common::run_args(&dir, generations, &sets);
+    // The first generation, so that joiners have a model to play.
+    let out = loazero(&args(1));
+    assert!(out.status.success(), "{}", text(&out));
+
+    let mut seed = 0x51_7cc1_b727_220a_u64;
+    let mut joiners: Vec<Child> = (0..3).map(|_| joiner(&dir)).collect();
+    let (mut loop_kills, mut joiner_kills, mut reads) = (0, 0, 0);
+    let started = Instant::now();
+    while loop_kills < 20 {
+        let mut run = Command::new(BIN)
+            .args(args(1000))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let lifetime = Duration::from_millis(200 + next(&mut seed) % 2500);
+        let t = Instant::now();
+        while t.elapsed() < lifetime {
+            std::thread::sleep(Duration::from_millis(50 + next(&mut seed) % 150));
+            read_every_shard(&dir);
+            reads += 1;
+            if next(&mut seed) % 4 == 0 {
+                let k = (next(&mut seed) % 3) as usize;
+                joiners[k].kill().unwrap();
+                joiners[k].wait().unwrap();
+                joiners[k] = joiner(&dir);
+                joiner_kills += 1;
+            }
+        }
+        assert!(
+            run.try_wait().unwrap().is_none(),
+            "the loop ended by itself"
+        );
+        run.kill().unwrap();
+        run.wait().unwrap();
+        loop_kills += 1;
+    }
+    for j in &mut joiners {
+        j.kill().unwrap();
+        j.wait().unwrap();
+    }
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("state.json")).unwrap()).unwrap();
+    let last = state["generation"].as_u64().unwrap() as u32 + 1;
+    let out = loazero(&args(last));
+    assert!(out.status.success(), "{}", text(&out));
+    eprintln!(
+        "{loop_kills} loop kills and {joiner_kills} joiner kills in {:.1} s, {reads} reads of \
+         every shard; the loop then finished generation {last}",
+        started.elapsed().as_secs_f64()
+    );
+
+    // Shards and records: each committed game is one record of one shard.
+    let shards = read_every_shard(&dir);
+    let records: BTreeSet<String> = names(&dir.join("games"))
+        .into_iter()
+        .filter(|n| n.ends_with(".txt") && !n.starts_with('.'))
+        .collect();
+    let mut committed = BTreeSet::new();
+    let (mut loop_games, mut ext_games) = (BTreeMap::<u32, u64>::new(), 0);
+    for (stem, samples) in &shards {
+        assert!(*samples > 0, "{stem} is empty");
+        let k = games_in_shard_name(&format!("{stem}.shard"));
+        for i in 0..k {
+            let record = format!("{stem}-{i:03}.txt");
+            assert!(
+                records.contains(&record),
+                "{record} of a committed shard is missing"
+            );
+            committed.insert(record);
+        }
+        assert!(
+            !records.contains(&format!("{stem}-{k:03}.txt")),
+            "{stem} has more records than games"
+        );
+        if let Some(g) = stem.strip_prefix("loop-g") {
+            *loop_games.entry(g[..4].parse().unwrap()).or_default() += k;
+        } else {
+            assert!(stem.starts_with("ext-"), "{stem}");
+            ext_games += k;
+        }
+    }
+    // No records without a shard and no temp files: the loop's restart removed what
+    // killed writers (itself and the joiners) left.
+    let orphans: Vec<&String> = records.difference(&committed).collect();
+    assert!(orphans.is_empty(), "{orphans:?}");
+    assert_eq!(c_temp(&dir), 0, "temp files left");
+    assert!(ext_games > 0);
+    let expected: BTreeMap<u32, u64> = (1..=last).map(|g| (g, 6)).collect();
+    assert_eq!(loop_games, expected, "games of the loop per generation");
+
+    // The window of the last generation holds every shard.
+    let metrics = std::fs::read_to_string(dir.join("metrics.jsonl")).unwrap();
+    let window = metrics
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("whole metrics lines"))
+        .filter(|v| v["kind"] == "generation" && v["generation"] == last)
+        .map(|v| v["window"].as_u64().unwrap())
+        .next_back()
+        .expect("a record of the last generation");
+    let samples: usize = shards.iter().map(|(_, n)| n).sum();
+    assert_eq!(window as usize, samples, "the window is every shard");
+
+    // state.json agrees with the files: every generation promoted (no gate), rated ones
+    // recorded, nothing half-written left.
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("state.json")).unwrap()).unwrap();
+    assert_eq!(state["generation"], last + 1, "the next generation is the one to play");
+    assert_eq!(state["best"], last);
+    let models: Vec<String> = (0..=last)
+        .map(|g| format!("gen-{g:04}.safetensors"))
+        .collect();
+    assert_eq!(names(&dir.join("models")), models);
+    let c = counts(&dir);
+    assert_eq!(c.generation_records, (1..=last as u64).collect::<Vec<_>>());
+    assert_eq!(c.loop_games, 6 * last as u64);
+    assert_eq!(c.train_step_in_metrics, 6 * last as u64);
 }

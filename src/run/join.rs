@@ -36,6 +36,10 @@ pub fn join(dir: &Path, games: Option<u64>, threads: Option<usize>) -> Result<()
         );
     }
     let config = RunConfig::load(Some(&run.config()), &[])?;
+    let removed = run.clean_dead_joiners()?;
+    if removed > 0 {
+        println!("removed {removed} files left by killed joined self-play processes");
+    }
     train::device::set_threads(config.train.threads);
     let mut sp = config.selfplay.clone();
     if let Some(t) = threads {

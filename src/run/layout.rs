@@ -163,11 +163,12 @@ impl RunDir {
     }
 
     /// Removes what a killed loop leaves behind: its temp files, and game records whose
-    /// shard was never written (the records of a shard are written just before it).
-    /// Files of joined self-play processes (`ext-…`) are left alone: they may be running.
-    /// Returns the number of files removed.
+    /// shard was never written (the records of a shard are written just before it); and
+    /// what killed joined self-play processes of this host left ([`Self::clean_dead_joiners`]).
+    /// Files of running joiners (`ext-…`) are left alone. Returns the number of files
+    /// removed. Only the process holding the run's lock may call it.
     pub fn clean_after_crash(&self) -> Result<usize> {
-        let mut removed = 0;
+        let mut removed = self.clean_dead_joiners()?;
         let is_loop_tmp = |name: &str| name.starts_with(".loop-") && name.contains(".tmp.");
         let is_any_tmp = |name: &str| name.starts_with('.') && name.contains(".tmp.");
         for (dir, only_loop) in [
@@ -208,6 +209,75 @@ impl RunDir {
         }
         Ok(removed)
     }
+}
+
+impl RunDir {
+    /// Removes the temp files and the shardless game records of joined `selfplay --dir`
+    /// processes (`ext-…` names) that ran on this host and no longer run (the writer's pid
+    /// is in every name): what a joiner killed between writing a shard's records and the
+    /// shard leaves. Files of other hosts, of running processes, and of any process whose
+    /// pid is alive again are kept. Safe while the loop and other joiners run. Returns the
+    /// number of files removed.
+    pub fn clean_dead_joiners(&self) -> Result<usize> {
+        let host = selfplay::output::host_tag();
+        let host = if host.is_empty() {
+            "host".to_string()
+        } else {
+            host
+        };
+        let dead_here = |name: &str, pid: Option<u32>| {
+            name.trim_start_matches('.').split('-').nth(2) == Some(host.as_str())
+                && pid.is_some_and(|p| !process_runs(p))
+        };
+        let mut removed = 0;
+        let shards: std::collections::HashSet<String> = list_names(&self.shards())?
+            .into_iter()
+            .filter_map(|n| n.strip_suffix(".shard").map(str::to_string))
+            .collect();
+        for dir in [self.shards(), self.games()] {
+            for name in list_names(&dir)? {
+                let stale = if name.starts_with(".ext-") {
+                    dead_here(&name, temp_file_pid(&name))
+                } else if name.starts_with("ext-") {
+                    record_shard_stem(&name).is_some_and(|stem| {
+                        !shards.contains(stem)
+                            && dead_here(
+                                &name,
+                                stem.rsplit('-').nth(1).and_then(|p| p.parse().ok()),
+                            )
+                    })
+                } else {
+                    false
+                };
+                if stale {
+                    remove(&dir.join(&name))?;
+                    removed += 1;
+                }
+            }
+        }
+        Ok(removed)
+    }
+}
+
+/// The writer's pid in a temp file name `.{name}.tmp.{pid}.{n}…` (see
+/// [`selfplay::data::write_atomically`]).
+fn temp_file_pid(name: &str) -> Option<u32> {
+    let (_, after) = name.rsplit_once(".tmp.")?;
+    after.split('.').next()?.parse().ok()
+}
+
+/// Whether a process with this pid runs on this host (or may: a pid we cannot signal
+/// counts as running).
+fn process_runs(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return true;
+    };
+    if pid <= 0 {
+        return true;
+    }
+    // SAFETY: kill(2) with signal 0 only checks that the process exists.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
 }
 
 /// The shard a game record belongs to: `<stem>-NNN.txt` (or `.sgf`) → `<stem>`.
@@ -322,6 +392,67 @@ mod tests {
                 "loop-g0001-n002-5-000.txt"
             ]
         );
+    }
+
+    #[test]
+    fn leftovers_of_dead_joiners_of_this_host_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::new(dir.path());
+        run.create().unwrap();
+        let host = selfplay::output::host_tag();
+        let host = if host.is_empty() {
+            "host".to_string()
+        } else {
+            host
+        };
+        let me = std::process::id();
+        // A pid that runs no process: past the kernel's pid limit.
+        let dead = 4_194_305;
+        let names = [
+            // a dead joiner's committed shard and its record: kept
+            (
+                run.shards(),
+                format!("ext-g0001-{host}-n001-17-{dead}-00000.shard"),
+            ),
+            (
+                run.games(),
+                format!("ext-g0001-{host}-n001-17-{dead}-00000-000.txt"),
+            ),
+            // its records without a shard and its temp files: removed
+            (
+                run.games(),
+                format!("ext-g0001-{host}-n002-18-{dead}-00001-000.txt"),
+            ),
+            (
+                run.games(),
+                format!("ext-g0001-{host}-n002-18-{dead}-00001-001.sgf"),
+            ),
+            (
+                run.shards(),
+                format!(".ext-g0001-{host}-n002-18-{dead}-00001.shard.tmp.{dead}.3.shard"),
+            ),
+            // a running joiner's (this process): kept
+            (
+                run.games(),
+                format!("ext-g0001-{host}-n001-19-{me}-00000-000.txt"),
+            ),
+            (
+                run.shards(),
+                format!(".ext-g0001-{host}-n001-19-{me}-00000.shard.tmp.{me}.1.shard"),
+            ),
+            // another host's: kept
+            (
+                run.games(),
+                format!("ext-g0001-zz{host}-n001-20-{dead}-00000-000.txt"),
+            ),
+        ];
+        for (d, n) in &names {
+            std::fs::write(d.join(n), b"x").unwrap();
+        }
+        assert_eq!(run.clean_dead_joiners().unwrap(), 3);
+        for (k, (d, n)) in names.iter().enumerate() {
+            assert_eq!(d.join(n).exists(), !(2..5).contains(&k), "{n}");
+        }
     }
 
     #[test]
