@@ -9,7 +9,7 @@ TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 BIN := $(TARGET_DIR)/release/loazero
 STAMP := $(VENV)/.torch-$(TORCH_VERSION)
 
-.PHONY: setup build run test bench lint fmt clean-venv
+.PHONY: setup build run test bench soak lint fmt clean-venv
 
 $(STAMP):
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +48,12 @@ bench: build
 	$(BIN) bench mcts
 	$(BIN) bench alphabeta
 	$(BIN) bench net
+
+## soak: the long forms of the soak tests (tests/soak.rs): 10 000 engine genmoves with a
+## model player, a 2-hour `run` of the default config, 10 minutes of `serve` under 8
+## clients; each prints its memory (and file descriptor) figures. About 2 h 15 min.
+soak: build
+	LOAZERO_SOAK=long $(CARGO) test --release --test soak -- --nocapture --test-threads 1
 
 lint:
 	$(CARGO) fmt --all -- --check

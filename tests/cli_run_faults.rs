@@ -416,7 +416,11 @@ fn racing_writers_killed_at_random_lose_and_duplicate_nothing() {
     // recorded, nothing half-written left.
     let state: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("state.json")).unwrap()).unwrap();
-    assert_eq!(state["generation"], last + 1, "the next generation is the one to play");
+    assert_eq!(
+        state["generation"],
+        last + 1,
+        "the next generation is the one to play"
+    );
     assert_eq!(state["best"], last);
     let models: Vec<String> = (0..=last)
         .map(|g| format!("gen-{g:04}.safetensors"))

@@ -496,6 +496,8 @@ impl Driver {
         rec.generation = g;
         rec.promoted = promote;
         rec.best = model_name(self.state.best);
+        rec.rss_mib = train::metrics::resident_mib();
+        rec.open_files = train::metrics::open_files();
         if let Some(r) = &report {
             rec.gate_games = Some(r.tally.games());
             rec.gate_score = Some(r.score);

@@ -218,6 +218,11 @@ impl Server {
         matches!(self.child.try_wait(), Ok(None))
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Sends `signal` to the server process.
     pub fn signal(&self, signal: libc::c_int) {
         run_files::signal(&self.child, signal);

@@ -179,6 +179,37 @@ pub struct GenerationRecord {
     /// The best model after the generation (`gen-NNNN`).
     #[serde(default)]
     pub best: String,
+    /// Resident memory of the loop's process at the end of the generation, in MiB
+    /// (`VmRSS` of `/proc/self/status`; absent where there is no procfs).
+    #[serde(default, deserialize_with = "option_f64")]
+    pub rss_mib: Option<f64>,
+    /// Open file descriptors of the loop's process at the end of the generation.
+    #[serde(default)]
+    pub open_files: Option<u64>,
+}
+
+/// Resident memory of this process in MiB (`VmRSS` of `/proc/self/status`), if known.
+pub fn resident_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    Some(kb / 1024.0)
+}
+
+/// Open file descriptors of this process (entries of `/proc/self/fd`), if known.
+pub fn open_files() -> Option<u64> {
+    // The listing itself holds one descriptor while it reads: not counted.
+    Some(
+        std::fs::read_dir("/proc/self/fd")
+            .ok()?
+            .count()
+            .saturating_sub(1) as u64,
+    )
 }
 
 /// An optional float; `null` and absence are `None`.
@@ -238,6 +269,14 @@ mod tests {
 
     /// Every kind round-trips through a line; `null` floats read back as NaN, older
     /// lines without the later fields read with defaults, and unknown kinds are errors.
+    #[test]
+    fn this_process_has_memory_and_files() {
+        let rss = resident_mib().unwrap();
+        assert!(rss > 1.0 && rss < 1e6, "{rss}");
+        // Standard input, output and error at least (other tests open files meanwhile).
+        assert!(open_files().unwrap() >= 3);
+    }
+
     #[test]
     fn records_round_trip_and_read_leniently() {
         let train = Record::Train(TrainRecord {
