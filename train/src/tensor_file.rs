@@ -86,34 +86,63 @@ pub struct Layout {
     pub data_start: usize,
 }
 
-/// The members of a JSON object in order; a name given twice is an error (a plain map
-/// would keep one of them silently, and readers may differ in which).
-struct Entries(Vec<(String, serde_json::Value)>);
+/// A JSON value in which no object names a member twice, at any depth (a plain
+/// `serde_json::Value` keeps one of them silently, and readers differ in which).
+struct Strict(serde_json::Value);
 
-impl<'de> serde::Deserialize<'de> for Entries {
+impl<'de> serde::Deserialize<'de> for Strict {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        use serde::de::{Error, MapAccess, SeqAccess};
+        use serde_json::Value;
         struct Visitor;
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = Entries;
+            type Value = Strict;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a JSON object")
+                f.write_str("JSON")
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
+            fn visit_bool<E: Error>(self, v: bool) -> std::result::Result<Strict, E> {
+                Ok(Strict(Value::Bool(v)))
+            }
+            fn visit_i64<E: Error>(self, v: i64) -> std::result::Result<Strict, E> {
+                Ok(Strict(v.into()))
+            }
+            fn visit_u64<E: Error>(self, v: u64) -> std::result::Result<Strict, E> {
+                Ok(Strict(v.into()))
+            }
+            fn visit_f64<E: Error>(self, v: f64) -> std::result::Result<Strict, E> {
+                Ok(Strict(v.into()))
+            }
+            fn visit_str<E: Error>(self, v: &str) -> std::result::Result<Strict, E> {
+                Ok(Strict(v.into()))
+            }
+            fn visit_unit<E: Error>(self) -> std::result::Result<Strict, E> {
+                Ok(Strict(Value::Null))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(
                 self,
-                mut map: A,
-            ) -> std::result::Result<Entries, A::Error> {
-                let mut seen = std::collections::HashSet::new();
+                mut a: A,
+            ) -> std::result::Result<Strict, A::Error> {
                 let mut out = Vec::new();
-                while let Some((k, v)) = map.next_entry::<String, serde_json::Value>()? {
-                    if !seen.insert(k.clone()) {
-                        return Err(serde::de::Error::custom(format!("`{k}` given twice")));
-                    }
-                    out.push((k, v));
+                while let Some(Strict(v)) = a.next_element()? {
+                    out.push(v);
                 }
-                Ok(Entries(out))
+                Ok(Strict(Value::Array(out)))
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> std::result::Result<Strict, A::Error> {
+                let mut out = serde_json::Map::new();
+                while let Some((k, Strict(v))) = a.next_entry::<String, Strict>()? {
+                    if out.contains_key(&k) {
+                        return Err(A::Error::custom(format!("`{k}` given twice")));
+                    }
+                    out.insert(k, v);
+                }
+                Ok(Strict(Value::Object(out)))
             }
         }
-        d.deserialize_map(Visitor)
+        d.deserialize_any(Visitor)
     }
 }
 
@@ -148,11 +177,13 @@ pub fn parse_layout(bytes: &[u8]) -> std::result::Result<Layout, String> {
     }
     let (header, data) = rest.split_at(len as usize);
     let header = std::str::from_utf8(header).map_err(|e| format!("header is not UTF-8: {e}"))?;
-    let Entries(mut map) =
+    let Strict(header) =
         serde_json::from_str(header).map_err(|e| format!("bad header JSON: {e}"))?;
-    let meta: HashMap<String, String> = match map.iter().position(|(k, _)| k == "__metadata__") {
-        Some(i) => serde_json::from_value(map.swap_remove(i).1)
-            .map_err(|e| format!("bad __metadata__: {e}"))?,
+    let serde_json::Value::Object(mut map) = header else {
+        return Err("the header is not a JSON object".into());
+    };
+    let meta: HashMap<String, String> = match map.remove("__metadata__") {
+        Some(m) => serde_json::from_value(m).map_err(|e| format!("bad __metadata__: {e}"))?,
         None => HashMap::new(),
     };
     let description = meta
@@ -367,6 +398,11 @@ mod tests {
             ),
             &[0; 4],
             "`t` given twice",
+        );
+        bad(
+            one(r#"{"dtype":"F32","shape":[],"data_offsets":[0,4],"shape":[1]}"#),
+            &[0; 4],
+            "`shape` given twice",
         );
         // A header length of 10^12 bytes, or past the end of the file.
         for len in [1_000_000_000_000u64, 100] {
