@@ -9,7 +9,7 @@ TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 BIN := $(TARGET_DIR)/release/loazero
 STAMP := $(VENV)/.torch-$(TORCH_VERSION)
 
-.PHONY: setup build run test bench soak lint fmt clean-venv
+.PHONY: setup build run test bench soak lint fmt fuzz clean-venv
 
 $(STAMP):
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,15 @@ bench: build
 ## clients; each prints its memory (and file descriptor) figures. About 2 h 15 min.
 soak: build
 	LOAZERO_SOAK=long $(CARGO) test --release --test soak -- --nocapture --test-threads 1
+
+## fuzz: every fuzz target of fuzz/ (cargo-fuzz with libFuzzer on nightly; see
+## docs/fuzzing.md) for FUZZ_SECONDS seconds each (default 60), from the committed seeds
+## fuzz/seeds/TARGET; crashes go to fuzz/artifacts/TARGET, the summary to
+## fuzz/logs/summary.txt. One target: make fuzz FUZZ_TARGETS=sgf.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?=
+fuzz: setup
+	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh $(FUZZ_TARGETS)
 
 lint:
 	$(CARGO) fmt --all -- --check

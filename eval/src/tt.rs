@@ -69,7 +69,7 @@ pub struct TranspositionTable {
 impl TranspositionTable {
     /// A table of about `mib` MiB (at least 1024 buckets; a power of two).
     pub fn new(mib: usize) -> TranspositionTable {
-        let bytes = mib.max(1) * 1024 * 1024;
+        let bytes = mib.max(1).saturating_mul(1024 * 1024);
         let want = (bytes / std::mem::size_of::<[Slot; 2]>()).max(1024);
         let n = if want.is_power_of_two() {
             want

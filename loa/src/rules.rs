@@ -100,11 +100,16 @@ impl Rules {
             "no-move" => self.no_move = value.parse()?,
             "repetition" => self.repetition = value.parse()?,
             "ply-limit" => {
+                // 0 (in any spelling, `00`, `+0`) is no limit, as `off`: `Some(0)` would
+                // print as `ply-limit=0` and read back as `None`.
                 self.ply_limit = match value.to_ascii_lowercase().as_str() {
-                    "off" | "none" | "0" => None,
-                    v => Some(v.parse().map_err(|_| {
+                    "off" | "none" => None,
+                    v => match v.parse::<u32>().map_err(|_| {
                         Error::new(format!("bad ply-limit '{value}' (expected a number or off)"))
-                    })?),
+                    })? {
+                        0 => None,
+                        n => Some(n),
+                    },
                 }
             }
             _ => {
@@ -213,6 +218,13 @@ mod tests {
             .message
             .contains("maybe"));
         assert!(Rules::parse("ply-limit=x").is_err());
+        // Found by fuzz/ (rules_spec): `ply-limit=00` gave `Some(0)`, which prints as
+        // `ply-limit=0` and reads back as no limit.
+        for zero in ["0", "00", "+0", "0000000000000000000"] {
+            let r = Rules::parse(&format!("icga,ply-limit={zero}")).unwrap();
+            assert_eq!(r.ply_limit, None, "{zero}");
+            assert_eq!(Rules::parse(&r.to_string()).unwrap(), r);
+        }
         assert!(Rules::parse("colour=red")
             .unwrap_err()
             .message

@@ -68,3 +68,12 @@ impl IntoResponse for ApiError {
 
 /// The result of an API handler.
 pub type ApiResult<T> = Result<T, ApiError>;
+
+/// `s` cut to its first 120 characters (with `…`), for echoing client text in messages.
+pub fn shorten(s: &str) -> String {
+    if s.chars().count() <= 120 {
+        s.to_string()
+    } else {
+        s.chars().take(120).collect::<String>() + "…"
+    }
+}

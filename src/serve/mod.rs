@@ -1,7 +1,8 @@
 //! `loazero serve`: the web app and its JSON API (`docs/api.md`) on axum/tokio.
 //!
 //! * [`state`]: what requests share (served runs, models loaded once, the search pool);
-//! * [`game`]: the game a request names and the position JSON the app draws;
+//! * [`game`]: the game a request names and the position JSON the app draws; [`files`]:
+//!   SGF and record import and export;
 //! * [`api`]: variants, positions, the opponent's move, analysis, SGF/record export and
 //!   import; [`runs`]: run directories, their games and the dashboard's metrics;
 //! * [`assets`]: the web app's files, compiled into the binary.
@@ -14,6 +15,7 @@
 pub mod api;
 pub mod assets;
 pub mod error;
+pub mod files;
 pub mod game;
 pub mod runs;
 pub mod state;

@@ -3,8 +3,8 @@
 //! the dashboard draws. Run files are only read (never locked), so a running `loazero
 //! run` is not disturbed; a torn last line of a log being written is skipped.
 
-use super::api::import_text;
 use super::error::{ApiError, ApiResult};
+use super::files::import_text;
 use super::state::{run_blocking, AppState, ServedRun};
 use axum::extract::{Path as UrlPath, Query, State};
 use axum::Json;

@@ -288,14 +288,7 @@ impl AppState {
     }
 }
 
-/// `s`, cut to 120 characters for error messages.
-pub fn shorten(s: &str) -> String {
-    if s.chars().count() <= 120 {
-        s.to_string()
-    } else {
-        s.chars().take(120).collect::<String>() + "…"
-    }
-}
+pub use super::error::shorten;
 
 /// Runs `work` on the blocking pool once a search permit is free, and returns its result.
 /// A panic of `work` becomes a 500 naming it (the server goes on).

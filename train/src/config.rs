@@ -124,7 +124,35 @@ impl NetConfig {
                 "net: tower larger than 256 blocks × 4096 channels"
             ));
         }
+        if self.policy_channels > 4096 || self.value_channels > 4096 || self.value_hidden > 65536 {
+            return Err(anyhow::anyhow!(
+                "net: heads larger than 4096 policy or value channels or 65536 value_hidden"
+            ));
+        }
         Ok(())
+    }
+
+    /// A lower bound on the number of weights of this network (the 3×3 convolutions of
+    /// the tower and the policy head, the value head's 1×1 convolution and its two fully
+    /// connected layers), computed without allocating it: a model file whose tensors hold
+    /// fewer elements cannot be this network ([`crate::ModelInfo::check_weight_count`]).
+    pub fn min_weights(&self) -> u64 {
+        let [b, c, pc, vc, vh] = [
+            self.blocks,
+            self.channels,
+            self.policy_channels,
+            self.value_channels,
+            self.value_hidden,
+        ]
+        .map(|x| x as u64);
+        let terms = [
+            b.saturating_mul(18).saturating_mul(c).saturating_mul(c),
+            9u64.saturating_mul(c).saturating_mul(pc),
+            c.saturating_mul(vc),
+            2u64.saturating_mul(vc).saturating_mul(vh),
+            3u64.saturating_mul(vh),
+        ];
+        terms.iter().fold(0u64, |a, &t| a.saturating_add(t))
     }
 }
 

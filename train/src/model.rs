@@ -150,6 +150,21 @@ impl ModelInfo {
             .map_err(|e| anyhow::anyhow!("{file}: {e}"))
     }
 
+    /// Checks, before any network is allocated, that a file whose network tensors hold
+    /// `elements` values can be this description's network ([`NetConfig::min_weights`]):
+    /// a description claiming a huge network in a small file is an error naming `path`,
+    /// never a huge allocation.
+    pub fn check_weight_count(&self, elements: u64, path: &Path) -> Result<()> {
+        let min = self.net.min_weights();
+        if elements < min {
+            bail!(
+                "{}: the description's network has at least {min} weights; the file holds {elements}",
+                path.display()
+            );
+        }
+        Ok(())
+    }
+
     /// Whether this model can read positions of `variant` and write its policy: `variant`
     /// must have the model's layout (input planes, grid, policy planes), e.g. a `standard`
     /// model plays `scrambled-eggs`; otherwise an error saying why.
@@ -274,12 +289,18 @@ impl Model {
 pub fn read_model_file(path: &Path) -> Result<(ModelInfo, Vec<(String, Tensor)>)> {
     let file = tensor_file::read(path)?;
     let info = ModelInfo::parse(&file.description, path)?;
-    let tensors = file
+    let tensors: Vec<(String, Tensor)> = file
         .tensors
         .into_iter()
         .filter_map(|(n, t)| n.strip_prefix(NET_PREFIX).map(|s| (s.to_string(), t)))
         .collect();
+    info.check_weight_count(element_count(&tensors), path)?;
     Ok((info, tensors))
+}
+
+/// The number of values in `tensors`.
+pub(crate) fn element_count(tensors: &[(String, Tensor)]) -> u64 {
+    tensors.iter().map(|(_, t)| t.numel() as u64).sum()
 }
 
 #[cfg(test)]
@@ -380,6 +401,35 @@ mod tests {
             d["variant"] = "chess".into();
         });
         assert!(err.contains("unknown variant"), "{err}");
+    }
+
+    #[test]
+    fn a_description_claiming_a_huge_network_is_an_error_before_allocating() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("huge.safetensors");
+        let m = Model::new(ModelInfo::new(&tiny(), Variant::Standard), Device::Cpu);
+        // 256 blocks of 4096 channels would be 300 GB of weights: the file's few tensors
+        // are checked against the description's size first.
+        write_edited(&m, &path, |d| {
+            d["net"]["blocks"] = 256.into();
+            d["net"]["channels"] = 4096.into();
+        });
+        let e = format!("{:#}", Model::load(&path, Device::Cpu).err().unwrap());
+        assert!(
+            e.contains("huge.safetensors") && e.contains("at least"),
+            "{e}"
+        );
+        write_edited(&m, &path, |d| {
+            d["net"]["value_hidden"] = 1_000_000_000_000u64.into()
+        });
+        let e = format!("{:#}", Model::load(&path, Device::Cpu).err().unwrap());
+        assert!(e.contains("value_hidden"), "{e}");
+        let info = &m.info;
+        let n = info.net.min_weights();
+        assert!(info.check_weight_count(n, &path).is_ok());
+        assert!(info.check_weight_count(n - 1, &path).is_err());
+        let all: u64 = m.weights().iter().map(|(_, t)| t.numel() as u64).sum();
+        assert!(all >= n, "{all} weights, lower bound {n}");
     }
 
     #[test]

@@ -250,6 +250,7 @@ impl Trainer {
             .into_iter()
             .map(|(n, t)| (n[NET_PREFIX.len()..].to_string(), t))
             .collect();
+        info.check_weight_count(crate::model::element_count(&net), path)?;
         let mut model = Model::new(info, device);
         model
             .set_weights(&net)

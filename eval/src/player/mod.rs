@@ -6,7 +6,7 @@
 //! * `random[:seed=S]` — a uniformly random legal move.
 //! * `alphabeta:depth=D` / `alphabeta:ms=T` / `alphabeta:nodes=N` (limits combine; with
 //!   none, depth 4; late move reductions default on without a depth limit, off with
-//!   one), plus `tt=MiB`, `lmr=on|off`, `leafwin=on|off`, `threat=on|off`,
+//!   one), plus `tt=MiB` (1 to 65536), `lmr=on|off`, `leafwin=on|off`, `threat=on|off`,
 //!   `aspiration=N`, `weights=FILE.json`
 //!   (an [`crate::EvalWeights`] object) and single weights as `w.NAME=VALUE`
 //!   (e.g. `w.mobility=0`).
@@ -366,6 +366,11 @@ mod tests {
             ("model:path=m.st,gumbel=maybe", "gumbel=maybe"),
             ("model:path=m.st,topk=0", "topk"),
             ("mcts:fpu=nan", "fpu"),
+            // Found by the audit for fuzz/: `tt` sized a table of tt × 2^20 bytes
+            // unchecked (an overflow panic, or an abort allocating terabytes).
+            ("alphabeta:tt=18446744073709551615", "tt must be"),
+            ("alphabeta:tt=1000000", "tt must be"),
+            ("alphabeta:tt=0", "tt must be"),
         ] {
             let e = PlayerSpec::parse(spec).unwrap_err().to_string();
             assert!(e.contains(needle), "{spec}: {e}");

@@ -97,6 +97,9 @@ fn non_negative(spec: &str, key: &str, value: &str) -> Result<f32> {
     Ok(x)
 }
 
+/// Largest transposition table a spec may ask for (`tt=`, MiB): 64 GiB.
+pub const MAX_TT_MIB: usize = 1 << 16;
+
 /// A parsed player spec (see the module docs for the grammar).
 #[derive(Clone, Debug, PartialEq)]
 pub enum PlayerSpec {
@@ -252,7 +255,13 @@ impl PlayerSpec {
                             }
                             limits.nodes = Some(n);
                         }
-                        "tt" => config.tt_mib = number(spec, k, v)?,
+                        "tt" => {
+                            let mib: usize = number(spec, k, v)?;
+                            if !(1..=MAX_TT_MIB).contains(&mib) {
+                                bail!("player spec '{spec}': tt must be 1..={MAX_TT_MIB} (MiB)");
+                            }
+                            config.tt_mib = mib;
+                        }
                         "aspiration" => config.aspiration = number(spec, k, v)?,
                         "lmr" => {
                             config.late_move_reductions = on_off(spec, k, v)?;

@@ -158,6 +158,16 @@ impl WireSample {
             .iter()
             .map(|&b| Move::from_bits(b).ok_or(format!("bad move encoding {b:#x}")))
             .collect::<Result<Vec<_>, _>>()?;
+        let legal = position.legal_moves(&rules);
+        if let Some(m) = moves.iter().find(|m| !legal.contains(m)) {
+            return Err(format!(
+                "move {m} is not legal in position {}",
+                position.to_text()
+            ));
+        }
+        if let Some(p) = self.policy.iter().find(|p| !(0.0..=1.0).contains(*p)) {
+            return Err(format!("policy entry {p} outside [0, 1]"));
+        }
         if !self.policy.is_empty() && self.policy.len() != moves.len() {
             return Err(format!(
                 "policy has {} entries for {} moves",
@@ -565,6 +575,45 @@ mod tests {
             let e = patch(v, &f).unwrap_err();
             assert!(e.to_string().contains("bad.shard"), "{e}");
             assert!(e.to_string().contains("sample 0"), "{e}");
+        }
+    }
+
+    #[test]
+    fn illegal_moves_and_bad_policies_are_errors_naming_the_sample() {
+        let path = Path::new("dir/bad.shard");
+        let rules = Rules::classic();
+        let p = Position::start(Variant::Standard, &rules);
+        let moves = p.legal_moves(&rules).to_vec();
+        let patch = |f: &dyn Fn(&mut WireSample)| {
+            let mut w = WireSample::from_sample(&Sample {
+                position: p,
+                rules,
+                moves: moves.clone(),
+                policy: vec![1.0 / moves.len() as f32; moves.len()],
+                search_value: 0.0,
+                outcome: 0.0,
+            });
+            f(&mut w);
+            let raw = postcard::to_allocvec(&vec![w]).unwrap();
+            decode_shard(path, &frame(FORMAT_VERSION, 1, &raw))
+        };
+        assert!(patch(&|_| {}).is_ok());
+        // A pass where there are moves, a step of an empty square, a policy entry
+        // outside [0, 1] and a NaN one: a trainer would map these to wrong targets.
+        type Patch = fn(&mut WireSample);
+        let cases: [(Patch, &str); 4] = [
+            (|w| w.moves[0] = Move::PASS.to_bits(), "not legal"),
+            (
+                |w| w.moves[0] = Move::new(27, 35, false).to_bits(),
+                "not legal",
+            ),
+            (|w| w.policy[0] = 1.5, "outside [0, 1]"),
+            (|w| w.policy[1] = f32::NAN, "outside [0, 1]"),
+        ];
+        for (f, what) in cases {
+            let e = patch(&f).unwrap_err().to_string();
+            assert!(e.contains("bad.shard") && e.contains("sample 0"), "{e}");
+            assert!(e.contains(what), "{e}");
         }
     }
 
