@@ -15,6 +15,10 @@ targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
     mapfile -t targets < <(sed -n 's/^name = "\(.*\)"$/\1/p' fuzz/Cargo.toml | grep -v '^loazero-fuzz$')
 fi
+if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
+    echo "installing cargo-fuzz (needs the nightly toolchain: rustup toolchain install nightly)"
+    cargo install --locked cargo-fuzz || exit 1
+fi
 (cd fuzz && $NICE cargo +nightly fuzz build -s none 2>&1 | tail -3; exit "${PIPESTATUS[0]}") || exit 1
 bin=fuzz/target/x86_64-unknown-linux-gnu/release
 export LD_LIBRARY_PATH="$PWD/.libtorch/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -34,7 +38,7 @@ run_one() {
     local execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "fuzz/logs/$t.log" | tail -1)
     local result=ok
     [ $rc -ne 0 ] && result="CRASH (rc $rc, see fuzz/logs/$t.log and fuzz/artifacts/$t/)"
-    printf '%-14s %12s execs %8.0f s  %s\n' "$t" "${execs:-?}" "$(echo "$end - $start" | bc)" "$result"
+    printf '%-14s %12s execs %8.0f s  %s\n' "$t" "${execs:-?}" "$(awk "BEGIN { print $end - $start }")" "$result"
     [ $rc -eq 0 ]
 }
 : > fuzz/logs/summary.txt
