@@ -32,4 +32,7 @@ pub use output::{game_sgf_text, GameWriter};
 pub use player::MctsPlayer;
 pub use search::{RootMove, Search, SearchStats};
 pub use tree::Proof;
-pub use worker::{run_selfplay, run_selfplay_continuous, FinishedGame, ParkedGames, Progress};
+pub use worker::{
+    run_selfplay, run_selfplay_continuous, run_selfplay_deterministic, FinishedGame, ParkedGames,
+    Progress,
+};

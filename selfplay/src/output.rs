@@ -5,7 +5,10 @@
 //! of its games (`games/<stem>-NNN.txt`), then their samples as one shard
 //! (`shards/<stem>.shard`). The shard is the commit point: a reader may drop records
 //! whose shard does not exist. The stem `<prefix>-n<K>-<millis>-<pid>-<seq>` carries the
-//! number of games `K` ([`games_in_shard_name`]).
+//! number of games `K` ([`games_in_shard_name`]). A writer with
+//! [`GameWriter::deterministic_names`] writes `0` for the time and the process id, so that
+//! the same games give the same file names; [`shard_order_key`] orders either kind of name
+//! by prefix, then time, process and sequence number.
 
 use crate::data::{write_atomically, write_shard};
 use crate::worker::FinishedGame;
@@ -36,6 +39,20 @@ pub fn games_in_shard_name(name: &str) -> Option<u64> {
     k.strip_prefix('n')?.parse().ok()
 }
 
+/// The order of a shard (or record) named by a [`GameWriter`] among others: its name
+/// without the `-n<K>` part (`<prefix>-<millis>-<pid>-<seq>`), so that a writer's shards
+/// sort by prefix, then in the order they were written; other names as they are.
+pub fn shard_order_key(name: &str) -> String {
+    let stem = name.strip_suffix(".shard").unwrap_or(name);
+    let parts: Vec<&str> = stem.rsplitn(5, '-').collect();
+    match parts.as_slice() {
+        [seq, pid, millis, k, prefix] if k.starts_with('n') => {
+            format!("{prefix}-{millis}-{pid}-{seq}")
+        }
+        _ => name.to_string(),
+    }
+}
+
 /// Collects finished games and writes them as shards of about `shard_samples` samples,
 /// each with its games' records (see the module docs). Not thread-safe: used by the
 /// thread that receives games.
@@ -50,6 +67,7 @@ pub struct GameWriter {
     buffered_samples: usize,
     last_flush: Instant,
     seq: u64,
+    deterministic_names: bool,
     /// Shards written so far.
     pub shards_written: Vec<PathBuf>,
     /// Games written so far.
@@ -106,6 +124,7 @@ impl GameWriter {
             buffered_samples: 0,
             last_flush: Instant::now(),
             seq: 0,
+            deterministic_names: false,
             shards_written: Vec::new(),
             games_written: 0,
             samples_written: 0,
@@ -116,6 +135,13 @@ impl GameWriter {
     /// record; nothing without a records directory.
     pub fn with_sgf(mut self, on: bool) -> GameWriter {
         self.sgf = on;
+        self
+    }
+
+    /// Names files `<prefix>-n<K>-0000000000000-0-<seq>`: without the time and the process
+    /// id, so that the same games written in the same shards give the same names.
+    pub fn deterministic_names(mut self, on: bool) -> GameWriter {
+        self.deterministic_names = on;
         self
     }
 
@@ -150,14 +176,18 @@ impl GameWriter {
         if self.buffer.is_empty() {
             return Ok(());
         }
-        let millis = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis());
+        let (millis, pid) = if self.deterministic_names {
+            (0, 0)
+        } else {
+            let millis = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis());
+            (millis, std::process::id())
+        };
         let stem = format!(
-            "{}-n{:03}-{millis:013}-{}-{:05}",
+            "{}-n{:03}-{millis:013}-{pid}-{:05}",
             self.prefix,
             self.buffer.len(),
-            std::process::id(),
             self.seq
         );
         self.seq += 1;
@@ -238,4 +268,23 @@ pub fn game_sgf_text(game: &FinishedGame) -> String {
         sgf.info.comment = Some("adjudicated a draw at the ply cap".into());
     }
     sgf.format()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shard_names_sort_by_prefix_then_writing_order() {
+        let a = "loop-g0002-n010-0000000000000-0-00001.shard";
+        let b = "loop-g0002-n003-0000000000000-0-00002.shard";
+        let c = "loop-g0010-n001-0000000000000-0-00000.shard";
+        assert_eq!(games_in_shard_name(a), Some(10));
+        assert_eq!(shard_order_key(a), "loop-g0002-0000000000000-0-00001");
+        assert!(shard_order_key(a) < shard_order_key(b));
+        assert!(shard_order_key(b) < shard_order_key(c));
+        let timed = "sp-host-n004-1764000000123-4242-00000.shard";
+        assert_eq!(shard_order_key(timed), "sp-host-1764000000123-4242-00000");
+        assert_eq!(shard_order_key("other.shard"), "other.shard");
+    }
 }

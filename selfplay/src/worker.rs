@@ -11,6 +11,12 @@
 //! network at a move boundary. Batches stay full for the whole phase; games that span a
 //! generation are played partly by two networks, which AlphaZero-style training accepts
 //! (KataGo's self-play switches networks mid-game the same way).
+//!
+//! [`run_selfplay_deterministic`] plays like [`run_selfplay`] but so that the games do not
+//! depend on thread timing: game `k` draws its random numbers from its own generator
+//! (seeded from the config's seed and `k`), worker `w` of `T` plays games `w`, `w + T`, …,
+//! the workers call the evaluator one at a time (so no evaluator can merge two workers'
+//! leaves into one batch), and the sink receives the games in the order of `k`.
 
 use crate::config::SelfplayConfig;
 use crate::data::Sample;
@@ -101,7 +107,8 @@ impl Progress {
 }
 
 enum Message {
-    Game(Box<FinishedGame>),
+    /// A finished game and its index (deterministic mode; 0 otherwise).
+    Game(u64, Box<FinishedGame>),
     Failed(Error),
 }
 
@@ -136,6 +143,8 @@ impl ParkedGames {
 struct Shared {
     games: u64,
     continuous: bool,
+    /// Deterministic mode: held by a worker around each evaluator call.
+    eval_turn: Option<std::sync::Mutex<()>>,
     started: AtomicU64,
     claimed: AtomicU64,
     stop: AtomicBool,
@@ -153,7 +162,37 @@ pub fn run_selfplay(
     sink: impl FnMut(FinishedGame) -> Result<(), String>,
     progress: impl FnMut(&Progress),
 ) -> Result<Progress, Error> {
-    play(config, evaluator, games, None, sink, progress)
+    play(config, evaluator, games, None, false, sink, progress)
+}
+
+/// Like [`run_selfplay`], but the games are a function of `config` (its seed is required),
+/// `games` and the evaluator's answers alone, whatever the thread timing: see the module
+/// docs. With an evaluator whose answer to a batch depends only on that batch (a network
+/// on the CPU with fixed torch threads, and no evaluation cache), two calls play the same
+/// games, move for move, and hand them to `sink` in the same order. Costs the merging of
+/// different workers' leaves into one network batch.
+pub fn run_selfplay_deterministic(
+    config: &SelfplayConfig,
+    evaluator: Arc<dyn Evaluator>,
+    games: u64,
+    sink: impl FnMut(FinishedGame) -> Result<(), String>,
+    progress: impl FnMut(&Progress),
+) -> Result<Progress, Error> {
+    if config.seed.is_none() {
+        return Err(Error::Config(
+            "deterministic self-play needs a seed (selfplay.seed)".into(),
+        ));
+    }
+    play(config, evaluator, games, None, true, sink, progress)
+}
+
+/// The seed of game `index` of a deterministic self-play call with seed `base`
+/// (splitmix64 of the two).
+fn game_seed(base: u64, index: u64) -> u64 {
+    let mut z = base ^ index.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 /// Like [`run_selfplay`], but keeps every worker's batch full until `games` games have
@@ -169,7 +208,15 @@ pub fn run_selfplay_continuous(
     sink: impl FnMut(FinishedGame) -> Result<(), String>,
     progress: impl FnMut(&Progress),
 ) -> Result<Progress, Error> {
-    play(config, evaluator, games, Some(parked), sink, progress)
+    play(
+        config,
+        evaluator,
+        games,
+        Some(parked),
+        false,
+        sink,
+        progress,
+    )
 }
 
 fn play(
@@ -177,6 +224,7 @@ fn play(
     evaluator: Arc<dyn Evaluator>,
     games: u64,
     mut parked: Option<&mut ParkedGames>,
+    deterministic: bool,
     mut sink: impl FnMut(FinishedGame) -> Result<(), String>,
     mut progress: impl FnMut(&Progress),
 ) -> Result<Progress, Error> {
@@ -213,6 +261,7 @@ fn play(
     let shared = Arc::new(Shared {
         games: games_left,
         continuous,
+        eval_turn: deterministic.then(|| std::sync::Mutex::new(())),
         started: AtomicU64::new(0),
         claimed: AtomicU64::new(0),
         stop: AtomicBool::new(games_left == 0),
@@ -235,6 +284,9 @@ fn play(
         ..Progress::default()
     };
     let mut failure = None;
+    // Deterministic mode: games finished out of order wait here for their turn.
+    let mut waiting = std::collections::BTreeMap::<u64, FinishedGame>::new();
+    let mut next_index = 0u64;
     pool.in_place_scope(|scope| {
         for (w, resumed) in hand_out.into_iter().enumerate() {
             let tx = tx.clone();
@@ -244,6 +296,13 @@ fn play(
             scope.spawn(move |_| {
                 let seed = base_seed ^ (w as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
                 let mut worker = Worker::new(&config, seed);
+                if deterministic {
+                    worker.order = Some(GameOrder {
+                        base_seed,
+                        next: w as u64,
+                        stride: threads as u64,
+                    });
+                }
                 worker.resume(resumed);
                 if let Err(e) = worker.run(evaluator.as_ref(), &shared, &tx) {
                     shared.stop.store(true, Ordering::Relaxed);
@@ -255,13 +314,23 @@ fn play(
         let mut last = Instant::now();
         loop {
             match rx.recv_timeout(Duration::from_millis(500)) {
-                Ok(Message::Game(g)) => {
+                Ok(Message::Game(index, g)) => {
                     snapshot.would_resign += g.would_resign as u64;
                     snapshot.false_resignations += g.false_resignations as u64;
-                    if failure.is_none() {
-                        if let Err(e) = sink(*g) {
-                            failure = Some(Error::Sink(e));
-                            shared.stop.store(true, Ordering::Relaxed);
+                    let mut ready = vec![*g];
+                    if deterministic {
+                        waiting.insert(index, ready.pop().expect("just pushed"));
+                        while let Some(g) = waiting.remove(&next_index) {
+                            ready.push(g);
+                            next_index += 1;
+                        }
+                    }
+                    for g in ready {
+                        if failure.is_none() {
+                            if let Err(e) = sink(g) {
+                                failure = Some(Error::Sink(e));
+                                shared.stop.store(true, Ordering::Relaxed);
+                            }
                         }
                     }
                 }
@@ -304,6 +373,10 @@ fn play(
 
 /// One game in a worker.
 struct Slot {
+    /// Its index (deterministic mode; 0 otherwise).
+    index: u64,
+    /// Its own random numbers (deterministic mode; the worker's otherwise).
+    rng: Option<StdRng>,
     game: Game,
     search: Search,
     samples: Vec<Sample>,
@@ -313,11 +386,20 @@ struct Slot {
     would_resign: [bool; 2],
 }
 
+/// Deterministic mode: the games a worker plays (`next`, `next + stride`, … below the
+/// call's count) and the seed their generators derive from.
+struct GameOrder {
+    base_seed: u64,
+    next: u64,
+    stride: u64,
+}
+
 struct Worker {
     config: SelfplayConfig,
     variant: loa::Variant,
     rules: Rules,
     rng: StdRng,
+    order: Option<GameOrder>,
     slots: Vec<Option<Slot>>,
     batch: EvalBatch,
 }
@@ -329,17 +411,25 @@ impl Worker {
             variant: config.variant,
             rules: config.rules,
             rng: StdRng::seed_from_u64(seed),
+            order: None,
             slots: (0..config.games_per_worker).map(|_| None).collect(),
             batch: EvalBatch::new(),
         }
     }
 
-    fn new_slot(&mut self) -> Slot {
+    /// A new game: game `index` with its own generator in deterministic mode.
+    fn new_slot(&mut self, index: Option<u64>) -> Slot {
         let game = Game::new(self.variant, self.rules);
-        let mut search = Search::new(self.config.mcts.clone(), self.rules, self.rng.random());
+        let mut own = index
+            .zip(self.order.as_ref())
+            .map(|(k, o)| StdRng::seed_from_u64(game_seed(o.base_seed, k)));
+        let rng = own.as_mut().unwrap_or(&mut self.rng);
+        let mut search = Search::new(self.config.mcts.clone(), self.rules, rng.random());
         search.set_root(&game);
-        let resign_disabled = self.rng.random::<f32>() < self.config.resign_disabled_fraction;
+        let resign_disabled = rng.random::<f32>() < self.config.resign_disabled_fraction;
         let mut slot = Slot {
+            index: index.unwrap_or(0),
+            rng: own,
             game,
             search,
             samples: Vec::new(),
@@ -353,7 +443,8 @@ impl Worker {
 
     fn begin_move(&mut self, slot: &mut Slot) {
         let m = &self.config.mcts;
-        slot.full_search = self.rng.random::<f32>() < m.full_search_probability;
+        let rng = slot.rng.as_mut().unwrap_or(&mut self.rng);
+        slot.full_search = rng.random::<f32>() < m.full_search_probability;
         let sims = if slot.full_search {
             self.config.simulations
         } else {
@@ -399,11 +490,20 @@ impl Worker {
                 return Ok(());
             }
             for i in 0..self.slots.len() {
-                if self.slots[i].is_none()
-                    && (shared.continuous
+                if self.slots[i].is_some() {
+                    continue;
+                }
+                let start = match &mut self.order {
+                    Some(o) => (o.next < shared.games).then(|| {
+                        o.next += o.stride;
+                        Some(o.next - o.stride)
+                    }),
+                    None => (shared.continuous
                         || shared.started.fetch_add(1, Ordering::Relaxed) < shared.games)
-                {
-                    self.slots[i] = Some(self.new_slot());
+                        .then_some(None),
+                };
+                if let Some(index) = start {
+                    self.slots[i] = Some(self.new_slot(index));
                 }
             }
             if self.slots.iter().all(Option::is_none) {
@@ -414,6 +514,10 @@ impl Worker {
                 slot.search.gather(&mut self.batch);
             }
             if !self.batch.is_empty() {
+                let _turn = shared
+                    .eval_turn
+                    .as_ref()
+                    .map(|t| t.lock().unwrap_or_else(|e| e.into_inner()));
                 evaluator.evaluate(&mut self.batch)?;
                 counters
                     .evaluations
@@ -448,7 +552,8 @@ impl Worker {
                             shared.stop.store(true, Ordering::Relaxed);
                         }
                         counters.games.fetch_add(1, Ordering::Relaxed);
-                        if tx.send(Message::Game(Box::new(finished))).is_err() {
+                        let index = slot.index;
+                        if tx.send(Message::Game(index, Box::new(finished))).is_err() {
                             return Ok(());
                         }
                     }
@@ -710,6 +815,117 @@ mod tests {
             assert_eq!(replay.position(), game.position());
         }
         (positions, full)
+    }
+
+    /// Everything a game consists of, as text: its record and every sample's position,
+    /// moves, policy and value bits.
+    fn game_digest(g: &FinishedGame) -> String {
+        let mut s = game_record_text(g);
+        for x in &g.samples {
+            let policy: Vec<u32> = x.policy.iter().map(|p| p.to_bits()).collect();
+            let moves: Vec<u16> = x.moves.iter().map(|m| m.to_bits()).collect();
+            s.push_str(&format!(
+                "{} {moves:?} {policy:?} {} {}\n",
+                x.position.to_text(),
+                x.search_value.to_bits(),
+                x.outcome.to_bits()
+            ));
+        }
+        s
+    }
+
+    fn deterministic_games(config: &SelfplayConfig, evaluator: Arc<dyn Evaluator>) -> Vec<String> {
+        let mut games = Vec::new();
+        let p = run_selfplay_deterministic(
+            config,
+            evaluator,
+            9,
+            |g| {
+                games.push(game_digest(&g));
+                Ok(())
+            },
+            |_| {},
+        )
+        .unwrap();
+        assert_eq!(p.games, 9);
+        games
+    }
+
+    /// An evaluator like a batching service whose float rounding depends on the batch:
+    /// its values change with the size of the call's batch and with the number of calls
+    /// in flight at once (which a service would merge), and it answers after a delay
+    /// taken from the clock. Timing, or merged calls, would change the games.
+    struct BatchSensitive(HeuristicEvaluator, AtomicU64);
+
+    impl Evaluator for BatchSensitive {
+        fn evaluate(&self, batch: &mut EvalBatch) -> Result<(), Error> {
+            self.1.fetch_add(1, Ordering::SeqCst);
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .subsec_nanos();
+            std::thread::sleep(Duration::from_micros(nanos as u64 % 400));
+            let merged = self.1.load(Ordering::SeqCst);
+            self.0.evaluate(batch)?;
+            let scale = 1.0 - 1e-3 * batch.len() as f32 - 1e-2 * merged as f32;
+            batch.values.iter_mut().for_each(|v| *v *= scale);
+            self.1.fetch_sub(1, Ordering::SeqCst);
+            Ok(())
+        }
+        fn name(&self) -> String {
+            "batch-sensitive".into()
+        }
+    }
+
+    /// Deterministic self-play on three workers plays the same games, handed over in the
+    /// same order, whatever the timing, even with an evaluator whose answers depend on
+    /// the batch; it needs a seed.
+    #[test]
+    fn deterministic_self_play_does_not_depend_on_thread_timing() {
+        let config = SelfplayConfig {
+            threads: 3,
+            games_per_worker: 2,
+            resign_disabled_fraction: 0.5,
+            resign_min_ply: 10,
+            ..small_config()
+        };
+        let evaluator = || -> Arc<dyn Evaluator> {
+            Arc::new(BatchSensitive(HeuristicEvaluator::new(), AtomicU64::new(0)))
+        };
+        let first = deterministic_games(&config, evaluator());
+        for _ in 0..2 {
+            assert!(first == deterministic_games(&config, evaluator()));
+        }
+        let other_seed = SelfplayConfig {
+            seed: Some(10),
+            ..config.clone()
+        };
+        assert!(first != deterministic_games(&other_seed, evaluator()));
+        let unseeded = SelfplayConfig {
+            seed: None,
+            ..config
+        };
+        let e =
+            run_selfplay_deterministic(&unseeded, evaluator(), 1, |_| Ok(()), |_| {}).unwrap_err();
+        assert!(e.to_string().contains("seed"), "{e}");
+    }
+
+    /// Each game has its own seed: with an evaluator that answers each position alone,
+    /// one worker or three play the same games.
+    #[test]
+    fn deterministic_games_do_not_depend_on_the_number_of_workers() {
+        let one = SelfplayConfig {
+            threads: 1,
+            games_per_worker: 4,
+            ..small_config()
+        };
+        let three = SelfplayConfig {
+            threads: 3,
+            games_per_worker: 2,
+            ..small_config()
+        };
+        let evaluator = || -> Arc<dyn Evaluator> { Arc::new(HeuristicEvaluator::new()) };
+        assert!(deterministic_games(&one, evaluator()) == deterministic_games(&three, evaluator()));
     }
 
     #[test]

@@ -68,6 +68,14 @@ pub struct LoopConfig {
     /// Seed of the run (gate and rating openings; self-play seeds derive from it and the
     /// generation).
     pub seed: u64,
+    /// Reproducible runs (CPU): the same config and seed give the same self-play games,
+    /// shards and trained weights, bit for bit, across runs and across a kill -9 and
+    /// resume (README, "Reproducibility"). Self-play is lockstep (`continuous_selfplay` is
+    /// ignored) with per-game seeds, one evaluator call at a time and games written in a
+    /// fixed order under fixed names; an interrupted generation's self-play is replayed
+    /// from its first game; the evaluation cache is off; the replay window orders shards
+    /// by name; matches are played on one thread. Default false.
+    pub deterministic: bool,
 }
 
 /// Rating against fixed anchors (`[rating]`). Defaults: those of `configs/default.toml`.
@@ -105,6 +113,7 @@ impl Default for LoopConfig {
             match_threads: 0,
             heldout: true,
             seed: 1,
+            deterministic: false,
         }
     }
 }

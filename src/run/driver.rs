@@ -17,7 +17,7 @@ use super::config::{derive_seed, LoopConfig, RunConfig, SeedUse};
 use super::display::{clock, Bar, LoopDisplay};
 use super::layout::{copy_atomically, model_name, RunDir};
 use super::rating::{self, model_spec, rating_rows};
-use super::shards::{loop_games_done, loop_prefix};
+use super::shards::{loop_games_done, loop_prefix, remove_loop_games};
 use super::state::{LoopState, Phase};
 use anyhow::{anyhow, bail, Context, Result};
 use eval::arena::{play_once, GameResult, MatchConfig, Openings};
@@ -65,8 +65,8 @@ pub struct Driver {
     record: GenerationRecord,
     /// The held-out set of the run's variant, when `run.heldout` and one ships.
     heldout: Option<HeldoutSet>,
-    /// Self-play games carried to the next generation (`run.continuous_selfplay`);
-    /// in memory only, so a restart begins with none.
+    /// Self-play games carried to the next generation (`run.continuous_selfplay`, not
+    /// in a deterministic run); in memory only, so a restart begins with none.
     parked: ParkedGames,
 }
 
@@ -76,7 +76,8 @@ impl Driver {
     pub fn open(run: RunDir, config: RunConfig, display: LoopDisplay) -> Result<Driver> {
         let metrics = MetricsLog::open(&run.metrics())?;
         let window = ReplayWindow::new(config.train.window_positions, config.variant())
-            .keep_value_only(config.train.value_only_positions);
+            .keep_value_only(config.train.value_only_positions)
+            .order_by_name(config.run.deterministic);
         let (state, trainer) = if run.state().exists() {
             (LoopState::load(&run.state())?, None)
         } else {
@@ -131,10 +132,12 @@ impl Driver {
     }
 
     /// The fraction of the run's budget used so far (time if it has one, else
-    /// generations), for the `cosine-run` learning-rate schedule; None without a budget.
+    /// generations; generations first in a deterministic run), for the `cosine-run`
+    /// learning-rate schedule; None without a budget.
     fn run_progress(&self) -> Option<f64> {
         let r = &self.config.run;
-        if r.minutes > 0.0 {
+        let by_generations = r.deterministic && r.generations > 0;
+        if r.minutes > 0.0 && !by_generations {
             Some(self.elapsed() / self.budget_s())
         } else if r.generations > 0 {
             Some(self.state.generation.saturating_sub(1) as f64 / r.generations as f64)
@@ -276,8 +279,17 @@ impl Driver {
         Ok(self.trainer.as_mut().expect("just set"))
     }
 
+    /// The inference settings of self-play and matches. A deterministic run turns the
+    /// evaluation cache off (its hits depend on which worker asked first) and the batch
+    /// deadline to 0 (its workers call the network one at a time, so no other request can
+    /// join a batch).
     fn inference_config(&self) -> InferenceConfig {
-        self.config.train.inference.clone()
+        let mut inference = self.config.train.inference.clone();
+        if self.config.run.deterministic {
+            inference.cache_positions = 0;
+            inference.deadline_us = 0;
+        }
+        inference
     }
 
     /// Factory of players whose `model:` specs load with the run's inference settings.
@@ -288,9 +300,20 @@ impl Driver {
     fn selfplay(&mut self) -> Result<()> {
         let g = self.state.generation;
         let total = self.config.run.games_per_generation;
-        let done = loop_games_done(&self.run.shards(), g)?;
+        let deterministic = self.config.run.deterministic;
+        let mut done = loop_games_done(&self.run.shards(), g)?;
         if done >= total {
             return Ok(());
+        }
+        if deterministic && done > 0 {
+            // The games already written depend on those still to play (they shared the
+            // network's batches): replay the generation from its first game.
+            let removed = remove_loop_games(&self.run.shards(), &self.run.games(), g)?;
+            self.display.line(&format!(
+                "generation {g}: replaying self-play from the first game ({removed} games \
+                 removed; run.deterministic)"
+            ));
+            done = 0;
         }
         let model = self.run.model(self.state.best);
         let evaluator = NetEvaluator::load(&model, &self.inference_config())
@@ -303,9 +326,11 @@ impl Driver {
             sp.write_game_records.then(|| self.run.games()).as_deref(),
             &loop_prefix(g),
             sp.shard_samples,
-            Some(SHARD_FLUSH),
+            // A deterministic run's shards hold the same games whenever they are written.
+            (!deterministic).then_some(SHARD_FLUSH),
         )
-        .with_sgf(sp.write_sgf);
+        .with_sgf(sp.write_sgf)
+        .deterministic_names(deterministic);
         let label = format!("generation {g}, {}", model_name(self.state.best));
         self.display.start(Bar::Selfplay, total, &label);
         self.display.update(Bar::Selfplay, done, &label);
@@ -333,7 +358,9 @@ impl Driver {
         };
         let evaluator = Arc::new(evaluator);
         let service = evaluator.clone();
-        let result = if self.config.run.continuous_selfplay {
+        let result = if deterministic {
+            selfplay::run_selfplay_deterministic(&sp, evaluator, total, sink, show)
+        } else if self.config.run.continuous_selfplay {
             selfplay::run_selfplay_continuous(
                 &sp,
                 evaluator,

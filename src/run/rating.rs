@@ -107,8 +107,13 @@ pub fn read_done(dir: &Path) -> Result<Option<MatchDone>> {
     read_marker(dir, DONE)
 }
 
-/// Parallel games of the run's matches.
+/// Parallel games of the run's matches (one in a deterministic run).
 pub fn match_threads(config: &RunConfig) -> usize {
+    if config.run.deterministic {
+        // Parallel games share a model's evaluator (batches merged by timing) and take
+        // their games from a common counter.
+        return 1;
+    }
     match config.run.match_threads {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,

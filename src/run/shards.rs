@@ -5,7 +5,7 @@
 //! theirs `ext-g0003-<host>`, which the count leaves out.
 
 use super::layout::list_names;
-use anyhow::Result;
+use anyhow::{Context, Result};
 use selfplay::output::games_in_shard_name;
 use std::path::Path;
 
@@ -22,6 +22,25 @@ pub fn loop_games_done(shard_dir: &Path, generation: u32) -> Result<u64> {
         .filter(|n| n.starts_with(&prefix))
         .filter_map(|n| games_in_shard_name(n))
         .sum())
+}
+
+/// Removes the loop's committed games of generation `g`: its shards first (the commit
+/// points), then their records in `game_dir`. For a deterministic run, which replays an
+/// interrupted generation's self-play from its first game. Returns the games removed.
+pub fn remove_loop_games(shard_dir: &Path, game_dir: &Path, generation: u32) -> Result<u64> {
+    let prefix = format!("{}-", loop_prefix(generation));
+    let mut games = 0;
+    for (dir, shards) in [(shard_dir, true), (game_dir, false)] {
+        for name in list_names(dir)?.iter().filter(|n| n.starts_with(&prefix)) {
+            if shards {
+                games += games_in_shard_name(name).unwrap_or(0);
+            }
+            let path = dir.join(name);
+            std::fs::remove_file(&path)
+                .with_context(|| format!("cannot remove {}", path.display()))?;
+        }
+    }
+    Ok(games)
 }
 
 #[cfg(test)]

@@ -35,6 +35,9 @@ pub struct ReplayWindow {
     variant: Variant,
     /// Whether positions without a policy target are kept.
     value_only: bool,
+    /// Whether shards are ordered by name ([`selfplay::output::shard_order_key`]) rather
+    /// than by modification time.
+    by_name: bool,
     /// Oldest first.
     shards: VecDeque<(PathBuf, Vec<Sample>)>,
     /// Every shard already considered (read, skipped as defective, or too old).
@@ -51,6 +54,7 @@ impl ReplayWindow {
             capacity: capacity.max(1),
             variant,
             value_only: true,
+            by_name: false,
             shards: VecDeque::new(),
             seen: HashSet::new(),
             total: 0,
@@ -63,6 +67,15 @@ impl ReplayWindow {
     /// only full-search positions, as KataGo does. Applies to shards read from now on.
     pub fn keep_value_only(mut self, keep: bool) -> ReplayWindow {
         self.value_only = keep;
+        self
+    }
+
+    /// Orders the shards by their names ([`selfplay::output::shard_order_key`]: prefix,
+    /// then the writer's order) instead of by modification time, so that the window, and
+    /// the batches sampled from it, do not depend on when files were written: a run with
+    /// deterministic shard names rebuilds the same window after a restart. Default false.
+    pub fn order_by_name(mut self, on: bool) -> ReplayWindow {
+        self.by_name = on;
         self
     }
 
@@ -84,7 +97,16 @@ impl ReplayWindow {
         let mut report = RefreshReport::default();
         let mut fresh = Vec::new();
         let mut fresh_samples = 0;
-        for path in list_shards(dir)? {
+        let mut paths = list_shards(dir)?;
+        if self.by_name {
+            let key = |p: &PathBuf| {
+                let name = p.file_name().unwrap_or_default().to_string_lossy();
+                selfplay::output::shard_order_key(&name)
+            };
+            // Newest (greatest) first, like the listing by time.
+            paths.sort_by_cached_key(|p| std::cmp::Reverse(key(p)));
+        }
+        for path in paths {
             if self.seen.contains(&path) {
                 continue;
             }
@@ -248,6 +270,45 @@ mod tests {
         let r = g.refresh(d).unwrap();
         assert_eq!((g.len(), r.other_layout), (1, 12));
         assert_eq!(g.get(0).position.variant(), Variant::Gemma);
+    }
+
+    /// Ordered by name, the window is the same whatever the files' times: built at once,
+    /// or shard by shard as they were written.
+    #[test]
+    fn windows_ordered_by_name_do_not_depend_on_file_times() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let names = [
+            "loop-g0001-n002-0000000000000-0-00000.shard",
+            "loop-g0001-n001-0000000000000-0-00001.shard",
+            "loop-g0002-n003-0000000000000-0-00000.shard",
+        ];
+        let write = |k: usize| {
+            let samples: Vec<Sample> = (0..3)
+                .map(|i| sample(Variant::Standard, 10 * k as u32 + i))
+                .collect();
+            write_shard(&d.join(names[k]), &samples).unwrap();
+        };
+        let mut incremental = ReplayWindow::new(7, Variant::Standard).order_by_name(true);
+        for k in 0..3 {
+            write(k);
+            incremental.refresh(d).unwrap();
+        }
+        let plies = |w: &ReplayWindow| -> Vec<u32> {
+            (0..w.len()).map(|i| w.get(i).position.ply()).collect()
+        };
+        assert_eq!(plies(&incremental), vec![2, 10, 11, 12, 20, 21, 22]);
+        // Rewritten newest first (as a restart's copy could be): the same window.
+        for k in (0..3).rev() {
+            std::thread::sleep(std::time::Duration::from_millis(15));
+            write(k);
+        }
+        let mut at_once = ReplayWindow::new(7, Variant::Standard).order_by_name(true);
+        at_once.refresh(d).unwrap();
+        assert_eq!(plies(&at_once), plies(&incremental));
+        let mut by_time = ReplayWindow::new(7, Variant::Standard);
+        by_time.refresh(d).unwrap();
+        assert_ne!(plies(&by_time), plies(&incremental));
     }
 
     #[test]

@@ -1,0 +1,188 @@
+//! `run.deterministic = true` (README, "Reproducibility"): two runs of the same config and
+//! seed on the CPU write the same shards, game records, models, candidates, checkpoint
+//! and gate decisions, byte for byte, and so does a run killed with SIGKILL at random
+//! moments of self-play, training and gating and then resumed. The tiny 6×6 run of the
+//! other end-to-end tests, with two self-play workers (whose batches would otherwise mix)
+//! and a gate that can reject.
+
+mod common;
+use common::{loazero, temp_dir, text, tiny_run_sets, BIN};
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const GENERATIONS: u32 = 3;
+
+fn sets() -> Vec<String> {
+    let mut sets = tiny_run_sets();
+    sets.extend(
+        [
+            "run.deterministic=true",
+            "selfplay.threads=2",
+            "selfplay.games_per_worker=2",
+            "run.gate=true",
+            "run.gate_simulations=8",
+            "gate.max_games=2",
+            "gate.threshold=0.5",
+            "rating.every=0",
+        ]
+        .map(String::from),
+    );
+    sets
+}
+
+fn run_args(dir: &Path) -> Vec<String> {
+    common::run_args(dir, GENERATIONS, &sets())
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| !n.starts_with('.'))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// What a deterministic run must reproduce, by path: every shard, game record, promoted
+/// model, candidate, the trainer's checkpoint, and every gate decision.
+fn artefacts(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    for sub in ["shards", "games", "models", "candidates", "checkpoints"] {
+        for n in names(&dir.join(sub)) {
+            let bytes = std::fs::read(dir.join(sub).join(&n)).unwrap();
+            out.insert(format!("{sub}/{n}"), bytes);
+        }
+    }
+    for m in names(&dir.join("matches")) {
+        let decision = dir.join("matches").join(&m).join("decision.json");
+        if let Ok(b) = std::fs::read(&decision) {
+            out.insert(format!("matches/{m}/decision.json"), b);
+        }
+    }
+    out
+}
+
+/// The artefacts that differ between two runs (or exist in one only), for messages.
+fn differences(a: &BTreeMap<String, Vec<u8>>, b: &BTreeMap<String, Vec<u8>>) -> Vec<String> {
+    let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    keys.into_iter()
+        .filter(|k| a.get(*k) != b.get(*k))
+        .map(|k| k.to_string())
+        .collect()
+}
+
+/// A finished run of [`sets`] in `dir`; its artefacts.
+fn straight_run(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let out = loazero(&run_args(dir));
+    assert!(out.status.success(), "{}", text(&out));
+    let files = artefacts(dir);
+    for g in 1..=GENERATIONS {
+        let prefix = format!("shards/loop-g{g:04}-");
+        assert!(files.keys().any(|k| k.starts_with(&prefix)), "{files:?}");
+        assert!(files.contains_key(&format!("candidates/gen-{g:04}.safetensors")));
+    }
+    files
+}
+
+#[test]
+fn deterministic_runs_write_the_same_shards_and_weights() {
+    let tmp = temp_dir();
+    let a = straight_run(&tmp.path().join("a"));
+    let b = straight_run(&tmp.path().join("b"));
+    assert!(a == b, "differ: {:?}", differences(&a, &b));
+}
+
+/// Each start is killed once its saved state shows it inside the target phase of a
+/// generation ≥ 1 (`selfplay+`: some of the generation's shards written; `train+`: some
+/// of its steps done), after a random few milliseconds; the last start runs to the end.
+#[test]
+fn a_deterministic_run_killed_and_resumed_ends_bit_for_bit_like_an_uninterrupted_one() {
+    let tmp = temp_dir();
+    let reference = straight_run(&tmp.path().join("straight"));
+    let killed = tmp.path().join("killed");
+    let train_records = |dir: &Path| -> u64 {
+        std::fs::read_to_string(dir.join("metrics.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|v| v["kind"] == "train")
+            .filter_map(|v| v["step"].as_u64())
+            .max()
+            .unwrap_or(0)
+    };
+    let mut seed = 0x9E37_79B9_7F4A_7C15_u64;
+    let mut cuts = Vec::new();
+    for target in [
+        "selfplay+",
+        "train+",
+        "gate",
+        "selfplay+",
+        "train+",
+        "selfplay",
+    ] {
+        let mut child = Command::new(BIN)
+            .args(run_args(&killed))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let t = Instant::now();
+        let mut finished = false;
+        loop {
+            if child.try_wait().unwrap().is_some() {
+                finished = true;
+                break;
+            }
+            let state = std::fs::read_to_string(killed.join("state.json"))
+                .ok()
+                .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok());
+            let at = state.as_ref().map(|v| {
+                (
+                    v["generation"].as_u64().unwrap_or(0),
+                    v["phase"].as_str().unwrap_or("").to_string(),
+                )
+            });
+            let inside = at.as_ref().is_some_and(|(g, phase)| {
+                let want = target.trim_end_matches('+');
+                let deep = !target.ends_with('+')
+                    || match want {
+                        "selfplay" => names(&killed.join("shards"))
+                            .iter()
+                            .any(|n| n.starts_with(&format!("loop-g{g:04}-"))),
+                        _ => train_records(&killed) > (g - 1) * 6,
+                    };
+                phase == want && *g >= 1 && deep
+            });
+            if inside || t.elapsed() > Duration::from_secs(30) {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                std::thread::sleep(Duration::from_millis(seed % 40));
+                child.kill().unwrap(); // SIGKILL
+                child.wait().unwrap();
+                cuts.push(format!("{target} at {at:?}"));
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if finished {
+            break;
+        }
+    }
+    eprintln!("cut: {cuts:?}");
+    assert!(cuts.len() >= 3, "too few cuts: {cuts:?}");
+    let out = loazero(&run_args(&killed));
+    assert!(out.status.success(), "{}", text(&out));
+    let resumed = artefacts(&killed);
+    assert!(
+        resumed == reference,
+        "after cuts {cuts:?}, differ: {:?}",
+        differences(&resumed, &reference)
+    );
+}
