@@ -278,11 +278,6 @@ fn read_every_shard(dir: &Path) -> Vec<(String, usize)> {
         .collect()
 }
 
-/// Temp files in the run's directories.
-fn c_temp(dir: &Path) -> usize {
-    counts(dir).temp_files
-}
-
 /// A joined self-play process writing into `dir`.
 fn joiner(dir: &Path) -> Child {
     Command::new(BIN)
@@ -330,7 +325,7 @@ fn racing_writers_killed_at_random_lose_and_duplicate_nothing() {
             std::thread::sleep(Duration::from_millis(50 + next(&mut seed) % 150));
             read_every_shard(&dir);
             reads += 1;
-            if next(&mut seed) % 4 == 0 {
+            if next(&mut seed).is_multiple_of(4) {
                 let k = (next(&mut seed) % 3) as usize;
                 joiners[k].kill().unwrap();
                 joiners[k].wait().unwrap();
@@ -395,7 +390,7 @@ fn racing_writers_killed_at_random_lose_and_duplicate_nothing() {
     // killed writers (itself and the joiners) left.
     let orphans: Vec<&String> = records.difference(&committed).collect();
     assert!(orphans.is_empty(), "{orphans:?}");
-    assert_eq!(c_temp(&dir), 0, "temp files left");
+    assert_eq!(counts(&dir).temp_files, 0, "temp files left");
     assert!(ext_games > 0);
     let expected: BTreeMap<u32, u64> = (1..=last).map(|g| (g, 6)).collect();
     assert_eq!(loop_games, expected, "games of the loop per generation");
