@@ -3,6 +3,7 @@
 
 mod commands;
 mod interrupt;
+mod memory;
 mod plot;
 mod progress;
 mod run;

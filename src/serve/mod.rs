@@ -162,6 +162,13 @@ pub fn serve(config: ServeConfig) -> Result<()> {
             out.flush()?;
         }
         let app = router(state);
+        tokio::spawn(async {
+            let mut every = tokio::time::interval(std::time::Duration::from_secs(10));
+            loop {
+                every.tick().await;
+                crate::memory::release_free_heap();
+            }
+        });
         axum::serve(listener, app)
             .with_graceful_shutdown(shutdown())
             .await
