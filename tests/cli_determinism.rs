@@ -6,6 +6,7 @@
 //! and a gate that can reject.
 
 mod common;
+use common::run_files::max_train_step;
 use common::{loazero, temp_dir, text, tiny_run_sets, BIN};
 
 use std::collections::BTreeMap;
@@ -106,16 +107,6 @@ fn a_deterministic_run_killed_and_resumed_ends_bit_for_bit_like_an_uninterrupted
     let tmp = temp_dir();
     let reference = straight_run(&tmp.path().join("straight"));
     let killed = tmp.path().join("killed");
-    let train_records = |dir: &Path| -> u64 {
-        std::fs::read_to_string(dir.join("metrics.jsonl"))
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .filter(|v| v["kind"] == "train")
-            .filter_map(|v| v["step"].as_u64())
-            .max()
-            .unwrap_or(0)
-    };
     let mut seed = 0x9E37_79B9_7F4A_7C15_u64;
     let mut cuts = Vec::new();
     for target in [
@@ -155,7 +146,7 @@ fn a_deterministic_run_killed_and_resumed_ends_bit_for_bit_like_an_uninterrupted
                         "selfplay" => names(&killed.join("shards"))
                             .iter()
                             .any(|n| n.starts_with(&format!("loop-g{g:04}-"))),
-                        _ => train_records(&killed) > (g - 1) * 6,
+                        _ => max_train_step(&killed) > (g - 1) * 6,
                     };
                 phase == want && *g >= 1 && deep
             });
