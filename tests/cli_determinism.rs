@@ -6,7 +6,7 @@
 //! and a gate that can reject.
 
 mod common;
-use common::run_files::max_train_step;
+use common::run_files::{next, run_is_inside, run_position};
 use common::{loazero, temp_dir, text, tiny_run_sets, BIN};
 
 use std::collections::BTreeMap;
@@ -130,31 +130,10 @@ fn a_deterministic_run_killed_and_resumed_ends_bit_for_bit_like_an_uninterrupted
                 finished = true;
                 break;
             }
-            let state = std::fs::read_to_string(killed.join("state.json"))
-                .ok()
-                .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok());
-            let at = state.as_ref().map(|v| {
-                (
-                    v["generation"].as_u64().unwrap_or(0),
-                    v["phase"].as_str().unwrap_or("").to_string(),
-                )
-            });
-            let inside = at.as_ref().is_some_and(|(g, phase)| {
-                let want = target.trim_end_matches('+');
-                let deep = !target.ends_with('+')
-                    || match want {
-                        "selfplay" => names(&killed.join("shards"))
-                            .iter()
-                            .any(|n| n.starts_with(&format!("loop-g{g:04}-"))),
-                        _ => max_train_step(&killed) > (g - 1) * 6,
-                    };
-                phase == want && *g >= 1 && deep
-            });
+            let at = run_position(&killed);
+            let inside = run_is_inside(&killed, target, 6);
             if inside || t.elapsed() > Duration::from_secs(30) {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                std::thread::sleep(Duration::from_millis(seed % 40));
+                std::thread::sleep(Duration::from_millis(next(&mut seed) % 40));
                 child.kill().unwrap(); // SIGKILL
                 child.wait().unwrap();
                 cuts.push(format!("{target} at {at:?}"));

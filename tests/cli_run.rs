@@ -73,35 +73,14 @@ fn kill_9_at_random_moments_loses_nothing_and_ends_like_an_uninterrupted_run() {
                 finished = true;
                 break;
             }
-            let state = std::fs::read_to_string(killed.join("state.json"))
-                .ok()
-                .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok());
-            let inside = state.as_ref().is_some_and(|v| {
-                let g = v["generation"].as_u64().unwrap_or(0);
-                let phase = target.trim_end_matches('+');
-                let deep = !target.ends_with('+')
-                    || match phase {
-                        "selfplay" => names(&killed.join("shards"))
-                            .iter()
-                            .any(|n| n.starts_with(&format!("loop-g{g:04}-"))),
-                        _ => max_train_step(&killed) > (g - 1) * 6,
-                    };
-                v["phase"] == phase && g >= 1 && deep
-            });
+            let at = run_position(&killed);
+            let inside = run_is_inside(&killed, target, 6);
             if inside || t.elapsed() > Duration::from_secs(30) {
                 std::thread::sleep(Duration::from_millis(next(&mut seed) % 60));
                 child.kill().unwrap(); // SIGKILL
                 child.wait().unwrap();
                 kills += 1;
-                phases_cut.push(format!(
-                    "{}/{}",
-                    state
-                        .as_ref()
-                        .map_or("-".into(), |v| v["phase"].to_string()),
-                    state
-                        .as_ref()
-                        .map_or(0, |v| v["generation"].as_u64().unwrap_or(0))
-                ));
+                phases_cut.push(format!("{at:?}"));
                 break;
             }
             std::thread::sleep(Duration::from_millis(5));
@@ -175,21 +154,7 @@ fn signals_stop_the_run_at_a_safe_point_and_it_resumes() {
         let t = Instant::now();
         let mut sent = false;
         while t.elapsed() < Duration::from_secs(60) {
-            let state = std::fs::read_to_string(dir.join("state.json"))
-                .ok()
-                .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok());
-            let inside = state.as_ref().is_some_and(|v| {
-                let g = v["generation"].as_u64().unwrap_or(0);
-                let phase = target.trim_end_matches('+');
-                let deep = !target.ends_with('+')
-                    || match phase {
-                        "selfplay" => names(&dir.join("shards"))
-                            .iter()
-                            .any(|n| n.starts_with(&format!("loop-g{g:04}-"))),
-                        _ => max_train_step(&dir) > (g - 1) * 6,
-                    };
-                v["phase"] == phase && g >= 1 && deep
-            });
+            let inside = run_is_inside(&dir, target, 6);
             if inside {
                 signal(&child, sig);
                 sent = true;

@@ -181,3 +181,31 @@ pub fn wait_within(mut child: std::process::Child, limit: Duration) -> Output {
     }
     child.wait_with_output().unwrap()
 }
+
+/// Where the run in `dir` stands by its `state.json`: (generation, phase), if readable.
+pub fn run_position(dir: &Path) -> Option<(u64, String)> {
+    let text = std::fs::read_to_string(dir.join("state.json")).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    Some((
+        v["generation"].as_u64().unwrap_or(0),
+        v["phase"].as_str().unwrap_or("").to_string(),
+    ))
+}
+
+/// Whether the run in `dir` is inside `target` of a generation ≥ 1: a phase (`selfplay`,
+/// `train`, `gate`, `rate`), or `selfplay+` (some of the generation's shards written) or
+/// `train+` (some of its steps done, with `steps_per_generation` steps a generation).
+pub fn run_is_inside(dir: &Path, target: &str, steps_per_generation: u64) -> bool {
+    let Some((g, phase)) = run_position(dir) else {
+        return false;
+    };
+    let want = target.trim_end_matches('+');
+    let deep = !target.ends_with('+')
+        || match want {
+            "selfplay" => names(&dir.join("shards"))
+                .iter()
+                .any(|n| n.starts_with(&format!("loop-g{g:04}-"))),
+            _ => max_train_step(dir) > (g.max(1) - 1) * steps_per_generation,
+        };
+    phase == want && g >= 1 && deep
+}
