@@ -1,7 +1,8 @@
 //! `loazero run` when writes fail and when writers race. A full disk (a size-limited tmpfs
 //! the test mounts when it may, else a file-size limit) or a read-only file system stops
 //! the run with an error naming the file and the cause, nothing committed is damaged, and
-//! once space is back the same command ends like an undisturbed run. The loop and joined
+//! once space is back the same command ends like an undisturbed run; a disk that fails
+//! with EIO (a loop device shrunk under its file system) stops it the same way. The loop and joined
 //! `selfplay --dir` processes, all killed -9 and restarted at random, lose and duplicate
 //! no game.
 
@@ -258,6 +259,178 @@ fn file_size_limits_stop_the_run_naming_the_file_and_it_resumes() {
     let base = tmp.path().to_path_buf();
     let reference = reference(&base);
     file_size_limits_stop_the_run_and_it_resumes(&base, &reference);
+}
+
+/// An ext4 file system on a loop device over a sparse 64 MiB file, mounted on a directory;
+/// [`FailingDisk::fail_beyond_written`] then shrinks the device under it, so that writes
+/// to blocks past what is written so far fail with EIO from the block layer (a disk going
+/// bad, not a mock). Unmounted and detached when dropped. Needs root, `losetup`, loop
+/// devices and `mkfs.ext4`: [`FailingDisk::mount`] says `None` where any is missing.
+struct FailingDisk {
+    image: PathBuf,
+    device: String,
+    dir: PathBuf,
+}
+
+impl FailingDisk {
+    fn mount(image: &Path, dir: &Path) -> Option<FailingDisk> {
+        if std::env::var_os("LOAZERO_TEST_NO_MOUNT").is_some() {
+            return None;
+        }
+        let quiet = |cmd: &mut Command| {
+            cmd.stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        std::fs::File::create(image)
+            .and_then(|f| f.set_len(64 << 20))
+            .ok()?;
+        let out = Command::new("losetup")
+            .args(["-f", "--show"])
+            .arg(image)
+            .stderr(Stdio::null())
+            .output()
+            .ok()?;
+        let device = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        if !out.status.success() || device.is_empty() {
+            return None;
+        }
+        std::fs::create_dir_all(dir).unwrap();
+        let disk = FailingDisk {
+            image: image.into(),
+            device,
+            dir: dir.into(),
+        };
+        // No superblock backups (they would sit at the far end of the device) and every
+        // table written now: past the files, nothing on the device is written later but
+        // new data.
+        let made = quiet(Command::new("mkfs.ext4").args([
+            "-q",
+            "-F",
+            "-b",
+            "4096",
+            "-O",
+            "sparse_super2",
+            "-E",
+            "num_backup_sb=0,lazy_itable_init=0,lazy_journal_init=0",
+            &disk.device,
+        ]));
+        let mounted = made && quiet(Command::new("mount").arg(&disk.device).arg(dir));
+        mounted.then_some(disk)
+    }
+
+    /// Shrinks the device to the end of the image's last written extent (mkfs's wipe of
+    /// the image's final MiB aside) and fills what is free below: what is on disk stays
+    /// readable, writes of new data fail.
+    fn fail_beyond_written(&self) {
+        // Mounted again, the file system holds no block preallocated in memory (unwritten
+        // blocks that new files would take below the cut). It cannot be mounted again
+        // once the device is smaller than it.
+        let remounted = Command::new("umount")
+            .arg(&self.dir)
+            .status()
+            .is_ok_and(|s| s.success())
+            && Command::new("mount")
+                .arg(&self.device)
+                .arg(&self.dir)
+                .status()
+                .is_ok_and(|s| s.success());
+        assert!(remounted, "mount {} again", self.device);
+        // SAFETY: sync(2) takes no arguments and cannot fail.
+        unsafe { libc::sync() };
+        let size = std::fs::metadata(&self.image).unwrap().len();
+        let end = written_end(&self.image, size - (1 << 20)).next_multiple_of(4096);
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&self.image)
+            .and_then(|f| f.set_len(end))
+            .unwrap();
+        let ok = Command::new("losetup")
+            .args(["-c", &self.device])
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "losetup -c {}", self.device);
+        // The free blocks left below the cut (files deleted or replaced since) go to
+        // ballast, as one file written 64 KiB at a time, then as small files (allocated
+        // from another pool), each until a write fails: from then on every new block is
+        // past the end.
+        let fill = |path: &Path, chunk: usize, times: usize| -> usize {
+            use std::io::Write;
+            let mut f = std::fs::File::create(path).unwrap();
+            let mut good = 0;
+            while good < times {
+                if f.write_all(&vec![7u8; chunk])
+                    .and_then(|_| f.sync_all())
+                    .is_err()
+                {
+                    break;
+                }
+                good += 1;
+            }
+            f.set_len((good * chunk) as u64).unwrap();
+            good
+        };
+        let ballast = self.dir.join("ballast");
+        std::fs::create_dir_all(&ballast).unwrap();
+        fill(&ballast.join("big"), 64 << 10, 1024);
+        for k in 0..4096 {
+            if fill(&ballast.join(k.to_string()), 8 << 10, 1) == 0 {
+                break;
+            }
+        }
+        // Later reads of committed files come from the device, not the page cache.
+        let _ = std::fs::write("/proc/sys/vm/drop_caches", "3");
+    }
+}
+
+impl Drop for FailingDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.dir).status();
+        let _ = Command::new("losetup").args(["-d", &self.device]).status();
+    }
+}
+
+/// The end of the last data extent of the sparse file `path` that starts below `below`
+/// (SEEK_DATA / SEEK_HOLE).
+fn written_end(path: &Path, below: u64) -> u64 {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::File::open(path).unwrap();
+    let (mut at, mut end) = (0i64, 0u64);
+    loop {
+        // SAFETY: lseek(2) on a descriptor `f` keeps open; errors are returned, not UB.
+        let data = unsafe { libc::lseek(f.as_raw_fd(), at, libc::SEEK_DATA) };
+        if data < 0 || data as u64 >= below {
+            return end;
+        }
+        let hole = unsafe { libc::lseek(f.as_raw_fd(), data, libc::SEEK_HOLE) };
+        assert!(hole > data, "SEEK_HOLE on {}", path.display());
+        end = hole as u64;
+        at = hole;
+    }
+}
+
+/// A disk that goes bad under a run (writes past what is written fail with EIO): the run
+/// stops with an error naming the file and "Input/output error", without a panic, and what
+/// it committed before is still there, unchanged, read back from the device. (It stops at
+/// its first write, the run config: ext4 takes new files' blocks from a fresh
+/// preallocated range, past the end, even when a few blocks below are free.)
+#[test]
+fn a_failing_disk_stops_the_run_naming_the_file() {
+    let tmp = temp_dir();
+    let base = tmp.path().to_path_buf();
+    let Some(disk) = FailingDisk::mount(&base.join("disk.img"), &base.join("disk")) else {
+        eprintln!("cannot make a loop device here (not root, or no losetup / mkfs.ext4): skipped");
+        return;
+    };
+    let run = disk.dir.join("run");
+    let first = loazero(&common::run_args(&run, 1, &tiny_run_sets()));
+    assert!(first.status.success(), "{}", text(&first));
+    let mut committed = artefacts(&run);
+    disk.fail_beyond_written();
+    let out = loazero(&run_args(&run));
+    let part = check_failed_start(&out, &run, "Input/output error", &mut committed);
+    eprintln!("input/output error: stopped at a write into {part}");
 }
 
 /// Every shard under `dir/shards` with its stem and samples; panics naming a shard that
