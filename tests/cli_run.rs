@@ -311,6 +311,79 @@ fn joined_selfplay_writes_shards_the_loop_trains_on_and_plot_draws_the_run() {
     assert!(!out.status.success() && text(&out).contains("not a run directory"));
 }
 
+/// `run.background_selfplay_threads`: the loop plays its own games as usual and, beside
+/// them, writes joined (`ext-…`) shards whose positions each generation record counts; the
+/// window trains on both; nothing of the background is left when the run ends. Refused
+/// with `run.deterministic`.
+#[test]
+fn background_selfplay_adds_joined_games_counted_per_generation() {
+    let tmp = temp_dir();
+    let dir = tmp.path().join("run");
+    let mut args = run_args(&dir, 3, true);
+    args.extend(["--set".into(), "run.background_selfplay_threads=1".into()]);
+    let out = loazero(&args);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("background self-play: 1 worker threads"),
+        "{}",
+        text(&out)
+    );
+    let c = counts(&dir);
+    assert_eq!(c.loop_games, 18, "{c:?}");
+    assert_eq!(c.temp_files, 0, "{c:?}");
+    let shards = dir.join("shards");
+    let ext: Vec<String> = names(&shards)
+        .into_iter()
+        .filter(|n| n.starts_with("ext-") && n.ends_with(".shard"))
+        .collect();
+    let ext_positions: usize = ext
+        .iter()
+        .map(|n| selfplay::read_shard(&shards.join(n)).unwrap().len())
+        .sum();
+    let generations: Vec<serde_json::Value> = std::fs::read_to_string(dir.join("metrics.jsonl"))
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["kind"] == "generation")
+        .collect();
+    assert_eq!(generations.len(), 3);
+    let counted: u64 = generations
+        .iter()
+        .map(|v| {
+            v["background_positions"]
+                .as_u64()
+                .expect("background_positions")
+        })
+        .sum();
+    // Games written after the last generation record (during the final rating) are in
+    // the shards but in no record.
+    assert!(
+        counted > 0 && counted as usize <= ext_positions,
+        "{counted} of {ext_positions}"
+    );
+    let last_window = generations[2]["window"].as_u64().unwrap();
+    assert!(
+        last_window as usize > 18 * 4,
+        "the window holds joined games: {last_window}"
+    );
+
+    let other = tmp.path().join("deterministic");
+    let mut args = run_args(&other, 1, true);
+    for set in [
+        "run.background_selfplay_threads=1",
+        "run.deterministic=true",
+    ] {
+        args.extend(["--set".into(), set.into()]);
+    }
+    let out = loazero(&args);
+    assert!(!out.status.success());
+    assert!(
+        text(&out).contains("run.background_selfplay_threads"),
+        "{}",
+        text(&out)
+    );
+}
+
 #[test]
 fn config_errors_name_the_key_and_the_used_config_is_saved() {
     let tmp = temp_dir();

@@ -54,6 +54,13 @@ pub struct LoopConfig {
     /// to the new best model at a move boundary; see `selfplay::run_selfplay_continuous`).
     /// false: lockstep generations whose last games run out alone.
     pub continuous_selfplay: bool,
+    /// Self-play worker threads that play all the time in the background of the loop, as
+    /// a joined `selfplay --dir` process would (`ext-…` shards with the newest promoted
+    /// model, switching between rounds), while the loop plays its own games, trains,
+    /// gates and rates: the cores that training and the rating leave idle make more
+    /// games. Their positions are `background_positions` in each generation record.
+    /// 0 = off (default). Not with `deterministic` (those games depend on timing).
+    pub background_selfplay_threads: usize,
     /// Gate candidates against the best model (false: every candidate is promoted).
     pub gate: bool,
     /// Simulations per move of both models in gate games.
@@ -107,6 +114,7 @@ impl Default for LoopConfig {
             train_steps_per_generation: 200,
             checkpoint_every: 100,
             continuous_selfplay: true,
+            background_selfplay_threads: 0,
             gate: false,
             gate_simulations: 48,
             gate_opening_plies: 4,
@@ -291,6 +299,13 @@ impl RunConfig {
         }
         if r.gate_simulations == 0 {
             return Err("run.gate_simulations must be ≥ 1".into());
+        }
+        if r.deterministic && r.background_selfplay_threads > 0 {
+            return Err(format!(
+                "run.background_selfplay_threads = {} with run.deterministic = true: \
+                 background games depend on thread timing; set one of them off",
+                r.background_selfplay_threads
+            ));
         }
         let g = &self.gate;
         if g.max_games == 0 {

@@ -15,6 +15,7 @@
 
 use super::config::{derive_seed, LoopConfig, RunConfig, SeedUse};
 use super::display::{clock, Bar, LoopDisplay};
+use super::join::Background;
 use super::layout::{copy_atomically, model_name, RunDir};
 use super::rating::{self, model_spec, rating_rows};
 use super::shards::{loop_games_done, loop_prefix, remove_loop_games};
@@ -68,6 +69,10 @@ pub struct Driver {
     /// Self-play games carried to the next generation (`run.continuous_selfplay`, not
     /// in a deterministic run); in memory only, so a restart begins with none.
     parked: ParkedGames,
+    /// The background self-play (`run.background_selfplay_threads`), while it runs.
+    background: Option<Background>,
+    /// Its positions when the current generation's record began.
+    background_mark: u64,
 }
 
 impl Driver {
@@ -118,6 +123,8 @@ impl Driver {
             record: GenerationRecord::default(),
             heldout: config_heldout,
             parked: ParkedGames::default(),
+            background: None,
+            background_mark: 0,
         })
     }
 
@@ -165,6 +172,13 @@ impl Driver {
     /// [`crate::interrupt::Interrupted`] error, after saying where it stopped.
     pub fn run(mut self) -> Result<()> {
         crate::interrupt::install();
+        let threads = self.config.run.background_selfplay_threads;
+        if threads > 0 {
+            self.background = Some(Background::start(&self.run, &self.config, threads)?);
+            self.display.line(&format!(
+                "background self-play: {threads} worker threads with the newest promoted model"
+            ));
+        }
         let result = self.run_loop();
         if let Err(e) = &result {
             if crate::interrupt::is_interrupted(e) {
@@ -206,6 +220,9 @@ impl Driver {
         ));
         loop {
             crate::interrupt::check()?;
+            if let Some(background) = &mut self.background {
+                background.check()?;
+            }
             self.display.generation(
                 self.state.generation,
                 self.config.run.generations,
@@ -246,6 +263,9 @@ impl Driver {
                     self.save_state()?;
                 }
             }
+        }
+        if let Some(mut background) = self.background.take() {
+            background.stop()?;
         }
         let best = self.state.best;
         if !self.state.rated.contains(&best) {
@@ -523,6 +543,11 @@ impl Driver {
         rec.generation = g;
         rec.promoted = promote;
         rec.best = model_name(self.state.best);
+        if let Some(background) = &self.background {
+            let now = background.positions();
+            rec.background_positions = Some(now.saturating_sub(self.background_mark));
+            self.background_mark = now;
+        }
         crate::memory::release_free_heap();
         rec.rss_mib = train::metrics::resident_mib();
         rec.open_files = train::metrics::open_files();
@@ -644,6 +669,9 @@ impl Driver {
                 p, e
             )),
             _ => parts.push("self-play (resumed)".into()),
+        }
+        if let Some(n) = r.background_positions {
+            parts.push(format!("background {n} positions"));
         }
         match (r.loss, r.policy_loss, r.value_loss, r.train_samples_per_sec) {
             (Some(l), Some(p), Some(v), Some(s)) => parts.push(format!(

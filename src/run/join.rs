@@ -1,16 +1,20 @@
-//! Extra self-play processes for a running loop (`loazero selfplay --dir RUN_DIR`): they
-//! play with the run's newest promoted model under the run's self-play config and write
-//! `ext-…` shards into its `shards/`, which the loop's replay window reads like its own.
-//! Between rounds of games they re-read `state.json` and switch to a newly promoted model.
-//! Any number may run, on this machine or others sharing the directory; none of them
-//! takes the run's lock or changes anything but `shards/` and `games/`.
+//! Extra self-play for a running loop: `loazero selfplay --dir RUN_DIR` processes, and the
+//! loop's own background self-play (`run.background_selfplay_threads`). Both play with the
+//! run's newest promoted model under the run's self-play config and write `ext-…` shards
+//! into its `shards/`, which the loop's replay window reads like its own. Between rounds
+//! of games they re-read `state.json` and switch to a newly promoted model. Any number may
+//! run, on this machine or others sharing the directory; none of them takes the run's lock
+//! or changes anything but `shards/` and `games/`.
 
 use super::config::RunConfig;
 use super::layout::{model_name, RunDir};
 use super::state::LoopState;
 use anyhow::{anyhow, bail, Result};
+use selfplay::SelfplayConfig;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::Duration;
 use train::NetEvaluator;
 
@@ -19,6 +23,112 @@ fn prefix(best: u32) -> String {
     let host = selfplay::output::host_tag();
     let host = if host.is_empty() { "host".into() } else { host };
     format!("ext-g{best:04}-{host}")
+}
+
+/// What a round of joined self-play did.
+struct Round {
+    /// Games played so far, this round included.
+    played: u64,
+    /// The model of the round.
+    model: u32,
+    /// Positions per second and evaluations per second of the round.
+    positions_per_sec: f64,
+    evals_per_sec: f64,
+    /// The model switched to after the round, if a newer one was promoted.
+    switched_to: Option<u32>,
+}
+
+/// How joined self-play ended.
+enum Ended {
+    /// It played the games asked for.
+    Done,
+    /// `stop` (or Ctrl-C) ended it; the finished games are written.
+    Stopped {
+        /// Games written.
+        games: u64,
+    },
+}
+
+/// Plays rounds of self-play for the run in `run` with `sp` (`games`: in all; `None`:
+/// until stopped) until `stop` is set or Ctrl-C/SIGTERM is requested, adding the positions
+/// of each written game to `positions`. Calls `on_round` after every round.
+fn play_rounds(
+    run: &RunDir,
+    config: &RunConfig,
+    sp: SelfplayConfig,
+    games: Option<u64>,
+    stop: &AtomicBool,
+    positions: &AtomicU64,
+    mut on_round: impl FnMut(&Round),
+) -> Result<Ended> {
+    let stopping = || stop.load(Ordering::Relaxed) || crate::interrupt::requested();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let round = (sp.games_per_worker * if sp.threads == 0 { cores } else { sp.threads }) as u64;
+    let mut best = LoopState::load(&run.state())?.best;
+    let load = |g: u32| {
+        let path = run.model(g);
+        NetEvaluator::load(&path, &config.train.inference)
+            .map_err(|e| anyhow!("cannot load model {}: {e:#}", path.display()))
+    };
+    let mut evaluator = Arc::new(load(best)?);
+    let mut writer = selfplay::GameWriter::with_names(
+        &run.shards(),
+        sp.write_game_records.then(|| run.games()).as_deref(),
+        &prefix(best),
+        sp.shard_samples,
+        Some(Duration::from_secs(30)),
+    )
+    .with_sgf(sp.write_sgf);
+    let mut played = 0u64;
+    loop {
+        let n = match games {
+            Some(total) if played >= total => return Ok(Ended::Done),
+            Some(total) => round.min(total - played),
+            None => round,
+        };
+        let ev: Arc<dyn selfplay::Evaluator> = evaluator.clone();
+        let result = selfplay::run_selfplay(
+            &sp,
+            ev,
+            n,
+            |g| {
+                let plies = g.samples.len() as u64;
+                writer.add(g).map_err(|e| e.to_string())?;
+                positions.fetch_add(plies, Ordering::Relaxed);
+                if stopping() {
+                    return Err("stopped".to_string());
+                }
+                Ok(())
+            },
+            |_| {},
+        );
+        let flushed = writer.flush();
+        if stopping() {
+            flushed.map_err(|e| anyhow!("cannot write self-play games: {e}"))?;
+            return Ok(Ended::Stopped {
+                games: writer.games_written,
+            });
+        }
+        let p = result.map_err(|e| anyhow!("self-play: {e}"))?;
+        flushed.map_err(|e| anyhow!("cannot write self-play games: {e}"))?;
+        played += p.games;
+        let newest = LoopState::load(&run.state())?.best;
+        let switched_to = (newest != best).then_some(newest);
+        on_round(&Round {
+            played,
+            model: best,
+            positions_per_sec: p.positions_per_second(),
+            evals_per_sec: p.evaluations_per_second(),
+            switched_to,
+        });
+        if let Some(newest) = switched_to {
+            evaluator = Arc::new(load(newest)?);
+            best = newest;
+            writer
+                .set_prefix(&prefix(best))
+                .map_err(|e| anyhow!("cannot write self-play games: {e}"))?;
+        }
+    }
 }
 
 /// Plays `games` games (`None`: until killed) for the run in `dir`; `threads` overrides
@@ -46,75 +156,102 @@ pub fn join(dir: &Path, games: Option<u64>, threads: Option<usize>) -> Result<()
         sp.threads = t;
     }
     sp.seed = None;
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let round = (sp.games_per_worker * if sp.threads == 0 { cores } else { sp.threads }) as u64;
-    let mut best = LoopState::load(&run.state())?.best;
-    let load = |g: u32| {
-        let path = run.model(g);
-        NetEvaluator::load(&path, &config.train.inference)
-            .map_err(|e| anyhow!("cannot load model {}: {e:#}", path.display()))
-    };
-    let mut evaluator = Arc::new(load(best)?);
-    let mut writer = selfplay::GameWriter::with_names(
-        &run.shards(),
-        sp.write_game_records.then(|| run.games()).as_deref(),
-        &prefix(best),
-        sp.shard_samples,
-        Some(Duration::from_secs(30)),
-    )
-    .with_sgf(sp.write_sgf);
-    let mut played = 0u64;
-    loop {
-        let n = match games {
-            Some(total) if played >= total => break,
-            Some(total) => round.min(total - played),
-            None => round,
-        };
-        let ev: Arc<dyn selfplay::Evaluator> = evaluator.clone();
-        let result = selfplay::run_selfplay(
-            &sp,
-            ev,
-            n,
-            |g| {
-                writer.add(g).map_err(|e| e.to_string())?;
-                if crate::interrupt::requested() {
-                    return Err("interrupted".to_string());
-                }
-                Ok(())
-            },
-            |_| {},
+    let never = AtomicBool::new(false);
+    let positions = AtomicU64::new(0);
+    let ended = play_rounds(&run, &config, sp, games, &never, &positions, |r| {
+        println!(
+            "selfplay --dir {}: {} games with {} ({:.0} positions/s, {:.0} evals/s)",
+            dir.display(),
+            r.played,
+            model_name(r.model),
+            r.positions_per_sec,
+            r.evals_per_sec
         );
-        let flushed = writer.flush();
-        if crate::interrupt::requested() {
-            flushed.map_err(|e| anyhow!("cannot write self-play games: {e}"))?;
+        if let Some(g) = r.switched_to {
+            println!("switched to {}", model_name(g));
+        }
+    })?;
+    match ended {
+        Ended::Done => Ok(()),
+        Ended::Stopped { games } => {
             eprintln!(
-                "selfplay --dir {}: stopped after {} games; every finished game is in {} \
+                "selfplay --dir {}: stopped after {games} games; every finished game is in {} \
                  (games in progress are dropped); run the same command again to go on",
                 dir.display(),
-                writer.games_written,
                 run.shards().display()
             );
-            return Err(crate::interrupt::Interrupted.into());
-        }
-        let p = result.map_err(|e| anyhow!("self-play: {e}"))?;
-        flushed.map_err(|e| anyhow!("cannot write self-play games: {e}"))?;
-        played += p.games;
-        println!(
-            "selfplay --dir {}: {played} games with {} ({:.0} positions/s, {:.0} evals/s)",
-            dir.display(),
-            model_name(best),
-            p.positions_per_second(),
-            p.evaluations_per_second()
-        );
-        let newest = LoopState::load(&run.state())?.best;
-        if newest != best {
-            evaluator = Arc::new(load(newest)?);
-            best = newest;
-            writer
-                .set_prefix(&prefix(best))
-                .map_err(|e| anyhow!("cannot write self-play games: {e}"))?;
-            println!("switched to {}", model_name(best));
+            Err(crate::interrupt::Interrupted.into())
         }
     }
-    Ok(())
+}
+
+/// The loop's background self-play (`run.background_selfplay_threads`): a thread playing
+/// joined games (`ext-…` shards, like `selfplay --dir`) from the loop's start until
+/// [`Background::stop`], while the loop plays, trains, gates and rates. Owned by the
+/// loop's thread.
+pub struct Background {
+    stop: Arc<AtomicBool>,
+    positions: Arc<AtomicU64>,
+    handle: Option<JoinHandle<Result<()>>>,
+}
+
+impl Background {
+    /// Starts `threads` self-play worker threads for the run in `run` (with their own
+    /// inference thread). The caller has removed dead joiners' files.
+    pub fn start(run: &RunDir, config: &RunConfig, threads: usize) -> Result<Background> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let positions = Arc::new(AtomicU64::new(0));
+        let (run, config) = (run.clone(), config.clone());
+        let (flag, count) = (stop.clone(), positions.clone());
+        let handle = std::thread::Builder::new()
+            .name("background-selfplay".into())
+            .spawn(move || {
+                let mut sp = config.selfplay.clone();
+                sp.threads = threads;
+                sp.seed = None;
+                play_rounds(&run, &config, sp, None, &flag, &count, |_| {})
+                    .map(|_| ())
+                    .map_err(|e| e.context("background self-play"))
+            })
+            .map_err(|e| anyhow!("cannot start the background self-play thread: {e}"))?;
+        Ok(Background {
+            stop,
+            positions,
+            handle: Some(handle),
+        })
+    }
+
+    /// Positions of the games written so far.
+    pub fn positions(&self) -> u64 {
+        self.positions.load(Ordering::Relaxed)
+    }
+
+    /// The thread's error if it ended with one (it runs until stopped otherwise).
+    pub fn check(&mut self) -> Result<()> {
+        if self.handle.as_ref().is_some_and(|h| h.is_finished()) {
+            return self.join();
+        }
+        Ok(())
+    }
+
+    /// Stops the thread after the game it is writing and waits for it: the finished
+    /// games are in the shards, the games in progress are dropped.
+    pub fn stop(&mut self) -> Result<()> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.join()
+    }
+
+    fn join(&mut self) -> Result<()> {
+        match self.handle.take().map(|h| h.join()) {
+            None => Ok(()),
+            Some(Ok(result)) => result,
+            Some(Err(_)) => bail!("the background self-play thread panicked"),
+        }
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
 }

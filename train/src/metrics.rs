@@ -137,6 +137,10 @@ pub struct GenerationRecord {
     /// (`train.inference.cache_positions`; absent when it is off).
     #[serde(default, deserialize_with = "option_f64")]
     pub eval_cache_hit_rate: Option<f64>,
+    /// Positions of the games the loop's background self-play
+    /// (`run.background_selfplay_threads`) wrote during the generation (absent when off).
+    #[serde(default)]
+    pub background_positions: Option<u64>,
     /// Training steps of the generation.
     #[serde(default)]
     pub train_steps: Option<u64>,
