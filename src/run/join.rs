@@ -51,7 +51,7 @@ enum Ended {
 
 /// Plays rounds of self-play for the run in `run` with `sp` (`games`: in all; `None`:
 /// until stopped) until `stop` is set or Ctrl-C/SIGTERM is requested, adding the positions
-/// of each written game to `positions`. Calls `on_round` after every round.
+/// of each finished game to `positions`. Calls `on_round` after every round.
 fn play_rounds(
     run: &RunDir,
     config: &RunConfig,
@@ -221,7 +221,7 @@ impl Background {
         })
     }
 
-    /// Positions of the games written so far.
+    /// Positions of the games finished so far (in the shards within 30 s, or at the stop).
     pub fn positions(&self) -> u64 {
         self.positions.load(Ordering::Relaxed)
     }
