@@ -138,7 +138,8 @@ pub struct GenerationRecord {
     #[serde(default, deserialize_with = "option_f64")]
     pub eval_cache_hit_rate: Option<f64>,
     /// Positions of the games the loop's background self-play
-    /// (`run.background_selfplay_threads`) wrote during the generation (absent when off).
+    /// (`run.background_selfplay_threads`) finished since the previous generation record
+    /// of this process (since the loop started, for its first); absent when off.
     #[serde(default)]
     pub background_positions: Option<u64>,
     /// Training steps of the generation.
