@@ -16,6 +16,19 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+/// Runs `cmd` with its output discarded: whether it ran and exited 0.
+fn succeeds(cmd: &mut Command) -> bool {
+    cmd.stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Whether the test may mount file systems (`LOAZERO_TEST_NO_MOUNT` unset).
+fn may_mount() -> bool {
+    std::env::var_os("LOAZERO_TEST_NO_MOUNT").is_none()
+}
+
 /// A tmpfs of a fixed size mounted on a directory; unmounted when dropped. Mounting needs
 /// root (CAP_SYS_ADMIN): [`SmallDisk::mount`] says `None` where it is not allowed.
 struct SmallDisk {
@@ -24,17 +37,15 @@ struct SmallDisk {
 
 impl SmallDisk {
     fn mount(dir: &Path, bytes: u64) -> Option<SmallDisk> {
-        if std::env::var_os("LOAZERO_TEST_NO_MOUNT").is_some() {
+        if !may_mount() {
             return None;
         }
         std::fs::create_dir_all(dir).unwrap();
-        let ok = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={bytes}"), "tmpfs"])
-            .arg(dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
+        let ok = succeeds(
+            Command::new("mount")
+                .args(["-t", "tmpfs", "-o", &format!("size={bytes}"), "tmpfs"])
+                .arg(dir),
+        );
         ok.then(|| SmallDisk { dir: dir.into() })
     }
 
@@ -69,11 +80,7 @@ impl SmallDisk {
         } else {
             "remount,rw"
         };
-        let ok = Command::new("mount")
-            .args(["-o", mode])
-            .arg(&self.dir)
-            .status()
-            .is_ok_and(|s| s.success());
+        let ok = succeeds(Command::new("mount").args(["-o", mode]).arg(&self.dir));
         assert!(ok, "mount -o {mode} {}", self.dir.display());
     }
 }
@@ -274,15 +281,9 @@ struct FailingDisk {
 
 impl FailingDisk {
     fn mount(image: &Path, dir: &Path) -> Option<FailingDisk> {
-        if std::env::var_os("LOAZERO_TEST_NO_MOUNT").is_some() {
+        if !may_mount() {
             return None;
         }
-        let quiet = |cmd: &mut Command| {
-            cmd.stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success())
-        };
         std::fs::File::create(image)
             .and_then(|f| f.set_len(64 << 20))
             .ok()?;
@@ -305,7 +306,7 @@ impl FailingDisk {
         // No superblock backups (they would sit at the far end of the device) and every
         // table written now: past the files, nothing on the device is written later but
         // new data.
-        let made = quiet(Command::new("mkfs.ext4").args([
+        let made = succeeds(Command::new("mkfs.ext4").args([
             "-q",
             "-F",
             "-b",
@@ -316,7 +317,7 @@ impl FailingDisk {
             "num_backup_sb=0,lazy_itable_init=0,lazy_journal_init=0",
             &disk.device,
         ]));
-        let mounted = made && quiet(Command::new("mount").arg(&disk.device).arg(dir));
+        let mounted = made && succeeds(Command::new("mount").arg(&disk.device).arg(dir));
         mounted.then_some(disk)
     }
 
@@ -327,15 +328,8 @@ impl FailingDisk {
         // Mounted again, the file system holds no block preallocated in memory (unwritten
         // blocks that new files would take below the cut). It cannot be mounted again
         // once the device is smaller than it.
-        let remounted = Command::new("umount")
-            .arg(&self.dir)
-            .status()
-            .is_ok_and(|s| s.success())
-            && Command::new("mount")
-                .arg(&self.device)
-                .arg(&self.dir)
-                .status()
-                .is_ok_and(|s| s.success());
+        let remounted = succeeds(Command::new("umount").arg(&self.dir))
+            && succeeds(Command::new("mount").arg(&self.device).arg(&self.dir));
         assert!(remounted, "mount {} again", self.device);
         // SAFETY: sync(2) takes no arguments and cannot fail.
         unsafe { libc::sync() };
@@ -346,10 +340,7 @@ impl FailingDisk {
             .open(&self.image)
             .and_then(|f| f.set_len(end))
             .unwrap();
-        let ok = Command::new("losetup")
-            .args(["-c", &self.device])
-            .status()
-            .is_ok_and(|s| s.success());
+        let ok = succeeds(Command::new("losetup").args(["-c", &self.device]));
         assert!(ok, "losetup -c {}", self.device);
         // The free blocks left below the cut (files deleted or replaced since) go to
         // ballast, as one file written 64 KiB at a time, then as small files (allocated
