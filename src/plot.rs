@@ -121,6 +121,9 @@ pub struct GenerationPoint {
     pub evals_per_sec: Option<f64>,
     /// Training samples per second.
     pub train_samples_per_sec: Option<f64>,
+    /// Positions of all self-play since the previous generation record: the loop's own
+    /// and its background self-play's.
+    pub all_selfplay_positions: Option<u64>,
     /// Active run seconds when the generation ended.
     pub elapsed_s: Option<f64>,
     /// Held-out move matching of the generation's candidate: (top-1, top-3, chance
@@ -211,6 +214,10 @@ pub fn parse_metrics(text: &str, file: &str) -> Metrics {
                     positions_per_sec: finite(r.positions_per_sec),
                     evals_per_sec: finite(r.evals_per_sec),
                     train_samples_per_sec: finite(r.train_samples_per_sec),
+                    all_selfplay_positions: match (r.selfplay_positions, r.background_positions) {
+                        (None, None) => None,
+                        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+                    },
                     elapsed_s: finite(r.elapsed_s),
                     heldout: r
                         .heldout
@@ -640,8 +647,24 @@ fn draw_lines(root: &Root, frame: LineChart, series: Vec<(&str, Vec<(i64, f64)>)
     Ok(())
 }
 
-/// `throughput.png`: top panel self-play positions/s (left axis) and evaluations/s
-/// (right axis); bottom panel training samples/s; all per generation.
+/// All self-play positions per second of run time in each generation after the first
+/// (the loop's own and the background's, over the time since the previous generation
+/// record), when both records have their time.
+fn all_selfplay_rates(generations: &[GenerationPoint]) -> Vec<(i64, f64)> {
+    generations
+        .windows(2)
+        .filter_map(|w| {
+            let seconds = w[1].elapsed_s? - w[0].elapsed_s?;
+            let positions = w[1].all_selfplay_positions? as f64;
+            (w[1].generation == w[0].generation + 1 && seconds > 0.0)
+                .then(|| (w[1].generation as i64, positions / seconds))
+        })
+        .collect()
+}
+
+/// `throughput.png`: top panel self-play positions/s (left axis: the loop's self-play
+/// phase, and all self-play over the generation's run time) and evaluations/s (right
+/// axis); bottom panel training samples/s; all per generation.
 fn draw_throughput(root: &Root, generations: &[GenerationPoint]) -> Result<()> {
     let s = scale(root);
     let panels = root.split_evenly((2, 1));
@@ -658,10 +681,12 @@ fn draw_throughput(root: &Root, generations: &[GenerationPoint]) -> Result<()> {
     const TOP: &str = "Self-play throughput per generation";
     let positions = points(|g| g.positions_per_sec);
     let evals = points(|g| g.evals_per_sec);
-    if positions.is_empty() && evals.is_empty() {
+    let all = all_selfplay_rates(generations);
+    if positions.is_empty() && evals.is_empty() && all.is_empty() {
         draw_note(&panels[0], TOP, "no generation records yet")?;
     } else {
-        let y_left = rate_range(&positions);
+        let both: Vec<(i64, f64)> = positions.iter().chain(&all).copied().collect();
+        let y_left = rate_range(&both);
         let y_right = rate_range(&evals);
         let mut chart = ChartBuilder::on(&panels[0])
             .caption(TOP, ("sans-serif", px(24.0, s)))
@@ -689,8 +714,13 @@ fn draw_throughput(root: &Root, generations: &[GenerationPoint]) -> Result<()> {
             .draw_series(
                 LineSeries::new(positions, c0.stroke_width(px(2.0, s))).point_size(marker),
             )?
-            .label("self-play positions/s (left)")
+            .label("positions/s of the loop's self-play phase (left)")
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c0.stroke_width(2)));
+        let c3 = color(3);
+        chart
+            .draw_series(LineSeries::new(all, c3.stroke_width(px(2.0, s))).point_size(marker))?
+            .label("all self-play positions/s of run time, with background (left)")
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c3.stroke_width(2)));
         chart
             .draw_secondary_series(
                 LineSeries::new(evals, c1.stroke_width(px(2.0, s))).point_size(marker),
@@ -761,6 +791,20 @@ mod tests {
         assert_eq!(steps, [100, 200]);
         assert_eq!(m.train[1].loss, Some(2.5));
         assert_eq!(m.train[1].value_loss, Some(0.7));
+    }
+
+    #[test]
+    fn all_selfplay_rate_counts_background_positions_over_the_generation_time() {
+        let text = r#"{"kind":"generation","generation":1,"selfplay_positions":900,"elapsed_s":100.0}
+{"kind":"generation","generation":2,"selfplay_positions":0,"background_positions":1000,"elapsed_s":110.0}
+{"kind":"generation","generation":3,"selfplay_positions":500,"background_positions":1500,"elapsed_s":120.0}
+{"kind":"generation","generation":5,"selfplay_positions":500,"elapsed_s":130.0}
+"#;
+        let m = parse_metrics(text, FILE);
+        assert!(m.warnings.is_empty(), "{:?}", m.warnings);
+        assert_eq!(m.generations[1].all_selfplay_positions, Some(1000));
+        // Generation 1 has no previous record, 5 follows a gap.
+        assert_eq!(all_selfplay_rates(&m.generations), [(2, 100.0), (3, 200.0)]);
     }
 
     #[test]

@@ -311,12 +311,13 @@ fn joined_selfplay_writes_shards_the_loop_trains_on_and_plot_draws_the_run() {
     assert!(!out.status.success() && text(&out).contains("not a run directory"));
 }
 
-/// `run.background_selfplay_threads`: the loop plays its own games as usual and, beside
-/// them, writes joined (`ext-…`) shards whose positions each generation record counts; the
-/// window trains on both; nothing of the background is left when the run ends. Refused
-/// with `run.deterministic`.
+/// `run.background_selfplay_threads`: joined (`ext-…`) shards are written beside the loop;
+/// each generation record counts their games and positions; their games count toward
+/// `run.games_per_generation`, so the loop plays only the rest; the window trains on
+/// both; nothing of the background is left when the run ends. A deterministic run plays
+/// none.
 #[test]
-fn background_selfplay_adds_joined_games_counted_per_generation() {
+fn background_selfplay_games_count_toward_each_generation() {
     let tmp = temp_dir();
     let dir = tmp.path().join("run");
     let mut args = run_args(&dir, 3, true);
@@ -329,7 +330,6 @@ fn background_selfplay_adds_joined_games_counted_per_generation() {
         text(&out)
     );
     let c = counts(&dir);
-    assert_eq!(c.loop_games, 18, "{c:?}");
     assert_eq!(c.temp_files, 0, "{c:?}");
     let shards = dir.join("shards");
     let ext: Vec<String> = names(&shards)
@@ -347,6 +347,21 @@ fn background_selfplay_adds_joined_games_counted_per_generation() {
         .filter(|v| v["kind"] == "generation")
         .collect();
     assert_eq!(generations.len(), 3);
+    let field = |v: &serde_json::Value, key: &str| {
+        v[key].as_u64().unwrap_or_else(|| panic!("{key} in {v}"))
+    };
+    let mut loop_games = 0;
+    for v in &generations {
+        let own = field(v, "selfplay_games");
+        // Restarts aside, the loop plays exactly what the background has not.
+        assert_eq!(
+            own,
+            6u64.saturating_sub(field(v, "background_games")),
+            "{v}"
+        );
+        loop_games += own;
+    }
+    assert_eq!(c.loop_games, loop_games, "{c:?}");
     let counted: u64 = generations
         .iter()
         .map(|v| {
@@ -376,11 +391,19 @@ fn background_selfplay_adds_joined_games_counted_per_generation() {
         args.extend(["--set".into(), set.into()]);
     }
     let out = loazero(&args);
-    assert!(!out.status.success());
+    assert!(out.status.success(), "{}", text(&out));
     assert!(
-        text(&out).contains("run.background_selfplay_threads"),
+        text(&out).contains("background self-play is off: run.deterministic"),
         "{}",
         text(&out)
+    );
+    let c = counts(&other);
+    assert_eq!(c.loop_games, 6, "{c:?}");
+    assert!(
+        !names(&other.join("shards"))
+            .iter()
+            .any(|n| n.starts_with("ext-")),
+        "no background games in a deterministic run"
     );
 }
 

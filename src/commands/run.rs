@@ -115,6 +115,8 @@ pub fn run(args: Args) -> Result<()> {
     );
     crate::run::layout::write_atomically(&saved, text.as_bytes())
         .with_context(|| "cannot save the run config")?;
+    let mut config = config;
+    config.resolve_auto_threads(std::thread::available_parallelism().map_or(1, |n| n.get()));
     train::device::set_threads(config.train.threads);
     Driver::open(dir, config, display)?.run()
 }

@@ -42,8 +42,9 @@ pub struct LoopConfig {
     pub minutes: f64,
     /// Stop after this generation (0 = no limit). Counted across restarts.
     pub generations: u32,
-    /// Self-play games per generation, played by the loop itself (external self-play
-    /// processes add to the window on top of these).
+    /// Self-play games per generation. The loop plays them itself, less those its
+    /// background self-play (`background_selfplay_threads`) finished since the previous
+    /// generation's self-play; external `selfplay --dir` processes add on top.
     pub games_per_generation: u64,
     /// Training steps per generation.
     pub train_steps_per_generation: u64,
@@ -56,10 +57,12 @@ pub struct LoopConfig {
     pub continuous_selfplay: bool,
     /// Self-play worker threads that play all the time in the background of the loop, as
     /// a joined `selfplay --dir` process would (`ext-…` shards with the newest promoted
-    /// model, switching between rounds), while the loop plays its own games, trains,
-    /// gates and rates: the cores that training and the rating leave idle make more
-    /// games. Their positions are `background_positions` in each generation record.
-    /// 0 = off (default). Not with `deterministic` (those games depend on timing).
+    /// model, switching between rounds), while the loop trains, gates and rates. Their
+    /// games count toward `games_per_generation`: the loop plays only what they have not
+    /// played since its previous self-play phase, so when they keep up, self-play and
+    /// training run side by side and neither waits for the other. Their games and
+    /// positions are `background_games` and `background_positions` in each generation
+    /// record. 0 = off. A `deterministic` run plays none (their games depend on timing).
     pub background_selfplay_threads: usize,
     /// Gate candidates against the best model (false: every candidate is promoted).
     pub gate: bool,
@@ -276,6 +279,35 @@ impl RunConfig {
         toml::to_string(self).expect("a config always serialises")
     }
 
+    /// The background self-play threads the loop starts: `run.background_selfplay_threads`,
+    /// or none in a deterministic run.
+    pub fn background_selfplay_threads(&self) -> usize {
+        if self.run.deterministic {
+            0
+        } else {
+            self.run.background_selfplay_threads
+        }
+    }
+
+    /// Resolves torch's automatic thread counts for a run on `cores` cores: with
+    /// background self-play on and `train.threads` at 0 (auto), the loop's training and
+    /// every evaluator (`train.inference.threads` at 0 too) get the cores the background's
+    /// workers leave, at least one, so that training does not fight them for cores. torch's
+    /// setting is process-wide, so the background's evaluator gets the same count. Without
+    /// background self-play, or with the counts set, nothing changes. For the running
+    /// loop only: the saved config keeps 0 (auto).
+    pub fn resolve_auto_threads(&mut self, cores: usize) {
+        let background = self.background_selfplay_threads();
+        if background == 0 || self.train.threads > 0 {
+            return;
+        }
+        let rest = cores.saturating_sub(background).max(1);
+        self.train.threads = rest;
+        if self.train.inference.threads == 0 {
+            self.train.inference.threads = rest;
+        }
+    }
+
     /// Checks every value; the message names the key.
     pub fn validate(&self) -> std::result::Result<(), String> {
         // The message alone: the caller names the file.
@@ -299,13 +331,6 @@ impl RunConfig {
         }
         if r.gate_simulations == 0 {
             return Err("run.gate_simulations must be ≥ 1".into());
-        }
-        if r.deterministic && r.background_selfplay_threads > 0 {
-            return Err(format!(
-                "run.background_selfplay_threads = {} with run.deterministic = true: \
-                 background games depend on thread timing; set one of them off",
-                r.background_selfplay_threads
-            ));
         }
         let g = &self.gate;
         if g.max_games == 0 {
@@ -354,6 +379,53 @@ impl RunConfig {
 
 #[cfg(test)]
 mod tests {
+    use super::RunConfig;
+
+    #[test]
+    fn background_selfplay_leaves_the_other_cores_to_auto_torch_threads() {
+        let mut c = RunConfig::default();
+        c.run.background_selfplay_threads = 0;
+        c.train.threads = 0;
+        c.train.inference.threads = 0;
+        let auto = c.clone();
+        c.resolve_auto_threads(8);
+        assert_eq!(
+            (c.train.threads, c.train.inference.threads),
+            (0, 0),
+            "off: unchanged"
+        );
+        c.run.background_selfplay_threads = 3;
+        c.resolve_auto_threads(8);
+        assert_eq!((c.train.threads, c.train.inference.threads), (5, 5));
+        let mut c = auto.clone();
+        c.run.background_selfplay_threads = 2;
+        c.resolve_auto_threads(2);
+        assert_eq!(
+            (c.train.threads, c.train.inference.threads),
+            (1, 1),
+            "at least one"
+        );
+        let mut c = auto.clone();
+        c.run.background_selfplay_threads = 1;
+        c.run.deterministic = true;
+        c.resolve_auto_threads(2);
+        assert_eq!(c.background_selfplay_threads(), 0);
+        assert_eq!(
+            (c.train.threads, c.train.inference.threads),
+            (0, 0),
+            "deterministic: off"
+        );
+        let mut c = auto;
+        c.run.background_selfplay_threads = 1;
+        c.train.threads = 4;
+        c.resolve_auto_threads(2);
+        assert_eq!(
+            (c.train.threads, c.train.inference.threads),
+            (4, 0),
+            "set: kept"
+        );
+    }
+
     #[test]
     fn every_variant_has_an_embedded_config_of_its_own_variant() {
         for v in loa::Variant::ALL {

@@ -73,6 +73,9 @@ pub struct Driver {
     background: Option<Background>,
     /// Its positions when the current generation's record began.
     background_mark: u64,
+    /// Its games when the previous self-play phase ended: the games it finished since
+    /// count toward the current generation's `run.games_per_generation`.
+    background_games_mark: u64,
 }
 
 impl Driver {
@@ -125,6 +128,7 @@ impl Driver {
             parked: ParkedGames::default(),
             background: None,
             background_mark: 0,
+            background_games_mark: 0,
         })
     }
 
@@ -172,7 +176,11 @@ impl Driver {
     /// [`crate::interrupt::Interrupted`] error, after saying where it stopped.
     pub fn run(mut self) -> Result<()> {
         crate::interrupt::install();
-        let threads = self.config.run.background_selfplay_threads;
+        let threads = self.config.background_selfplay_threads();
+        if threads < self.config.run.background_selfplay_threads {
+            self.display
+                .line("background self-play is off: run.deterministic plays only the loop's games");
+        }
         if threads > 0 {
             self.background = Some(Background::start(&self.run, &self.config, threads)?);
             self.display.line(&format!(
@@ -317,12 +325,25 @@ impl Driver {
         crate::commands::net::model_player_factory(self.inference_config(), None)
     }
 
+    /// The self-play phase: the loop plays what generation `g`'s
+    /// `run.games_per_generation` still lacks after its own committed games (a restart)
+    /// and the background's games finished since the previous self-play phase. With
+    /// background self-play that keeps up, the loop plays nothing and goes on to train.
     fn selfplay(&mut self) -> Result<()> {
         let g = self.state.generation;
-        let total = self.config.run.games_per_generation;
         let deterministic = self.config.run.deterministic;
+        let mut total = self.config.run.games_per_generation;
+        if let Some(background) = &self.background {
+            let now = background.games();
+            let from_background = now.saturating_sub(self.background_games_mark);
+            self.background_games_mark = now;
+            self.record.background_games = Some(from_background);
+            total = total.saturating_sub(from_background);
+        }
         let mut done = loop_games_done(&self.run.shards(), g)?;
         if done >= total {
+            self.record.selfplay_games = Some(0);
+            self.record.selfplay_positions = Some(0);
             return Ok(());
         }
         if deterministic && done > 0 {
@@ -668,10 +689,13 @@ impl Driver {
                 "self-play {g} games {:.0} pos/s {:.0} evals/s",
                 p, e
             )),
+            (Some(0), _, _) => parts.push("self-play 0 games".into()),
             _ => parts.push("self-play (resumed)".into()),
         }
-        if let Some(n) = r.background_positions {
-            parts.push(format!("background {n} positions"));
+        match (r.background_games, r.background_positions) {
+            (Some(g), Some(n)) => parts.push(format!("background {g} games, {n} positions")),
+            (None, Some(n)) => parts.push(format!("background {n} positions")),
+            _ => {}
         }
         match (r.loss, r.policy_loss, r.value_loss, r.train_samples_per_sec) {
             (Some(l), Some(p), Some(v), Some(s)) => parts.push(format!(

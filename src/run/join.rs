@@ -49,16 +49,24 @@ enum Ended {
     },
 }
 
+/// Games and positions finished by joined self-play, counted as each game is handed to
+/// the shard writer (it is in a shard file within 30 s, or at the stop). Thread-safe.
+#[derive(Default)]
+struct Finished {
+    games: AtomicU64,
+    positions: AtomicU64,
+}
+
 /// Plays rounds of self-play for the run in `run` with `sp` (`games`: in all; `None`:
-/// until stopped) until `stop` is set or Ctrl-C/SIGTERM is requested, adding the positions
-/// of each finished game to `positions`. Calls `on_round` after every round.
+/// until stopped) until `stop` is set or Ctrl-C/SIGTERM is requested, counting each
+/// finished game in `finished`. Calls `on_round` after every round.
 fn play_rounds(
     run: &RunDir,
     config: &RunConfig,
     sp: SelfplayConfig,
     games: Option<u64>,
     stop: &AtomicBool,
-    positions: &AtomicU64,
+    finished: &Finished,
     mut on_round: impl FnMut(&Round),
 ) -> Result<Ended> {
     let stopping = || stop.load(Ordering::Relaxed) || crate::interrupt::requested();
@@ -79,6 +87,10 @@ fn play_rounds(
         Some(Duration::from_secs(30)),
     )
     .with_sgf(sp.write_sgf);
+    // With `run.continuous_selfplay`, games in flight at the end of a round go on in the
+    // next one (with the newest model from their next move), so that no round ends with
+    // its last games running nearly alone.
+    let mut parked = selfplay::ParkedGames::default();
     let mut played = 0u64;
     loop {
         let n = match games {
@@ -87,21 +99,21 @@ fn play_rounds(
             None => round,
         };
         let ev: Arc<dyn selfplay::Evaluator> = evaluator.clone();
-        let result = selfplay::run_selfplay(
-            &sp,
-            ev,
-            n,
-            |g| {
-                let plies = g.samples.len() as u64;
-                writer.add(g).map_err(|e| e.to_string())?;
-                positions.fetch_add(plies, Ordering::Relaxed);
-                if stopping() {
-                    return Err("stopped".to_string());
-                }
-                Ok(())
-            },
-            |_| {},
-        );
+        let sink = |g: selfplay::FinishedGame| {
+            let plies = g.samples.len() as u64;
+            writer.add(g).map_err(|e| e.to_string())?;
+            finished.positions.fetch_add(plies, Ordering::Relaxed);
+            finished.games.fetch_add(1, Ordering::Relaxed);
+            if stopping() {
+                return Err("stopped".to_string());
+            }
+            Ok(())
+        };
+        let result = if config.run.continuous_selfplay {
+            selfplay::run_selfplay_continuous(&sp, ev, n, &mut parked, sink, |_| {})
+        } else {
+            selfplay::run_selfplay(&sp, ev, n, sink, |_| {})
+        };
         let flushed = writer.flush();
         if stopping() {
             flushed.map_err(|e| anyhow!("cannot write self-play games: {e}"))?;
@@ -157,20 +169,27 @@ pub fn join(dir: &Path, games: Option<u64>, threads: Option<usize>) -> Result<()
     }
     sp.seed = None;
     let never = AtomicBool::new(false);
-    let positions = AtomicU64::new(0);
-    let ended = play_rounds(&run, &config, sp, games, &never, &positions, |r| {
-        println!(
-            "selfplay --dir {}: {} games with {} ({:.0} positions/s, {:.0} evals/s)",
-            dir.display(),
-            r.played,
-            model_name(r.model),
-            r.positions_per_sec,
-            r.evals_per_sec
-        );
-        if let Some(g) = r.switched_to {
-            println!("switched to {}", model_name(g));
-        }
-    })?;
+    let ended = play_rounds(
+        &run,
+        &config,
+        sp,
+        games,
+        &never,
+        &Finished::default(),
+        |r| {
+            println!(
+                "selfplay --dir {}: {} games with {} ({:.0} positions/s, {:.0} evals/s)",
+                dir.display(),
+                r.played,
+                model_name(r.model),
+                r.positions_per_sec,
+                r.evals_per_sec
+            );
+            if let Some(g) = r.switched_to {
+                println!("switched to {}", model_name(g));
+            }
+        },
+    )?;
     match ended {
         Ended::Done => Ok(()),
         Ended::Stopped { games } => {
@@ -191,7 +210,7 @@ pub fn join(dir: &Path, games: Option<u64>, threads: Option<usize>) -> Result<()
 /// loop's thread.
 pub struct Background {
     stop: Arc<AtomicBool>,
-    positions: Arc<AtomicU64>,
+    finished: Arc<Finished>,
     handle: Option<JoinHandle<Result<()>>>,
 }
 
@@ -200,9 +219,9 @@ impl Background {
     /// inference thread). The caller has removed dead joiners' files.
     pub fn start(run: &RunDir, config: &RunConfig, threads: usize) -> Result<Background> {
         let stop = Arc::new(AtomicBool::new(false));
-        let positions = Arc::new(AtomicU64::new(0));
+        let finished = Arc::new(Finished::default());
         let (run, config) = (run.clone(), config.clone());
-        let (flag, count) = (stop.clone(), positions.clone());
+        let (flag, count) = (stop.clone(), finished.clone());
         let handle = std::thread::Builder::new()
             .name("background-selfplay".into())
             .spawn(move || {
@@ -216,14 +235,19 @@ impl Background {
             .map_err(|e| anyhow!("cannot start the background self-play thread: {e}"))?;
         Ok(Background {
             stop,
-            positions,
+            finished,
             handle: Some(handle),
         })
     }
 
     /// Positions of the games finished so far (in the shards within 30 s, or at the stop).
     pub fn positions(&self) -> u64 {
-        self.positions.load(Ordering::Relaxed)
+        self.finished.positions.load(Ordering::Relaxed)
+    }
+
+    /// Games finished so far (counted like [`Background::positions`]).
+    pub fn games(&self) -> u64 {
+        self.finished.games.load(Ordering::Relaxed)
     }
 
     /// The thread's error if it ended with one (it runs until stopped otherwise).

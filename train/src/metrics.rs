@@ -142,6 +142,11 @@ pub struct GenerationRecord {
     /// of this process (since the loop started, for its first); absent when off.
     #[serde(default)]
     pub background_positions: Option<u64>,
+    /// Games the background self-play finished between the previous self-play phase of
+    /// this process and this one's start: they count toward `run.games_per_generation`,
+    /// and the loop played only the rest (`selfplay_games`); absent when off.
+    #[serde(default)]
+    pub background_games: Option<u64>,
     /// Training steps of the generation.
     #[serde(default)]
     pub train_steps: Option<u64>,
