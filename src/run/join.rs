@@ -2,9 +2,10 @@
 //! loop's own background self-play (`run.background_selfplay_threads`). Both play with the
 //! run's newest promoted model under the run's self-play config and write `ext-…` shards
 //! into its `shards/`, which the loop's replay window reads like its own. Between rounds
-//! of games they re-read `state.json` and switch to a newly promoted model. Any number may
-//! run, on this machine or others sharing the directory; none of them takes the run's lock
-//! or changes anything but `shards/` and `games/`.
+//! of games they re-read `state.json` and switch to a newly promoted model (with
+//! `run.continuous_selfplay`, games in flight carry over and continue with it from their
+//! next move). Any number may run, on this machine or others sharing the directory; none
+//! of them takes the run's lock or changes anything but `shards/` and `games/`.
 
 use super::config::RunConfig;
 use super::layout::{model_name, RunDir};
