@@ -33,7 +33,7 @@ def rows_of(path, games_per_generation, steps):
             bg_games = r.get("background_games") or 0
             positions, games = loop_pos + bg_pos, loop_games + bg_games
             samples = r["train_steps"] * 256
-            background = "background_positions" in r
+            background = r.get("background_positions") is not None
             rate = positions / wall if background else (loop_pos / selfplay if selfplay else None)
             configured = (
                 steps * 256 / (games_per_generation * positions / games) if games and positions else None
