@@ -76,6 +76,22 @@ pub struct Driver {
     /// Its games when the previous self-play phase ended: the games it finished since
     /// count toward the current generation's `run.games_per_generation`.
     background_games_mark: u64,
+    /// Raw forward positions/s of the run's network by batch size ([`raw_forward_batch`]),
+    /// measured once per process: it does not depend on the weights, and measuring it
+    /// every generation took half a second of each.
+    raw_forward: std::collections::HashMap<usize, f64>,
+}
+
+/// The batch size whose raw forward speed stands for a mean self-play batch of `mean`:
+/// the nearest multiple of 8 from 16 on (one measurement serves a run's generations,
+/// whose mean batches differ by a few positions), the nearest whole batch below.
+fn raw_forward_batch(mean: f64) -> usize {
+    let batch = mean.round().max(1.0) as usize;
+    if batch < 16 {
+        batch
+    } else {
+        (batch + 4) / 8 * 8
+    }
 }
 
 impl Driver {
@@ -129,6 +145,7 @@ impl Driver {
             background: None,
             background_mark: 0,
             background_games_mark: 0,
+            raw_forward: Default::default(),
         })
     }
 
@@ -430,21 +447,30 @@ impl Driver {
         self.record.eval_cache_hit_rate = service.stats().cache_hit_rate();
         if progress.batches > 0 {
             let mean_batch = progress.mean_batch();
-            let inference = self.inference_config();
-            let device = train::device::resolve_device(&inference.device)?;
-            let raw = train::bench::forward(
-                &net,
-                self.config.variant(),
-                device,
-                inference.precision.kind_on(device),
-                mean_batch.round().max(1.0) as usize,
-                0.5,
-                inference.fold_batch_norm,
-            );
+            let batch = raw_forward_batch(mean_batch);
+            let raw = match self.raw_forward.get(&batch) {
+                Some(&raw) => raw,
+                None => {
+                    let inference = self.inference_config();
+                    let device = train::device::resolve_device(&inference.device)?;
+                    let raw = train::bench::forward(
+                        &net,
+                        self.config.variant(),
+                        device,
+                        inference.precision.kind_on(device),
+                        batch,
+                        0.5,
+                        inference.fold_batch_norm,
+                    )
+                    .per_sec;
+                    self.raw_forward.insert(batch, raw);
+                    raw
+                }
+            };
             self.record.mean_batch = Some(mean_batch);
-            self.record.raw_forward_per_sec = Some(raw.per_sec);
+            self.record.raw_forward_per_sec = Some(raw);
             self.record.forward_efficiency =
-                Some(progress.evaluations_per_second() / raw.per_sec.max(1e-9));
+                Some(progress.evaluations_per_second() / raw.max(1e-9));
         }
         Ok(())
     }
@@ -729,6 +755,15 @@ impl Driver {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn raw_forward_batches_round_to_eights_from_sixteen() {
+        let batches: Vec<usize> = [0.2, 3.4, 15.4, 15.6, 19.4, 20.0, 236.4, 239.9, 244.0]
+            .iter()
+            .map(|&m| raw_forward_batch(m))
+            .collect();
+        assert_eq!(batches, [1, 3, 15, 16, 16, 24, 240, 240, 248]);
+    }
 
     #[test]
     fn generations_start_only_within_the_limits() {

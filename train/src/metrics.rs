@@ -123,8 +123,9 @@ pub struct GenerationRecord {
     /// Mean positions per evaluator request of the self-play workers.
     #[serde(default, deserialize_with = "option_f64")]
     pub mean_batch: Option<f64>,
-    /// Raw forward positions/s of the network alone at `mean_batch` (measured for half a
-    /// second after self-play).
+    /// Raw forward positions/s of the network alone at `mean_batch` (rounded to a
+    /// multiple of 8 from 16 on; measured for half a second after the first self-play of
+    /// the process that saw that batch size).
     #[serde(default, deserialize_with = "option_f64")]
     pub raw_forward_per_sec: Option<f64>,
     /// Self-play evals/s over `raw_forward_per_sec`.
