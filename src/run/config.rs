@@ -381,49 +381,34 @@ impl RunConfig {
 mod tests {
     use super::RunConfig;
 
+    /// `(train.threads, train.inference.threads)` after [`RunConfig::resolve_auto_threads`]
+    /// on `cores` cores, from auto inference threads and the given settings.
+    fn resolved(
+        background: usize,
+        deterministic: bool,
+        train: usize,
+        cores: usize,
+    ) -> (usize, usize) {
+        let mut c = RunConfig::default();
+        c.run.background_selfplay_threads = background;
+        c.run.deterministic = deterministic;
+        c.train.threads = train;
+        c.train.inference.threads = 0;
+        c.resolve_auto_threads(cores);
+        (c.train.threads, c.train.inference.threads)
+    }
+
     #[test]
     fn background_selfplay_leaves_the_other_cores_to_auto_torch_threads() {
+        assert_eq!(resolved(0, false, 0, 8), (0, 0), "off: unchanged");
+        assert_eq!(resolved(3, false, 0, 8), (5, 5));
+        assert_eq!(resolved(2, false, 0, 2), (1, 1), "at least one");
+        assert_eq!(resolved(1, true, 0, 2), (0, 0), "deterministic: off");
+        assert_eq!(resolved(1, false, 4, 2), (4, 0), "set: kept");
         let mut c = RunConfig::default();
-        c.run.background_selfplay_threads = 0;
-        c.train.threads = 0;
-        c.train.inference.threads = 0;
-        let auto = c.clone();
-        c.resolve_auto_threads(8);
-        assert_eq!(
-            (c.train.threads, c.train.inference.threads),
-            (0, 0),
-            "off: unchanged"
-        );
-        c.run.background_selfplay_threads = 3;
-        c.resolve_auto_threads(8);
-        assert_eq!((c.train.threads, c.train.inference.threads), (5, 5));
-        let mut c = auto.clone();
-        c.run.background_selfplay_threads = 2;
-        c.resolve_auto_threads(2);
-        assert_eq!(
-            (c.train.threads, c.train.inference.threads),
-            (1, 1),
-            "at least one"
-        );
-        let mut c = auto.clone();
         c.run.background_selfplay_threads = 1;
         c.run.deterministic = true;
-        c.resolve_auto_threads(2);
         assert_eq!(c.background_selfplay_threads(), 0);
-        assert_eq!(
-            (c.train.threads, c.train.inference.threads),
-            (0, 0),
-            "deterministic: off"
-        );
-        let mut c = auto;
-        c.run.background_selfplay_threads = 1;
-        c.train.threads = 4;
-        c.resolve_auto_threads(2);
-        assert_eq!(
-            (c.train.threads, c.train.inference.threads),
-            (4, 0),
-            "set: kept"
-        );
     }
 
     #[test]
