@@ -128,6 +128,11 @@ pub struct BenchArgs {
     /// is printed when on).
     #[arg(long, default_value_t = 0)]
     pub cache: usize,
+    /// torch intra-op threads of the `--model` measurement's inference thread
+    /// (`train.inference.threads`: 0 = torch's count, fewer while other processes keep
+    /// cores busy).
+    #[arg(long, default_value_t = 0)]
+    pub inference_threads: usize,
 }
 
 /// `loazero bench mcts`: simulations/s per thread, playing games from the standard start
@@ -180,6 +185,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
 fn bench_network_selfplay(path: &Path, args: &BenchArgs) -> Result<()> {
     let inference = train::InferenceConfig {
         cache_positions: args.cache,
+        threads: args.inference_threads,
         ..train::InferenceConfig::default()
     };
     let evaluator = train::NetEvaluator::load(path, &inference)
@@ -207,6 +213,7 @@ fn bench_network_selfplay(path: &Path, args: &BenchArgs) -> Result<()> {
         mean_batch.round() as usize,
         args.seconds.min(3.0),
         train::InferenceConfig::default().fold_batch_norm,
+        inference.threads,
     );
     let cache = match evaluator.stats().cache_hit_rate() {
         Some(rate) => format!(", cache of {} hit {:.1}%", args.cache, 100.0 * rate),
@@ -252,7 +259,8 @@ pub struct NetBenchArgs {
     /// Minimum seconds per measurement.
     #[arg(long, default_value_t = 1.0)]
     pub seconds: f64,
-    /// torch intra-op threads (0 = torch's default).
+    /// torch intra-op threads (0 = torch's default count, fewer while other processes keep
+    /// cores busy, as in a run; see `train::auto_threads`).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
     /// Client threads of the inference-service measurement (0 skips it).
@@ -302,6 +310,7 @@ pub fn bench_net(args: NetBenchArgs) -> Result<()> {
                     b,
                     args.seconds,
                     folded,
+                    args.threads,
                 );
                 let of_peak = peak.as_ref().map_or(String::new(), |p| {
                     let gflops = match precision {
@@ -355,6 +364,7 @@ pub fn bench_net(args: NetBenchArgs) -> Result<()> {
                 args.train_batch,
                 p,
                 args.seconds,
+                args.threads,
             )?;
             println!(
                 "{label:<12} training {:<8} batch {:>5}: {:>10.0} samples/s    ({} steps in {:.2} s)",

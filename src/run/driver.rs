@@ -461,6 +461,7 @@ impl Driver {
                         batch,
                         0.5,
                         inference.fold_batch_norm,
+                        inference.threads,
                     )
                     .per_sec;
                     self.raw_forward.insert(batch, raw);

@@ -63,7 +63,11 @@ fn synchronize(device: Device) {
 /// outputs copied back) of a freshly initialised `net` at `batch` positions, for at least
 /// `min_secs` after a warm-up. `kind` is the inference precision (as the inference
 /// service applies it: the folded net is folded in fp32, then converted); `folded` runs the
-/// inference form ([`FoldedNet`]) instead of the reference forward pass.
+/// inference form ([`FoldedNet`]) instead of the reference forward pass. `threads` is the
+/// setting the passes stand for (`train.inference.threads`): with 0, on the CPU, the
+/// calling thread's torch threads follow the machine's load as the inference thread's do
+/// ([`crate::auto_threads`]); other counts are the caller's to set.
+#[allow(clippy::too_many_arguments)]
 pub fn forward(
     net: &NetConfig,
     variant: Variant,
@@ -72,6 +76,7 @@ pub fn forward(
     batch: usize,
     min_secs: f64,
     folded: bool,
+    threads: usize,
 ) -> Throughput {
     let _guard = tch::no_grad_guard();
     let mut model = Model::new(ModelInfo::new(net, variant), device);
@@ -102,9 +107,15 @@ pub fn forward(
         let _ = run();
     }
     synchronize(device);
+    // As the inference thread does: on the CPU, torch's threads follow the machine's load.
+    let mut auto =
+        (threads == 0 && !device.is_cuda()).then(crate::auto_threads::AutoThreads::from_torch);
     let start = Instant::now();
     let mut iterations = 0;
     while iterations < 2 || start.elapsed().as_secs_f64() < min_secs {
+        if let Some(auto) = &mut auto {
+            auto.update();
+        }
         let _ = run();
         iterations += 1;
     }
@@ -119,7 +130,8 @@ pub fn forward(
 
 /// Training steps (batch building with augmentation, forward, backward, optimizer) of a
 /// fresh `net` at `batch` samples per step in `precision` (`TrainConfig::precision`), for
-/// at least `min_secs` after a warm-up.
+/// at least `min_secs` after a warm-up, with `threads` torch threads as `train.threads` sets
+/// them (0: following the machine's load on the CPU).
 pub fn training(
     net: &NetConfig,
     variant: Variant,
@@ -127,12 +139,14 @@ pub fn training(
     batch: usize,
     precision: Precision,
     min_secs: f64,
+    threads: usize,
 ) -> anyhow::Result<Throughput> {
     let config = TrainConfig {
         net: net.clone(),
         device: device_name(device),
         batch_size: batch,
         precision,
+        threads,
         ..TrainConfig::default()
     };
     let window = ReplayWindow::from_samples(sample_positions(variant, 4096), 4096, variant);

@@ -267,8 +267,10 @@ pub struct InferenceConfig {
     /// Inference precision (see [`Precision`]), on any device. Default `auto`.
     pub precision: Precision,
     /// torch intra-op threads, set when the evaluator starts; 0 keeps the current
-    /// setting. Process-wide (it also changes training's). On a CPU shared with search
-    /// threads, 1 is often fastest (OpenMP threads spin while waiting). Default 0.
+    /// setting and, on the CPU, lowers the inference thread's count while other processes
+    /// keep cores busy ([`crate::auto_threads`]). Process-wide (it also changes
+    /// training's). On a CPU shared with search threads, 1 is often fastest (OpenMP
+    /// threads spin while waiting). Default 0.
     pub threads: usize,
     /// Run inference on the folded network ([`crate::folded::FoldedNet`]: batch norms
     /// folded into the convolutions; same outputs up to float rounding, faster). Default
@@ -304,7 +306,9 @@ pub struct TrainConfig {
     pub net: NetConfig,
     /// Training device: `cpu`, `cuda` or `cuda:N`. Default `cpu`.
     pub device: String,
-    /// torch intra-op threads (process-wide); 0 keeps torch's default. Default 0.
+    /// torch intra-op threads (process-wide); 0 keeps torch's default and, on the CPU,
+    /// lowers the trainer's count while other processes keep cores busy
+    /// ([`crate::auto_threads`]). Default 0.
     pub threads: usize,
     /// Positions per training step. Default 256.
     pub batch_size: usize,

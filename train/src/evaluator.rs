@@ -6,6 +6,7 @@
 //! `deadline_us` has passed since the first, runs one forward pass under `no_grad`, and
 //! replies to each caller. New weights are swapped in between passes.
 
+use crate::auto_threads::AutoThreads;
 use crate::config::InferenceConfig;
 use crate::device::{device_name, resolve_device};
 use crate::encoding::{encode_into, input_len, num_planes, same_layout};
@@ -302,6 +303,8 @@ struct InferenceLoop {
     folded: Option<FoldedNet>,
     /// The evaluation cache when `config.cache_positions > 0`.
     cache: Option<EvalCache>,
+    /// The thread count that follows the machine's load, on the CPU with `threads = 0`.
+    auto_threads: Option<AutoThreads>,
 }
 
 impl InferenceLoop {
@@ -316,6 +319,7 @@ impl InferenceLoop {
             .fold_batch_norm
             .then(|| FoldedNet::with_kind(&model.net, config.precision.kind_on(device)));
         let cache = (config.cache_positions > 0).then(|| EvalCache::new(config.cache_positions));
+        let auto_threads = (config.threads == 0 && !device.is_cuda()).then(AutoThreads::from_torch);
         InferenceLoop {
             model,
             config,
@@ -325,6 +329,7 @@ impl InferenceLoop {
             variant,
             folded,
             cache,
+            auto_threads,
         }
     }
 
@@ -432,6 +437,9 @@ impl InferenceLoop {
             .requests
             .fetch_add(good.len() as u64, Ordering::Relaxed);
         if !misses.is_empty() {
+            if let Some(auto) = &mut self.auto_threads {
+                auto.update();
+            }
             let total = misses.len();
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 let positions = misses.iter().map(|&(k, i)| &good[k].0.positions[i]);

@@ -46,6 +46,7 @@
 //! checkpoint adds `opt.<slot>.<layer>` tensors and the trainer state (step, sampling
 //! RNG, config) and is itself a valid model file.
 
+pub mod auto_threads;
 pub mod batch;
 pub mod bench;
 pub mod config;

@@ -9,6 +9,7 @@
 
 use crate::batch::{make_batch, mask_logits, Batch};
 use crate::config::TrainConfig;
+use crate::auto_threads::AutoThreads;
 use crate::device::{device_name, resolve_device, set_threads};
 use crate::metrics::{f64_or_nan, nan, unix_time, MetricsLog, Record, TrainRecord};
 use crate::model::{Model, ModelInfo, NET_PREFIX};
@@ -168,6 +169,8 @@ pub struct Trainer {
     device: Device,
     /// The run's progress for [`crate::config::LrSchedule::CosineRun`].
     run_progress: Option<f64>,
+    /// The thread count that follows the machine's load, on the CPU with `threads = 0`.
+    auto_threads: Option<AutoThreads>,
 }
 
 impl Trainer {
@@ -201,6 +204,7 @@ impl Trainer {
     }
 
     fn assemble(config: TrainConfig, model: Model, device: Device) -> Result<Trainer> {
+        let config_threads = config.threads;
         let optimizer = Optimizer::new(&model.vs, config.optimizer);
         let rng = ChaCha8Rng::seed_from_u64(config.seed ^ 0x5eed_0000_7a1e);
         let average = if config.ema_decay > 0.0 {
@@ -216,6 +220,8 @@ impl Trainer {
             rng,
             device,
             run_progress: None,
+            auto_threads: (config_threads == 0 && !device.is_cuda())
+                .then(AutoThreads::from_torch),
         })
     }
 
@@ -380,6 +386,9 @@ impl Trainer {
     /// One optimisation step on exactly these samples and symmetries (errors as
     /// [`make_batch`]).
     pub fn train_on(&mut self, samples: &[&Sample], symmetries: &[usize]) -> Result<StepStats> {
+        if let Some(auto) = &mut self.auto_threads {
+            auto.update();
+        }
         let batch = make_batch(
             samples,
             symmetries,
