@@ -64,8 +64,11 @@ FUZZ_TARGETS ?=
 fuzz: setup
 	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh $(FUZZ_TARGETS)
 
+## lint: rustfmt, clippy (warnings are errors) and no dependency the code never names
+## (scripts/unused_deps.py)
 lint:
 	$(CARGO) fmt --all -- --check
+	$(PYTHON) scripts/unused_deps.py
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
 
 fmt:
