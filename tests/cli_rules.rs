@@ -71,6 +71,29 @@ fn replay_reports_illegal_move_with_ply_and_position() {
     assert!(err.contains("/"), "position text expected in: {err}");
 }
 
+/// A record whose moves do not end the game says how it ended in its `# end` line (as
+/// self-play and the web app write it); replay prints that result.
+#[test]
+fn replay_of_a_resigned_record_prints_its_result() {
+    let tmp = temp_dir();
+    let file = tmp.path().join("resigned.txt");
+    std::fs::write(
+        &file,
+        "# variant standard\n# rules classic\n# end white (black resigned)\n1. b1-b3 h2-f2 *\n",
+    )
+    .unwrap();
+    let o = loazero(&["replay", file.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("black resigned\n"), "{out}");
+    assert_eq!(last_line(&o), "result: white", "{out}");
+    // An `# end` line naming no outcome is an error that quotes it.
+    std::fs::write(&file, "# end purple (black resigned)\n1. b1-b3 *\n").unwrap();
+    let o = loazero(&["replay", file.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("'purple'"), "{}", stderr(&o));
+}
+
 #[test]
 fn replay_reads_sgf_and_record_headers() {
     let tmp = temp_dir();

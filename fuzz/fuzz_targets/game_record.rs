@@ -39,6 +39,7 @@ fuzz_target!(|data: &[u8]| {
         variant: Some(variant.name().into()),
         rules: Some(rules.to_string()),
         start: Some(start.to_text()),
+        end: None,
     };
     let out = header.format() + &GameRecord::format(game.moves(), record.result.as_deref());
     let again = GameRecord::parse(&out).unwrap_or_else(|e| panic!("{out}: {e}"));

@@ -9,10 +9,14 @@
 //! Header lines say how to replay the moves: a line `# variant NAME`, `# rules SPEC` or
 //! `# start POSITION` (at most one of each, anywhere in the record) is kept as text in
 //! [`GameRecord::header`]; loazero writes them at the top of every record, and
-//! `loazero replay` uses them unless told otherwise. Other comment lines are ignored.
+//! `loazero replay` uses them unless told otherwise. A line `# end OUTCOME (HOW)` says how
+//! a game ended that its moves do not end (`# end white (black resigned)`, `# end draw
+//! (adjudicated a draw at the ply cap)`); self-play records carry it. Other comment lines
+//! are ignored.
 
 use crate::Error;
 use crate::Move;
+use crate::{Color, Outcome};
 
 /// A move list read from text.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
@@ -35,6 +39,9 @@ pub struct RecordHeader {
     pub rules: Option<String>,
     /// `# start POSITION`.
     pub start: Option<String>,
+    /// `# end OUTCOME (HOW)`: how the game ended, e.g. `white (black resigned)` (see
+    /// [`RecordHeader::end_outcome`]).
+    pub end: Option<String>,
 }
 
 impl RecordHeader {
@@ -45,6 +52,7 @@ impl RecordHeader {
             ("variant", &self.variant),
             ("rules", &self.rules),
             ("start", &self.start),
+            ("end", &self.end),
         ] {
             if let Some(v) = value {
                 s.push_str(&format!("# {key} {v}\n"));
@@ -64,6 +72,7 @@ impl RecordHeader {
             "variant" => &mut self.variant,
             "rules" => &mut self.rules,
             "start" => &mut self.start,
+            "end" => &mut self.end,
             _ => return Ok(()),
         };
         let value = value.trim();
@@ -78,6 +87,30 @@ impl RecordHeader {
         }
         *slot = Some(value.to_string());
         Ok(())
+    }
+}
+
+impl RecordHeader {
+    /// The outcome an `# end` line names by its first word (`black`, `white` or `draw`),
+    /// with the rest of the line (what is in its parentheses, e.g. `black resigned`).
+    /// Errors on an `# end` line whose first word is none of these.
+    pub fn end_outcome(&self) -> Result<Option<(Outcome, String)>, Error> {
+        let Some(end) = &self.end else {
+            return Ok(None);
+        };
+        let (word, rest) = end.split_once(char::is_whitespace).unwrap_or((end, ""));
+        let outcome = match word {
+            "black" => Outcome::Win(Color::Black),
+            "white" => Outcome::Win(Color::White),
+            "draw" => Outcome::Draw,
+            other => {
+                return Err(Error::new(format!(
+                    "'# end {end}': '{other}' is not an outcome (black, white or draw)"
+                )))
+            }
+        };
+        let how = rest.trim().trim_start_matches('(').trim_end_matches(')');
+        Ok(Some((outcome, how.trim().to_string())))
     }
 }
 
@@ -182,6 +215,7 @@ mod tests {
             variant: Some("parachute".into()),
             rules: Some("icga".into()),
             start: Some("1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b 2:2".into()),
+            end: None,
         };
         assert_eq!(r.header, want);
         assert_eq!(r.moves, ["b1-b3"]);
@@ -192,6 +226,33 @@ mod tests {
             GameRecord::parse("#variants\n").unwrap().header,
             RecordHeader::default()
         );
+    }
+
+    #[test]
+    fn an_end_line_names_how_the_game_ended() {
+        let text = "# variant standard\n# end white (black resigned)\n1. b1-b3 h2-f2 *\n";
+        let r = GameRecord::parse(text).unwrap();
+        assert_eq!(r.header.end.as_deref(), Some("white (black resigned)"));
+        assert_eq!(
+            r.header.end_outcome().unwrap(),
+            Some((Outcome::Win(Color::White), "black resigned".to_string()))
+        );
+        assert_eq!(GameRecord::parse(&r.header.format()).unwrap().header, r.header);
+        let draw = RecordHeader {
+            end: Some("draw (adjudicated a draw at the ply cap)".into()),
+            ..RecordHeader::default()
+        };
+        assert_eq!(
+            draw.end_outcome().unwrap(),
+            Some((Outcome::Draw, "adjudicated a draw at the ply cap".to_string()))
+        );
+        assert_eq!(RecordHeader::default().end_outcome().unwrap(), None);
+        let bad = RecordHeader {
+            end: Some("blue (red resigned)".into()),
+            ..RecordHeader::default()
+        };
+        let e = bad.end_outcome().unwrap_err();
+        assert!(e.message.contains("'blue'"), "{e}");
     }
 
     #[test]

@@ -221,12 +221,6 @@ impl GameWriter {
 /// ended, then the numbered moves and the result, as `loazero replay` reads it
 /// (`loazero replay FILE`; the header lines give variant, rules and start).
 pub fn game_record_text(game: &FinishedGame) -> String {
-    let mut s = loa::RecordHeader {
-        variant: Some(game.start.variant().to_string()),
-        rules: Some(game.rules.to_string()),
-        start: Some(game.start.to_text()),
-    }
-    .format();
     let how = if let Some(c) = game.resigned {
         format!("{} resigned", c.name())
     } else if game.adjudicated {
@@ -234,7 +228,13 @@ pub fn game_record_text(game: &FinishedGame) -> String {
     } else {
         "by the rules".to_string()
     };
-    s.push_str(&format!("# end {} ({how})\n", game.outcome.name()));
+    let mut s = loa::RecordHeader {
+        variant: Some(game.start.variant().to_string()),
+        rules: Some(game.rules.to_string()),
+        start: Some(game.start.to_text()),
+        end: Some(format!("{} ({how})", game.outcome.name())),
+    }
+    .format();
     // The result token only when the moves themselves end the game, so replay agrees.
     let result = match (game.resigned.is_some() || game.adjudicated, game.outcome) {
         (true, _) => "*",

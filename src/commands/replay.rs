@@ -38,8 +38,10 @@ fn is_sgf(text: &str) -> bool {
         .starts_with('(')
 }
 
-/// Prints `result: black|white|draw|none` as the last line (an SGF resignation counts as
-/// the other side's win); an illegal move is an error naming its ply and the position.
+/// Prints `result: black|white|draw|none` as the last line: the outcome of the moves, or
+/// for a game they do not end, the resignation of an SGF file or the `# end` line of a
+/// record (`# end white (black resigned)`), whose reason is printed the line before
+/// (`black resigned`). An illegal move is an error naming its ply and the position.
 pub fn run(args: Args) -> Result<()> {
     let file = args.file.display();
     let text = std::fs::read_to_string(&args.file)
@@ -82,7 +84,18 @@ pub fn run(args: Args) -> Result<()> {
         (None, None) => Position::start(variant, &rules),
     };
     let game = replay(&args, start, rules, &record.moves)?;
-    println!("result: {}", game.outcome().map_or("none", |o| o.name()));
+    let end = header.end_outcome().map_err(|e| anyhow!("{file}: {e}"))?;
+    let outcome = match (game.outcome(), end) {
+        (Some(o), _) => Some(o),
+        (None, Some((o, how))) => {
+            if !how.is_empty() {
+                println!("{how}");
+            }
+            Some(o)
+        }
+        (None, None) => None,
+    };
+    println!("result: {}", outcome.map_or("none", |o| o.name()));
     Ok(())
 }
 

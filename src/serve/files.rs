@@ -35,13 +35,16 @@ pub fn export_text(
     }
 }
 
-/// A loazero record of `game` with its `# variant`, `# rules` and `# start` header.
+/// A loazero record of `game` with its `# variant`, `# rules` and `# start` header, and an
+/// `# end` line when a side resigned a game its moves do not end.
 pub fn record_text(game: &Game, resigned: Option<Color>) -> String {
     let variant = game.position().variant();
+    let resigned = resigned.filter(|_| !game.is_over());
     let header = loa::RecordHeader {
         variant: Some(variant.name().to_string()),
         rules: Some(game.rules().to_string()),
         start: Some(game.start().to_text()),
+        end: resigned.map(|c| format!("{} ({} resigned)", c.opponent().name(), c.name())),
     };
     let result = match game.outcome().map(|o| o.winner()) {
         Some(Some(Color::Black)) => Some("1-0"),
@@ -54,9 +57,6 @@ pub fn record_text(game: &Game, resigned: Option<Color>) -> String {
         },
     };
     let mut s = header.format();
-    if let Some(c) = resigned.filter(|_| !game.is_over()) {
-        s.push_str(&format!("# {} resigned\n", c.name()));
-    }
     s.push_str(&GameRecord::format(game.moves(), result));
     s
 }

@@ -167,13 +167,16 @@ fn selfplay_names(root: &Path) -> Vec<String> {
 /// One self-play game: players and result from its record's `# end` line.
 fn selfplay_entry(root: &Path, name: &str) -> Value {
     let text = std::fs::read_to_string(root.join("games").join(name)).unwrap_or_default();
-    let end = text
-        .lines()
-        .find_map(|l| l.strip_prefix("# end "))
-        .unwrap_or("")
-        .trim();
-    let result = end.split_whitespace().next().unwrap_or("").to_string();
-    let plies = loa::GameRecord::parse(&text).map(|r| r.moves.len()).ok();
+    let record = loa::GameRecord::parse(&text).ok();
+    let end = record
+        .as_ref()
+        .and_then(|r| r.header.end.clone())
+        .unwrap_or_default();
+    let result = record
+        .as_ref()
+        .and_then(|r| r.header.end_outcome().ok().flatten())
+        .map(|(outcome, _)| outcome.name());
+    let plies = record.as_ref().map(|r| r.moves.len());
     let generation = name
         .strip_prefix("loop-g")
         .and_then(|r| r.get(..4))
@@ -187,7 +190,7 @@ fn selfplay_entry(root: &Path, name: &str) -> Value {
         "path": format!("games/{name}"),
         "black": player,
         "white": player,
-        "result": if result.is_empty() { Value::Null } else { json!(result) },
+        "result": result,
         "detail": end,
         "plies": plies,
         "label": name,

@@ -305,6 +305,7 @@ fn play_game(
         variant: Some(config.variant.to_string()),
         rules: Some(config.rules.to_string()),
         start: None,
+        end: None,
     }
     .format();
     let record = GameFiles {
