@@ -102,6 +102,7 @@ fn variants_and_positions() {
         (r#"{"rules": "nonsense=1"}"#, "rules"),
         (r#"{"start": "8/8 b"}"#, "start"),
         (r#"{"moves": "b1-b3"}"#, "JSON"),
+        (r#"{"move": ["b1-b3"]}"#, "unknown field `move`"),
         (r#"{"moves": ["b1-b3""#, "JSON"),
         ("", "JSON"),
     ] {
@@ -201,6 +202,12 @@ fn players_move_and_bad_players_are_refused() {
             "over",
         ),
         (json!({"player": "random", "ms": 99999999}), 400, "ms"),
+        // A typo for `moves` is refused, not read as a game from the start.
+        (
+            json!({"player": "random", "move": ["b1-b3"]}),
+            400,
+            "unknown field `move`",
+        ),
         // A 6x6 model on the standard board.
         (
             json!({"player": format!("model:path={}", model.display())}),
@@ -255,6 +262,7 @@ fn analysis_of_a_run_model_and_of_the_heuristic() {
         (json!({"model": model.display().to_string()}), 400, "6x6"),
         (json!({"sims": 0}), 400, "sims"),
         (json!({"ab_depth": 99}), 400, "ab_depth"),
+        (json!({"simulations": 16}), 400, "unknown field `simulations`"),
     ] {
         let (st, text) = s.post("/api/analyse", &body.to_string());
         assert_eq!(st, status, "{body}: {text}");
@@ -313,6 +321,9 @@ fn run_games_metrics_and_records() {
                         "moves": r["moves"], "resigned": r["resigned"], "format": format}),
             );
             let back = s.post_json("/api/import", &json!({"text": e["text"]}));
+            let (st, typo) = s.post("/api/import", &json!({"txt": e["text"]}).to_string());
+            assert_eq!(st, 400, "{typo}");
+            assert!(error_of(&typo).contains("txt"), "{typo}");
             assert_eq!(back["moves"], r["moves"], "{path} via {format}");
             assert_eq!(back["rules"], r["rules"], "{path} via {format}");
             assert_eq!(back["result"], r["result"], "{path} via {format}");

@@ -18,10 +18,43 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Parses a JSON request body; 400 naming the JSON error otherwise.
-pub fn parse_body<T: DeserializeOwned>(body: &[u8]) -> ApiResult<T> {
-    serde_json::from_slice(body).map_err(|e| ApiError::bad(format!("bad JSON request: {e}")))
+/// Parses a JSON request body; 400 naming the JSON error otherwise, or the first key that
+/// no field of the request takes (a typo such as `move` for `moves` is refused, not
+/// ignored).
+pub fn parse_body<T: DeserializeOwned + RequestBody>(body: &[u8]) -> ApiResult<T> {
+    let request: T = serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad(format!("bad JSON request: {e}")))?;
+    match request.unknown_keys().first() {
+        Some(key) => Err(ApiError::bad(format!(
+            "bad JSON request: unknown field `{key}` (docs/api.md lists each request's fields)"
+        ))),
+        None => Ok(request),
+    }
 }
+
+/// A JSON request body. Bodies that embed a [`GameSpec`] with `#[serde(flatten)]` (which
+/// serde's `deny_unknown_fields` does not cover) collect the keys no field takes in a last
+/// flattened map and return them here; the others deny unknown fields themselves.
+pub trait RequestBody {
+    /// The keys of the body that no field took.
+    fn unknown_keys(&self) -> Vec<&str> {
+        Vec::new()
+    }
+}
+
+impl RequestBody for GameSpec {}
+
+/// Implements [`RequestBody`] for a body whose keys no field takes are in `self.unknown`.
+macro_rules! unknown_keys_in_field {
+    ($($t:ty),*) => {
+        $(impl RequestBody for $t {
+            fn unknown_keys(&self) -> Vec<&str> {
+                self.unknown.keys().map(String::as_str).collect()
+            }
+        })*
+    };
+}
+unknown_keys_in_field!(PlayRequest, AnalyseRequest, ExportRequest);
 
 /// `GET /api/variants`: every variant with its board, players, drops/vanishing flags and
 /// start position, and the rule presets.
@@ -66,6 +99,9 @@ struct PlayRequest {
     /// Seed of randomised players.
     #[serde(default)]
     seed: Option<u64>,
+    /// Keys no field takes: refused by [`parse_body`].
+    #[serde(flatten)]
+    unknown: serde_json::Map<String, Value>,
 }
 
 /// Whether the spec text sets a search limit of its own (`depth`, `nodes`, `sims`, `ms`).
@@ -163,6 +199,9 @@ struct AnalyseRequest {
     /// How many MCTS moves to report (default 8).
     #[serde(default)]
     top: Option<usize>,
+    /// Keys no field takes: refused by [`parse_body`].
+    #[serde(flatten)]
+    unknown: serde_json::Map<String, Value>,
 }
 
 /// `POST /api/analyse`: the evaluator's policy (percentages over the legal moves) and
@@ -343,6 +382,9 @@ struct ExportRequest {
     /// `black` or `white`: that side resigned after the moves.
     #[serde(default)]
     resigned: Option<String>,
+    /// Keys no field takes: refused by [`parse_body`].
+    #[serde(flatten)]
+    unknown: serde_json::Map<String, Value>,
 }
 
 /// `POST /api/export`: the game as an SGF file or a loazero record (`{"format", "text",
@@ -370,6 +412,7 @@ pub async fn export(body: Bytes) -> ApiResult<Json<Value>> {
 
 /// The body of `POST /api/import`.
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct ImportRequest {
     /// An SGF file or a loazero record.
     text: String,
@@ -377,6 +420,8 @@ struct ImportRequest {
     #[serde(default)]
     variant: Option<String>,
 }
+
+impl RequestBody for ImportRequest {}
 
 /// `POST /api/import`: an SGF file or loazero record → the game it holds (a [`GameSpec`]
 /// with players and result), every move checked.
