@@ -59,6 +59,14 @@ mod commands {
     }
 }
 
+/// The torch-free part of `src/run/`: a run's layout and the games that rate it
+/// (`loazero ratings RUN`).
+#[allow(dead_code)] // the shared files carry items only loazero-torch uses
+mod run {
+    pub mod layout;
+    pub mod rated_games;
+}
+
 /// The name of the binary with torch, looked for beside this one.
 const FULL_BINARY: &str = "loazero-torch";
 

@@ -132,4 +132,25 @@ fn each_special_variant_trains_plays_and_exports() {
     ]);
     assert!(!o.status.success());
     assert!(text(&o).contains("alveole run"), "{}", text(&o));
+
+    // `loazero ratings RUN` rates a run directory as its loop does, and several runs
+    // together (their models named RUN/gen-NNNN, joined by the anchors they share).
+    let gemma = root.join("gemma");
+    let o = loazero(&["ratings".into(), gemma.display().to_string()]);
+    assert!(o.status.success(), "{}", text(&o));
+    let table = common::stdout(&o);
+    for name in ["gen-0000", "gen-0001", "random"] {
+        assert!(table.contains(name), "{name}: {table}");
+    }
+    assert!(!table.contains("written:"), "a run's ratings.csv is the loop's: {table}");
+    let o = loazero(&[
+        "ratings".into(),
+        gemma.display().to_string(),
+        root.join("parachute").display().to_string(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let table = common::stdout(&o);
+    for name in ["gemma/gen-0001", "parachute/gen-0001", "random"] {
+        assert!(table.contains(name), "{name}: {table}");
+    }
 }

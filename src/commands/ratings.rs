@@ -1,17 +1,26 @@
-//! `loazero ratings`: Bradley–Terry Elo over every game in results files.
+//! `loazero ratings`: Bradley–Terry Elo over every game in results files, or over the
+//! rating games of runs.
 
+use crate::run::layout::RunDir;
+use crate::run::rated_games::rated_games;
 use anyhow::{bail, Result};
 use eval::arena::read_results;
 use eval::ratings::{fit, RatedGame};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Arguments of `loazero ratings`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// A directory searched recursively for results files (*.jsonl written by
-    /// `loazero match`), or one such file.
-    pub dir: PathBuf,
-    /// Where to write the table as CSV (default DIR/ratings.csv, or beside the file).
+    /// Directories searched recursively for results files (*.jsonl written by
+    /// `loazero match`), such files, or run directories (`runs/default`: its finished
+    /// rating and anchor matches, models named as in its `ratings.csv`). Several are
+    /// fitted together (models of several runs are named RUN/gen-NNNN; the anchors they
+    /// share join their scales).
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// Where to write the table as CSV (default: DIR/ratings.csv, or beside the file, for
+    /// one results directory or file; none for run directories, whose loop writes their
+    /// own `ratings.csv`, or for several).
     #[arg(long)]
     pub csv: Option<PathBuf>,
     /// Virtual draws added per pair of players that met (keeps ratings finite after a
@@ -20,13 +29,39 @@ pub struct Args {
     pub prior_draws: f64,
 }
 
-/// Prints the table (anchor `random` = 0 when present) and writes the CSV.
-pub fn run(args: Args) -> Result<()> {
-    let results = read_results(&args.dir)?;
-    if results.is_empty() {
-        bail!("no game results found under {}", args.dir.display());
+/// Whether `dir` is a run directory (`loazero run --dir`): it has the run's metrics log
+/// and match directory.
+pub fn is_run_dir(dir: &Path) -> bool {
+    let run = RunDir::new(dir);
+    run.metrics().is_file() && run.matches().is_dir()
+}
+
+/// The games of one argument: a run's rating games, or every result under a directory
+/// or in a file. With `prefix`, model players of a run are named `PREFIX/gen-NNNN`.
+fn games_of(path: &Path, prefix: Option<&str>) -> Result<Vec<RatedGame>> {
+    if is_run_dir(path) {
+        let run_models: Vec<String> = {
+            let run = RunDir::new(path);
+            crate::run::layout::list_names(&run.models())?
+                .into_iter()
+                .filter_map(|n| n.strip_suffix(".safetensors").map(str::to_string))
+                .collect()
+        };
+        let mut games = rated_games(&RunDir::new(path))?;
+        if let Some(prefix) = prefix {
+            let rename = |name: &mut String| {
+                if run_models.contains(name) {
+                    *name = format!("{prefix}/{name}");
+                }
+            };
+            for g in &mut games {
+                rename(&mut g.first);
+                rename(&mut g.second);
+            }
+        }
+        return Ok(games);
     }
-    let games: Vec<RatedGame> = results
+    Ok(read_results(path)?
         .iter()
         .map(|r| {
             let (first, second) = r.first_and_second();
@@ -36,18 +71,48 @@ pub fn run(args: Args) -> Result<()> {
                 score_first: r.score_first(),
             }
         })
-        .collect();
+        .collect())
+}
+
+/// Prints the table (anchor `random` = 0 when present) and writes the CSV.
+pub fn run(args: Args) -> Result<()> {
+    let several = args.dirs.len() > 1;
+    let mut games = Vec::new();
+    for dir in &args.dirs {
+        if !dir.exists() {
+            bail!("{} does not exist", dir.display());
+        }
+        let name = dir
+            .file_name()
+            .map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let found = games_of(dir, several.then_some(name.as_str()))?;
+        if found.is_empty() {
+            bail!(
+                "no game results found under {}{}",
+                dir.display(),
+                if is_run_dir(dir) {
+                    " (a run directory: its rating matches have not finished yet)"
+                } else {
+                    ""
+                }
+            );
+        }
+        games.extend(found);
+    }
     let table = fit(&games, args.prior_draws)?;
     println!("{} games", games.len());
     println!("{table}");
-    let csv = args.csv.unwrap_or_else(|| {
-        if args.dir.is_dir() {
-            args.dir.join("ratings.csv")
+    let csv = args.csv.clone().or_else(|| match args.dirs.as_slice() {
+        [dir] if !is_run_dir(dir) => Some(if dir.is_dir() {
+            dir.join("ratings.csv")
         } else {
-            args.dir.with_file_name("ratings.csv")
-        }
+            dir.with_file_name("ratings.csv")
+        }),
+        _ => None,
     });
-    selfplay::data::write_atomically(&csv, table.to_csv().as_bytes())?;
-    println!("written: {}", csv.display());
+    if let Some(csv) = csv {
+        selfplay::data::write_atomically(&csv, table.to_csv().as_bytes())?;
+        println!("written: {}", csv.display());
+    }
     Ok(())
 }

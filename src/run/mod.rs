@@ -15,6 +15,7 @@ pub mod display;
 pub mod driver;
 pub mod join;
 pub mod layout;
+pub mod rated_games;
 pub mod rating;
 pub mod shards;
 pub mod state;

@@ -4,30 +4,17 @@
 
 use super::config::{derive_seed, RunConfig, SeedUse};
 use super::layout::{generation_of, model_name, write_atomically, RunDir};
+pub use super::rated_games::fit_run;
+use super::rated_games::{MatchDone, DONE};
 use anyhow::Result;
 use eval::arena::{
-    play_match, play_once, read_marker, read_results, Control, GameResult, MatchConfig, Openings,
+    play_match, play_once, Control, GameResult, MatchConfig, Openings,
 };
 use eval::elo::Tally;
-use eval::ratings::{fit, RatedGame, RatingTable};
+use eval::ratings::RatingTable;
 use eval::{PlayerFactory, PlayerSpec};
-use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use train::metrics::RatingRow;
-
-/// The marker of a finished match.
-const DONE: &str = "done.json";
-
-/// What `done.json` records.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct MatchDone {
-    /// Player A's spec.
-    pub a: String,
-    /// Player B's spec.
-    pub b: String,
-    /// A's wins, draws, losses.
-    pub tally: Tally,
-}
 
 /// The player spec of a model file at `sims` simulations on `device`.
 pub fn model_spec(path: &Path, sims: u32, device: &str) -> PlayerSpec {
@@ -37,18 +24,6 @@ pub fn model_spec(path: &Path, sims: u32, device: &str) -> PlayerSpec {
         net: eval::player::NetOptions::on(device),
         ms: None,
         search: Default::default(),
-    }
-}
-
-/// The name a player has in the run's tables: a model player is called by its file
-/// (`gen-0003`), anything else by its spec.
-pub fn display_name(spec_text: &str) -> String {
-    match PlayerSpec::parse(spec_text) {
-        Ok(PlayerSpec::Model { path, .. }) => path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| spec_text.to_string()),
-        _ => spec_text.to_string(),
     }
 }
 
@@ -100,11 +75,6 @@ pub fn resumable_match(
         })
     })?;
     Ok(done.tally)
-}
-
-/// The recorded result of a finished match in `dir`, if any.
-pub fn read_done(dir: &Path) -> Result<Option<MatchDone>> {
-    read_marker(dir, DONE)
 }
 
 /// Parallel games of the run's matches (one in a deterministic run).
@@ -174,39 +144,6 @@ pub fn rate(
     let table = fit_run(run)?;
     write_atomically(&run.ratings_csv(), table.to_csv().as_bytes())?;
     Ok(table)
-}
-
-/// The finished rating and anchor matches of a run.
-pub fn finished_rating_matches(run: &RunDir) -> Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    for name in super::layout::list_names(&run.matches())? {
-        if !(name.starts_with("rate-") || name.starts_with("anchors-")) {
-            continue;
-        }
-        let dir = run.matches().join(&name);
-        if read_done(&dir)?.is_some() {
-            out.push(dir);
-        }
-    }
-    Ok(out)
-}
-
-/// Bradley–Terry ratings over every finished rating and anchor match.
-pub fn fit_run(run: &RunDir) -> Result<RatingTable> {
-    let mut games = Vec::new();
-    for dir in finished_rating_matches(run)? {
-        games.extend(read_results(&dir)?.iter().map(rated_game));
-    }
-    fit(&games, 0.5)
-}
-
-fn rated_game(r: &GameResult) -> RatedGame {
-    let (first, second) = r.first_and_second();
-    RatedGame {
-        first: display_name(first),
-        second: display_name(second),
-        score_first: r.score_first(),
-    }
 }
 
 /// The rows of a table for the metrics log.
