@@ -52,7 +52,9 @@
 //! subtree is never searched again, and it ranks children as the papers do: by
 //! completed value first (proven win > unresolved or draw > proven loss; among proven
 //! wins the fastest, among proven losses the slowest), then by value. The search stops
-//! as soon as the root is resolved. Without completion (the ablation of the papers)
+//! as soon as the root is resolved. A proven distance is the best the search has proven,
+//! an upper bound on the winner's plies (a faster win may lie in a subtree it never
+//! needed to search). Without completion (the ablation of the papers)
 //! every child competes by value alone, exact results included, and an iteration whose
 //! best line ends in a finished game changes nothing: the search stops there, since
 //! every later iteration would repeat it.
@@ -62,7 +64,10 @@
 //! The papers' **safest action**: the root move the descents went through most often
 //! (ties: the better completed value, then value), except that a proven win is played at
 //! once (the fastest one), and a proven loss only when every move is one (then the
-//! slowest). See [`Ubfm::best_move`].
+//! slowest). See [`Ubfm::best_move`]. (`shared/notes/descent.md` records the rule as
+//! "plays the safest action instead of the best", the most explored root move being its
+//! recollected definition.) Visits rather than the best value: a move whose value was
+//! raised by one last expansion, not yet searched further, is not played on that alone.
 //!
 //! # Limits and memory
 //!
@@ -78,6 +83,7 @@ use loa::rules::Repetition;
 use loa::{Color, Game, Move, MoveList, Outcome, Position, Rules};
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::time::Instant;
 
 /// Distances in plies above this count as this in a proven result's value (so every
@@ -288,11 +294,33 @@ struct Entry {
     children: Option<Vec<Child>>,
 }
 
+/// Hashes a table key, already a uniformly random Zobrist hash, as itself.
+#[derive(Clone, Copy, Debug, Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ b as u64;
+        }
+    }
+    fn write_u64(&mut self, key: u64) {
+        self.0 = key;
+    }
+}
+
+/// The transposition table: position hash → entry. Two positions with the same 64-bit
+/// hash (about 2^-64 per pair) would share an entry.
+type Table = HashMap<u64, Entry, BuildHasherDefault<KeyHasher>>;
+
 /// A UBFM search (see the module docs). Not shared between threads; the evaluator may be.
 pub struct Ubfm {
     config: UbfmConfig,
     rules: Rules,
-    table: HashMap<u64, Entry>,
+    table: Table,
     root: u64,
     root_pos: Position,
     /// Hashes of the game's positions up to and including the root.
@@ -319,7 +347,7 @@ impl Ubfm {
         Ubfm {
             config,
             rules,
-            table: HashMap::new(),
+            table: Table::default(),
             root: 0,
             root_pos: Position::start(loa::Variant::Standard, &rules),
             history: HashSet::new(),
