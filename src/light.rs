@@ -2,10 +2,12 @@
 //! initialisers alone cost ~0.65 s), so the torch-free subcommands start at once.
 //!
 //! Dispatch rule: the first argument names a subcommand of
-//! [`commands::torch_free::Command`] and no later argument mentions `model` (every player
-//! spec that needs a network does) → parsed and run here; anything else (`run`, `info`,
-//! `export`, `bench`, `selfplay`, `plot`, `--help`, a `model:` player, …) → this process
-//! is replaced by `loazero-torch` from the same directory, with the same arguments.
+//! [`commands::torch_free::Command`] and no later argument may name a network
+//! ([`eval::player::mentions_network`]: it mentions `model` or `path=`, as every player
+//! spec that loads a network does: `model:…`, `ubfm:path=…`) → parsed and run here;
+//! anything else (`run`, `info`, `export`, `bench`, `selfplay`, `plot`, `--help`, a
+//! `model:` or `ubfm:path=` player, …) → this process is replaced by `loazero-torch` from
+//! the same directory, with the same arguments.
 //! Both binaries parse with the same clap definitions (`src/commands/`).
 
 use clap::Parser;
@@ -89,7 +91,7 @@ fn runs_here(args: &[OsString]) -> bool {
     commands::torch_free::is_torch_free(sub)
         && !args[1..]
             .iter()
-            .any(|a| a.to_string_lossy().to_ascii_lowercase().contains("model"))
+            .any(|a| eval::player::mentions_network(&a.to_string_lossy()))
 }
 
 /// Replaces this process by `loazero-torch` with the same arguments; returns only on

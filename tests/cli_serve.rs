@@ -186,6 +186,13 @@ fn players_move_and_bad_players_are_refused() {
             "weights",
         ),
         (json!({"player": "model:path=/etc/passwd"}), 403, "outside"),
+        (json!({"player": "ubfm:path=/etc/passwd"}), 403, "outside"),
+        (json!({"player": "ubfm:nodes=999999"}), 400, "nodes at most"),
+        (
+            json!({"player": format!("ubfm:path={},device=cuda", model.display())}),
+            400,
+            "cpu only",
+        ),
         (
             json!({"player": format!("model:path={}/../tiny/../../x.safetensors", tiny().display())}),
             404,
@@ -211,6 +218,11 @@ fn players_move_and_bad_players_are_refused() {
         // A 6x6 model on the standard board.
         (
             json!({"player": format!("model:path={}", model.display())}),
+            400,
+            "6x6",
+        ),
+        (
+            json!({"player": format!("ubfm:path={},ms=50", model.display())}),
             400,
             "6x6",
         ),
@@ -397,6 +409,9 @@ fn random_request(rng: &mut SmallRng, model: &str) -> Vec<u8> {
         "",
         "alphabeta:tt=100000",
         "mcts:evaluator=nope",
+        "ubfm:nodes=4",
+        "ubfm:path=/etc/passwd",
+        "ubfm:evaluator=heuristic,nodes=999999",
         model,
     ];
     let variants = [

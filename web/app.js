@@ -248,11 +248,14 @@ const Play = {
       ['alphabeta:depth=1', 'Alpha-beta depth 1'], ['alphabeta:depth=2', 'Alpha-beta depth 2'],
       ['alphabeta:depth=3', 'Alpha-beta depth 3'], ['alphabeta:depth=4', 'Alpha-beta depth 4'],
       ['alphabeta', 'Alpha-beta, time per move'], ['mcts:evaluator=heuristic', 'MCTS heuristic, time per move'],
+      ['ubfm:evaluator=heuristic', 'UBFM heuristic (best-first minimax), time per move'],
       ['random', 'Random'],
     ];
     for (const r of App.runs.filter((x) => x.variant === $('play-variant').value)) {
       const best = r.models.find((m) => m.name === r.best) || r.models[r.models.length - 1];
       if (best) opts.push([best.spec, `${r.name}: best model ${best.name}`]);
+      // The same network's values searched by best-first minimax instead of MCTS.
+      if (best) opts.push([best.spec.replace(/^model:/, 'ubfm:'), `${r.name}: UBFM on ${best.name}`]);
       for (const m of r.models.slice().reverse()) if (m !== best) opts.push([m.spec, `${r.name}: ${m.name}`]);
     }
     el('option', { value: '' }, sel, '(custom spec)');
@@ -734,7 +737,7 @@ const Replay = {
 
 function shortPlayer(s) {
   if (!s) return s;
-  return s.replace(/model:path=([^,]*\/)?([^,/]+)\.safetensors/, 'model $2');
+  return s.replace(/(model|ubfm):path=([^,]*\/)?([^,/]+)\.safetensors/, '$1 $3');
 }
 
 // ---------------------------------------------------------------- Dashboard

@@ -3,6 +3,8 @@
 //!
 //! * [`evaluator`]: the batched evaluator interface; [`evaluators`]: uniform and heuristic.
 //! * [`search`]: one batched MCTS ([`Search`]); [`player`]: [`MctsPlayer`] for matches.
+//! * [`ubfm`]: Unbounded Best-First Minimax with completion ([`Ubfm`]), a value-only
+//!   search over a transposition table.
 //! * [`data`]: training samples and shard files.
 //! * [`worker`]: parallel self-play ([`run_selfplay`], reporting [`Progress`] numbers;
 //!   the binary draws them); [`output`]: shards and game records; [`bench`](mod@bench):
@@ -21,6 +23,7 @@ pub mod output;
 pub mod player;
 pub mod search;
 mod tree;
+pub mod ubfm;
 pub mod worker;
 
 pub use config::{MctsConfig, SelfplayConfig};
@@ -32,6 +35,7 @@ pub use output::{game_sgf_text, GameWriter};
 pub use player::MctsPlayer;
 pub use search::{RootMove, Search, SearchStats};
 pub use tree::Proof;
+pub use ubfm::{Resolution, Ubfm, UbfmConfig, UbfmLimits, UbfmStats};
 pub use worker::{
     run_selfplay, run_selfplay_continuous, run_selfplay_deterministic, FinishedGame, ParkedGames,
     Progress,

@@ -351,9 +351,10 @@ impl RunConfig {
         }
         for a in &q.anchors {
             let spec = eval::PlayerSpec::parse(a).map_err(|e| format!("rating.anchors: {e}"))?;
-            if matches!(spec, eval::PlayerSpec::Model { .. }) {
+            if spec.network().is_some() {
                 return Err(format!(
-                    "rating.anchors: `{a}`: anchors must not change, so no model players"
+                    "rating.anchors: `{a}`: anchors must not change, so no players with a \
+                     network (model:, ubfm:path=)"
                 ));
             }
         }

@@ -130,7 +130,7 @@ pub async fn play(State(state): State<Arc<AppState>>, body: Bytes) -> ApiResult<
     let timed = !has_own_limit(&req.player);
     let st = state.clone();
     run_blocking(&state, move || {
-        if let eval::PlayerSpec::Model { path, net, .. } = &spec {
+        if let Some((path, net)) = spec.network() {
             check_model_variant(&st, path, &net.device, game.position().variant())?;
         }
         let mut player = st

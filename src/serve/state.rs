@@ -3,6 +3,7 @@
 //! searches run on.
 
 use super::error::{ApiError, ApiResult};
+use eval::player::UbfmValues;
 use eval::{PlayerFactory, PlayerSpec};
 use selfplay::Evaluator;
 use std::collections::HashMap;
@@ -19,6 +20,9 @@ pub const MAX_DEPTH: u32 = 8;
 pub const MAX_NODES: u64 = 50_000_000;
 /// Most MCTS simulations a request may ask for.
 pub const MAX_SIMS: u32 = 20_000;
+/// Most UBFM iterations a request may ask for (each evaluates the children of one
+/// position, about 30, so about the evaluations of [`MAX_SIMS`] × 30 / 20).
+pub const MAX_UBFM_NODES: u32 = 20_000;
 /// Largest alpha-beta transposition table a request may ask for (MiB).
 pub const MAX_TT_MIB: usize = 64;
 
@@ -198,8 +202,9 @@ impl AppState {
 
     /// Parses a player spec from a request and checks that it is safe to run for a
     /// client: a model path under a served directory (replaced by its canonical path), on
-    /// the CPU, no weight files read from disk, and searches within the server's limits
-    /// ([`MAX_DEPTH`], [`MAX_NODES`], [`MAX_SIMS`], [`MAX_MS`], [`MAX_TT_MIB`]).
+    /// the CPU in the server's precision (`model:` and `ubfm:path=` alike), no weight
+    /// files read from disk, and searches within the server's limits ([`MAX_DEPTH`],
+    /// [`MAX_NODES`], [`MAX_SIMS`], [`MAX_UBFM_NODES`], [`MAX_MS`], [`MAX_TT_MIB`]).
     pub fn vet_spec(&self, text: &str) -> ApiResult<PlayerSpec> {
         if text.len() > 500 {
             return Err(ApiError::bad("player: spec longer than 500 bytes"));
@@ -265,16 +270,7 @@ impl AppState {
                 if ms.is_none() && sims > MAX_SIMS {
                     return Err(ApiError::bad(format!("player: sims at most {MAX_SIMS}")));
                 }
-                if net.device != "cpu" {
-                    return Err(ApiError::bad(
-                        "player: the server runs models on the cpu only",
-                    ));
-                }
-                if net.precision.is_some() {
-                    return Err(ApiError::bad(
-                        "player: the server chooses the precision of its models (precision=)",
-                    ));
-                }
+                check_net(&net)?;
                 let path = self.served_file(&path)?;
                 Ok(PlayerSpec::Model {
                     path,
@@ -284,8 +280,54 @@ impl AppState {
                     search,
                 })
             }
+            PlayerSpec::Ubfm {
+                values,
+                nodes,
+                ms,
+                completion,
+            } => {
+                if too_long(ms) {
+                    return Err(ApiError::bad(format!("player: ms at most {MAX_MS}")));
+                }
+                if ms.is_none() && nodes > MAX_UBFM_NODES {
+                    return Err(ApiError::bad(format!(
+                        "player: nodes at most {MAX_UBFM_NODES} without ms"
+                    )));
+                }
+                let values = match values {
+                    UbfmValues::Builtin(e) => UbfmValues::Builtin(e),
+                    UbfmValues::Network { path, net } => {
+                        check_net(&net)?;
+                        UbfmValues::Network {
+                            path: self.served_file(&path)?,
+                            net,
+                        }
+                    }
+                };
+                Ok(PlayerSpec::Ubfm {
+                    values,
+                    nodes,
+                    ms,
+                    completion,
+                })
+            }
         }
     }
+}
+
+/// A client's network options: the CPU, in the server's own precision.
+fn check_net(net: &eval::player::NetOptions) -> ApiResult<()> {
+    if net.device != "cpu" {
+        return Err(ApiError::bad(
+            "player: the server runs models on the cpu only",
+        ));
+    }
+    if net.precision.is_some() {
+        return Err(ApiError::bad(
+            "player: the server chooses the precision of its models (precision=)",
+        ));
+    }
+    Ok(())
 }
 
 pub use super::error::shorten;

@@ -1,6 +1,7 @@
 //! Players behind one interface, described by text specs ([`spec`]) and built by a
-//! [`PlayerFactory`]: [`random`], [`alphabeta`] (the baseline) and [`mcts`] (with a
-//! built-in evaluator or a trained network).
+//! [`PlayerFactory`]: [`random`], [`alphabeta`] (the baseline), [`mcts`] (with a
+//! built-in evaluator or a trained network) and [`ubfm`] (unbounded best-first minimax
+//! with completion, on the same values).
 //!
 //! Spec grammar: `KIND[:key=value[,key=value]...]`:
 //! * `random[:seed=S]` — a uniformly random legal move.
@@ -29,23 +30,35 @@
 //!   evaluators, the run's anchors) keep PUCT unless `gumbel=on`, so the anchors never
 //!   change.
 //!
+//! * `ubfm:evaluator=heuristic|uniform[,nodes=N][,ms=T][,completion=on|off]` and
+//!   `ubfm:path=P[,nodes=N][,ms=T][,device=…][,precision=…][,completion=on|off]` —
+//!   [`selfplay::Ubfm`], unbounded best-first minimax with completion, on a built-in
+//!   evaluator's values or a trained network's (loaded like a `model` player's, so
+//!   `path=` needs the binary's network loader); no evaluator and no path: `heuristic`.
+//!   `completion=off` is the papers' plain UBFM, for comparisons. The move played is
+//!   the papers' safest action (see [`selfplay::ubfm`]).
+//!
 //! MCTS players (`mcts`, `model`) search `sims` simulations per move (default 800); with
 //! `ms=T` they search for T milliseconds per move instead, and `sims`, if given, caps the
-//! simulations ([`NO_SIM_CAP`] when not).
+//! simulations ([`NO_SIM_CAP`] when not). UBFM players likewise search `nodes` iterations
+//! per move (each expands one position and evaluates all its children in one batch;
+//! default [`DEFAULT_UBFM_NODES`]), or for `ms` milliseconds with `nodes` as the cap
+//! ([`NO_NODE_CAP`] when not given); they stop early once the position is proven.
 //!
 //! Time controls ([`Player::choose_move_within`], used by the engine protocol's `go
 //! movetime` and `time`): the budget replaces the spec's `ms`. A spec with `ms` keeps its
 //! other limits (`depth`, `nodes`, `sims`) as caps; a spec without `ms` (a fixed depth,
-//! node or simulation count) searches by the budget alone.
+//! node, simulation or iteration count) searches by the budget alone.
 
 pub mod alphabeta;
 pub mod mcts;
 pub mod random;
 pub mod spec;
+pub mod ubfm;
 
 pub use alphabeta::AlphaBetaPlayer;
 pub use random::RandomPlayer;
-pub use spec::{NetOptions, PlayerSpec, SearchOptions};
+pub use spec::{mentions_network, NetOptions, PlayerSpec, SearchOptions, UbfmValues};
 
 use anyhow::{anyhow, Context, Result};
 use loa::{Game, Move};
@@ -60,6 +73,15 @@ pub const NO_SIM_CAP: u32 = u32::MAX;
 
 /// Simulations per move of an MCTS spec with neither `sims` nor `ms`.
 pub const DEFAULT_SIMS: u32 = 800;
+
+/// The `nodes` of a UBFM spec with `ms` and no `nodes`: no iteration cap.
+pub const NO_NODE_CAP: u32 = u32::MAX;
+
+/// Iterations per move of a UBFM spec with neither `nodes` nor `ms`: each evaluates the
+/// children of one position (about 30 in the standard game), so about 6 000 evaluations,
+/// a few times the default MCTS player's 800 and a fraction of a second with the
+/// heuristic evaluator.
+pub const DEFAULT_UBFM_NODES: u32 = 200;
 
 /// Something that picks moves. A player may keep state between moves (search tables,
 /// trees); it is used by one thread at a time.
@@ -144,28 +166,50 @@ impl PlayerFactory {
                 ms,
                 search,
             } => {
-                let loader = self.model_loader.as_ref().ok_or_else(|| {
-                    anyhow!(
-                        "player '{spec}': model players need the network loader, which this \
-                         build of loazero does not provide yet"
-                    )
-                })?;
-                let key = (path.clone(), net.clone());
-                let ev = {
-                    let mut models = self.models.lock().expect("model cache lock");
-                    match models.get(&key) {
-                        Some(ev) => ev.clone(),
-                        None => {
-                            let ev = loader(path, net)
-                                .with_context(|| format!("player '{spec}': cannot load model"))?;
-                            models.insert(key, ev.clone());
-                            ev
-                        }
-                    }
-                };
+                let ev = self.network(spec, path, net)?;
                 mcts::build(spec.name(), ev, search.mcts_configs(true), *sims, *ms, seed)
             }
+            PlayerSpec::Ubfm {
+                values,
+                nodes,
+                ms,
+                completion,
+            } => {
+                let ev = match values {
+                    UbfmValues::Builtin(name) => mcts::builtin_evaluator(name)?,
+                    UbfmValues::Network { path, net } => self.network(spec, path, net)?,
+                };
+                let config = selfplay::UbfmConfig {
+                    completion: *completion,
+                    ..selfplay::UbfmConfig::default()
+                };
+                Ok(ubfm::build(spec.name(), ev, config, *nodes, *ms))
+            }
         }
+    }
+
+    /// The network at `path` as `net` says, loaded once and shared (for `spec`'s errors).
+    fn network(
+        &self,
+        spec: &PlayerSpec,
+        path: &Path,
+        net: &NetOptions,
+    ) -> Result<Arc<dyn Evaluator>> {
+        let loader = self.model_loader.as_ref().ok_or_else(|| {
+            anyhow!(
+                "player '{spec}': players with a network need the network loader, which this \
+                 build of loazero does not provide yet"
+            )
+        })?;
+        let key = (path.to_path_buf(), net.clone());
+        let mut models = self.models.lock().expect("model cache lock");
+        if let Some(ev) = models.get(&key) {
+            return Ok(ev.clone());
+        }
+        let ev =
+            loader(path, net).with_context(|| format!("player '{spec}': cannot load model"))?;
+        models.insert(key, ev.clone());
+        Ok(ev)
     }
 }
 
@@ -371,9 +415,31 @@ mod tests {
             ("alphabeta:tt=18446744073709551615", "tt must be"),
             ("alphabeta:tt=1000000", "tt must be"),
             ("alphabeta:tt=0", "tt must be"),
+            ("ubfm:nodes=0", "nodes"),
+            ("minimax", "ubfm"),
         ] {
             let e = PlayerSpec::parse(spec).unwrap_err().to_string();
             assert!(e.contains(needle), "{spec}: {e}");
+        }
+    }
+
+    /// Command lines that name a network go to the torch binary (`src/light.rs`).
+    #[test]
+    fn network_players_are_recognised_on_command_lines() {
+        for (arg, network) in [
+            ("model:path=m.st,sims=8", true),
+            ("--player=ubfm:path=m.st,ms=200", true),
+            ("UBFM:PATH=m.st", true),
+            ("runs/default/models/gen-0003.safetensors", true),
+            ("ubfm:evaluator=heuristic,ms=20", false),
+            ("mcts:evaluator=uniform", false),
+            ("alphabeta:depth=3", false),
+        ] {
+            assert_eq!(mentions_network(arg), network, "{arg}");
+            if let Ok(spec) = PlayerSpec::parse(arg) {
+                // Every spec that loads a network is recognised.
+                assert!(spec.network().is_none() || mentions_network(arg), "{arg}");
+            }
         }
     }
 

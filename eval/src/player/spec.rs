@@ -1,13 +1,13 @@
 //! Player specs: `KIND[:key=value,...]` text ⇄ [`PlayerSpec`] (grammar in [`super`]).
 
 use super::mcts::MctsConfigs;
-use super::{DEFAULT_SIMS, NO_SIM_CAP};
+use super::{DEFAULT_SIMS, DEFAULT_UBFM_NODES, NO_NODE_CAP, NO_SIM_CAP};
 use crate::config::AlphaBetaConfig;
 use crate::search::SearchLimits;
 use anyhow::{anyhow, bail, Context, Result};
 use selfplay::MctsConfig;
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Search settings of an MCTS player that differ from [`MctsConfig::default`] (`None`:
@@ -140,6 +140,32 @@ pub enum PlayerSpec {
         ms: Option<u64>,
         /// Search settings.
         search: SearchOptions,
+    },
+    /// Unbounded best-first minimax with completion ([`selfplay::Ubfm`]).
+    Ubfm {
+        /// Its value function.
+        values: UbfmValues,
+        /// Iterations per move (each expands one state); with `ms`, the cap
+        /// ([`NO_NODE_CAP`]: none).
+        nodes: u32,
+        /// Thinking time per move in milliseconds (searches by time when set).
+        ms: Option<u64>,
+        /// `completion=on|off` (default on; off is the papers' plain UBFM).
+        completion: bool,
+    },
+}
+
+/// The value function of a `ubfm` player.
+#[derive(Clone, Debug, PartialEq)]
+pub enum UbfmValues {
+    /// A built-in evaluator: `heuristic` or `uniform` (`evaluator=`).
+    Builtin(String),
+    /// A trained network's value head (`path=`, with `device=` and `precision=`).
+    Network {
+        /// The model file.
+        path: PathBuf,
+        /// Where and in what precision it runs.
+        net: NetOptions,
     },
 }
 
@@ -355,16 +381,7 @@ impl PlayerSpec {
                         "sims" => sims = Some(positive(spec, k, v)?),
                         "ms" => ms = Some(milliseconds(spec, k, v)?),
                         "device" => net.device = v.to_ascii_lowercase(),
-                        "precision" => {
-                            let p = v.to_ascii_lowercase();
-                            if !PRECISIONS.contains(&p.as_str()) {
-                                bail!(
-                                    "player spec '{spec}': precision '{v}': expected one of {}",
-                                    PRECISIONS.join(", ")
-                                );
-                            }
-                            net.precision = Some(p);
-                        }
+                        "precision" => net.precision = Some(precision(spec, v)?),
                         _ => {
                             return Err(unknown(
                                 k,
@@ -384,9 +401,72 @@ impl PlayerSpec {
                     search,
                 })
             }
+            "ubfm" => {
+                let mut evaluator = None;
+                let mut path = None;
+                let mut nodes = None;
+                let mut ms = None;
+                let mut net = NetOptions::default();
+                let mut net_given = false;
+                let mut completion = true;
+                for (k, v) in &pairs {
+                    match k.as_str() {
+                        "evaluator" | "eval" => {
+                            let e = v.to_ascii_lowercase();
+                            if e != "heuristic" && e != "uniform" {
+                                bail!("player spec '{spec}': evaluator must be heuristic or uniform");
+                            }
+                            evaluator = Some(e);
+                        }
+                        "path" => path = Some(PathBuf::from(v)),
+                        "nodes" => nodes = Some(positive(spec, k, v)?),
+                        "ms" => ms = Some(milliseconds(spec, k, v)?),
+                        "device" => {
+                            net.device = v.to_ascii_lowercase();
+                            net_given = true;
+                        }
+                        "precision" => {
+                            net.precision = Some(precision(spec, v)?);
+                            net_given = true;
+                        }
+                        "completion" => completion = on_off(spec, k, v)?,
+                        _ => {
+                            return Err(unknown(
+                                k,
+                                "evaluator, path, nodes, ms, device, precision, completion",
+                            ))
+                        }
+                    }
+                }
+                let values = match (evaluator, path) {
+                    (Some(_), Some(_)) => bail!(
+                        "player spec '{spec}': ubfm takes either evaluator= or path=, not both"
+                    ),
+                    (_, Some(path)) => UbfmValues::Network { path, net },
+                    (evaluator, None) => {
+                        if net_given {
+                            bail!(
+                                "player spec '{spec}': device= and precision= need a network (path=FILE)"
+                            );
+                        }
+                        UbfmValues::Builtin(evaluator.unwrap_or_else(|| "heuristic".into()))
+                    }
+                };
+                let nodes = match (nodes, ms) {
+                    (Some(n), _) => n,
+                    (None, Some(_)) => NO_NODE_CAP,
+                    (None, None) => DEFAULT_UBFM_NODES,
+                };
+                Ok(PlayerSpec::Ubfm {
+                    values,
+                    nodes,
+                    ms,
+                    completion,
+                })
+            }
             "" => bail!("empty player spec"),
             other => bail!(
-                "player spec '{spec}': unknown player kind '{other}' (expected random, alphabeta, mcts or model)"
+                "player spec '{spec}': unknown player kind '{other}' (expected random, alphabeta, mcts, model or ubfm)"
             ),
         }
     }
@@ -395,6 +475,40 @@ impl PlayerSpec {
     pub fn name(&self) -> String {
         self.to_string()
     }
+
+    /// The trained network the player loads, if any (`model` players and `ubfm` players
+    /// with `path=`), with where and how it runs.
+    pub fn network(&self) -> Option<(&Path, &NetOptions)> {
+        match self {
+            PlayerSpec::Model { path, net, .. }
+            | PlayerSpec::Ubfm {
+                values: UbfmValues::Network { path, net },
+                ..
+            } => Some((path, net)),
+            _ => None,
+        }
+    }
+}
+
+/// Whether a command-line argument may name a player that loads a network, so that the
+/// command needs torch: it mentions `model` (every `model:` spec) or `path=` (only the
+/// kinds that load a network take it: `model`, `ubfm`). Errs towards yes: a false yes
+/// costs the torch binary's start, a false no an error.
+pub fn mentions_network(arg: &str) -> bool {
+    let lower = arg.to_ascii_lowercase();
+    lower.contains("model") || lower.contains("path=")
+}
+
+/// A `precision=` value, checked against [`PRECISIONS`].
+fn precision(spec: &str, value: &str) -> Result<String> {
+    let p = value.to_ascii_lowercase();
+    if !PRECISIONS.contains(&p.as_str()) {
+        bail!(
+            "player spec '{spec}': precision '{value}': expected one of {}",
+            PRECISIONS.join(", ")
+        );
+    }
+    Ok(p)
 }
 
 /// The `sims` field of an MCTS spec from its `sims` and `ms` keys.
@@ -493,6 +607,35 @@ impl fmt::Display for PlayerSpec {
                 }
                 if let Some(p) = &net.precision {
                     write!(f, ",precision={p}")?;
+                }
+                Ok(())
+            }
+            PlayerSpec::Ubfm {
+                values,
+                nodes,
+                ms,
+                completion,
+            } => {
+                match values {
+                    UbfmValues::Builtin(e) => write!(f, "ubfm:evaluator={e}")?,
+                    UbfmValues::Network { path, .. } => write!(f, "ubfm:path={}", path.display())?,
+                }
+                if !(ms.is_some() && *nodes == NO_NODE_CAP) {
+                    write!(f, ",nodes={nodes}")?;
+                }
+                if let Some(ms) = ms {
+                    write!(f, ",ms={ms}")?;
+                }
+                if let UbfmValues::Network { net, .. } = values {
+                    if net.device != "cpu" {
+                        write!(f, ",device={}", net.device)?;
+                    }
+                    if let Some(p) = &net.precision {
+                        write!(f, ",precision={p}")?;
+                    }
+                }
+                if !completion {
+                    write!(f, ",completion=off")?;
                 }
                 Ok(())
             }

@@ -1,0 +1,238 @@
+//! UBFM players: the selfplay crate's [`selfplay::Ubfm`] (unbounded best-first minimax
+//! with completion) behind the [`Player`] interface, with a built-in evaluator or a
+//! trained network's values.
+
+use super::{Player, NO_NODE_CAP};
+use anyhow::Result;
+use loa::{Game, Move};
+use selfplay::{Evaluator, Ubfm, UbfmConfig, UbfmLimits};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A UBFM player named `name` with `evaluator` and `config`. Without `ms` it runs
+/// `nodes` iterations per move; with `ms` it searches for `ms` milliseconds per move (the
+/// clock starts when the move is asked for), stopping early at `nodes` iterations unless
+/// `nodes` is [`NO_NODE_CAP`]. Either way it stops as soon as the root is proven.
+pub fn build(
+    name: String,
+    evaluator: Arc<dyn Evaluator>,
+    config: UbfmConfig,
+    nodes: u32,
+    ms: Option<u64>,
+) -> Box<dyn Player> {
+    Box::new(UbfmPlayer {
+        name,
+        evaluator,
+        search: Ubfm::new(config),
+        nodes,
+        time: ms.map(Duration::from_millis),
+        searched: false,
+    })
+}
+
+/// A [`Ubfm`] search with its limits. The search's table is cleared at every move.
+struct UbfmPlayer {
+    name: String,
+    evaluator: Arc<dyn Evaluator>,
+    search: Ubfm,
+    nodes: u32,
+    time: Option<Duration>,
+    /// Whether a search ran (so that [`Player::last_info`] has something to say).
+    searched: bool,
+}
+
+impl UbfmPlayer {
+    fn run(&mut self, game: &Game, iterations: u32, time: Option<Duration>) -> Result<Move> {
+        let limits = UbfmLimits {
+            iterations,
+            deadline: time.map(|t| Instant::now() + t),
+        };
+        self.searched = true;
+        Ok(self
+            .search
+            .choose_move(game, self.evaluator.as_ref(), limits)?)
+    }
+}
+
+impl Player for UbfmPlayer {
+    fn choose_move(&mut self, game: &Game) -> Result<Move> {
+        self.run(game, self.nodes, self.time)
+    }
+
+    fn choose_move_within(&mut self, game: &Game, budget: Duration) -> Result<Move> {
+        let cap = if self.time.is_some() {
+            self.nodes
+        } else {
+            NO_NODE_CAP
+        };
+        self.run(game, cap, Some(budget))
+    }
+
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn last_info(&self) -> Option<String> {
+        self.searched.then(|| self.search.stats().summary())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{PlayerFactory, PlayerSpec, UbfmValues, DEFAULT_UBFM_NODES};
+    use super::*;
+    use loa::{Rules, Variant};
+
+    #[test]
+    fn specs_round_trip() {
+        for (text, canonical, nodes, ms) in [
+            (
+                "ubfm:evaluator=heuristic,ms=20",
+                "ubfm:evaluator=heuristic,ms=20",
+                NO_NODE_CAP,
+                Some(20),
+            ),
+            (
+                "UBFM: ms=50, nodes=300, evaluator=Uniform",
+                "ubfm:evaluator=uniform,nodes=300,ms=50",
+                300,
+                Some(50),
+            ),
+            (
+                "ubfm",
+                "ubfm:evaluator=heuristic,nodes=200",
+                DEFAULT_UBFM_NODES,
+                None,
+            ),
+            (
+                "ubfm:path=m.st,precision=BFloat16,device=CUDA,completion=off",
+                "ubfm:path=m.st,nodes=200,device=cuda,precision=bfloat16,completion=off",
+                DEFAULT_UBFM_NODES,
+                None,
+            ),
+            (
+                "ubfm:path=runs/x/gen-0003.safetensors,ms=200,completion=on",
+                "ubfm:path=runs/x/gen-0003.safetensors,ms=200",
+                NO_NODE_CAP,
+                Some(200),
+            ),
+        ] {
+            let spec = PlayerSpec::parse(text).unwrap();
+            assert_eq!(spec.name(), canonical, "{text}");
+            assert_eq!(PlayerSpec::parse(&spec.name()).unwrap(), spec, "{text}");
+            let PlayerSpec::Ubfm {
+                nodes: n, ms: m, ..
+            } = &spec
+            else {
+                panic!("{spec:?}")
+            };
+            assert_eq!((*n, *m), (nodes, ms), "{text}");
+            assert_eq!(
+                spec.network().is_some(),
+                text.contains("path="),
+                "{text}: network()"
+            );
+        }
+        let PlayerSpec::Ubfm {
+            values: UbfmValues::Network { net, .. },
+            completion,
+            ..
+        } = PlayerSpec::parse("ubfm:path=m.st,device=cuda:1,completion=off").unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!((net.device.as_str(), completion), ("cuda:1", false));
+    }
+
+    #[test]
+    fn bad_specs_name_the_problem() {
+        for (spec, needle) in [
+            ("ubfm:nodes=0", "nodes must be positive"),
+            ("ubfm:nodes=many", "nodes=many"),
+            ("ubfm:ms=0", "ms must be positive"),
+            ("ubfm:ms=-3", "ms=-3"),
+            (
+                "ubfm:evaluator=oracle",
+                "evaluator must be heuristic or uniform",
+            ),
+            (
+                "ubfm:evaluator=uniform,path=m.st",
+                "either evaluator= or path=",
+            ),
+            ("ubfm:evaluator=heuristic,device=cuda", "need a network"),
+            ("ubfm:path=m.st,precision=fp8", "precision 'fp8'"),
+            ("ubfm:path=m.st,completion=maybe", "completion=maybe"),
+            ("ubfm:sims=30", "unknown key 'sims'"),
+            ("ubfm:path", "'path' should be key=value"),
+        ] {
+            let e = PlayerSpec::parse(spec).unwrap_err().to_string();
+            assert!(e.contains(needle), "{spec}: {e}");
+        }
+    }
+
+    #[test]
+    fn network_players_need_a_loader() {
+        let spec = PlayerSpec::parse("ubfm:path=x.safetensors,nodes=8").unwrap();
+        let e = PlayerFactory::new()
+            .build(&spec, 1)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("network loader"), "{e}");
+    }
+
+    /// Legal moves in positions of every variant, by time, by iterations and by a time
+    /// budget, with a summary of each search.
+    #[test]
+    fn players_answer_with_legal_moves_in_every_variant() {
+        let factory = PlayerFactory::new();
+        let games = loa::testing::random_games(&Variant::ALL, Rules::classic(), 21, 40, 11);
+        for text in [
+            "ubfm:evaluator=heuristic,ms=20",
+            "ubfm:evaluator=uniform,nodes=30",
+            "ubfm:evaluator=heuristic,nodes=30,completion=off",
+        ] {
+            let spec = PlayerSpec::parse(text).unwrap();
+            let mut player = factory.build(&spec, 1).unwrap();
+            assert_eq!(player.name(), spec.name());
+            assert_eq!(player.last_info(), None);
+            for game in &games {
+                let legal = game.legal_moves();
+                let mv = player.choose_move(game).unwrap();
+                assert!(legal.contains(&mv), "{text} {}", game.position().to_text());
+                let info = player.last_info().unwrap();
+                assert!(info.starts_with("ubfm iterations"), "{info}");
+                let mv = player
+                    .choose_move_within(game, Duration::from_millis(5))
+                    .unwrap();
+                assert!(legal.contains(&mv), "{text} {}", game.position().to_text());
+            }
+        }
+    }
+
+    /// `ms=20` keeps to its time (the root's expansion aside) and plays a whole game.
+    #[test]
+    fn a_timed_player_keeps_time_and_finishes_games() {
+        let spec = PlayerSpec::parse("ubfm:evaluator=heuristic,ms=20").unwrap();
+        let mut player = PlayerFactory::new().build(&spec, 1).unwrap();
+        let mut game = Game::new(Variant::Six, Rules::classic());
+        let mut slowest = Duration::ZERO;
+        for _ in 0..300 {
+            if game.is_over() {
+                break;
+            }
+            let started = Instant::now();
+            let mv = player.choose_move(&game).unwrap();
+            slowest = slowest.max(started.elapsed());
+            game.play(mv).unwrap();
+        }
+        assert!(game.is_over(), "300 plies without an end");
+        // Loose: the machine may be busy; without the deadline a move takes seconds.
+        assert!(slowest < Duration::from_millis(1000), "{slowest:?}");
+        assert!(player
+            .choose_move(&game)
+            .unwrap_err()
+            .to_string()
+            .contains("game is over"));
+    }
+}
