@@ -58,6 +58,12 @@ impl Game {
         &self.moves
     }
 
+    /// The hash of every position of the game so far, the start first and the current
+    /// position last (what the repetition rule counts).
+    pub fn history(&self) -> &[u64] {
+        &self.hashes
+    }
+
     /// The result, once the game is over.
     pub fn outcome(&self) -> Option<Outcome> {
         self.outcome

@@ -8,6 +8,9 @@
 //! * [`notation`], [`record`] and [`sgf`]: text forms and game files; [`perft`]: tree counts.
 //! * [`features`]: centre of mass, board distances, tightest packing (the evaluations).
 //! * [`tactics`]: connecting moves and wins within a turn, shared by the searches.
+//! * [`forced`]: the exact shallow solver: forced wins within three turns, losses by
+//!   distance (the players' root check).
+//! * [`forced_set`]: tactical test positions found by a brute-force minimax.
 //! * [`testing`]: seeded pseudo-random play for the tests and benchmarks of every crate.
 //!
 //! All types are plain data: `Send + Sync`, no interior mutability, no global state
@@ -16,6 +19,8 @@
 mod color;
 mod error;
 pub mod features;
+pub mod forced;
+pub mod forced_set;
 pub mod game;
 pub mod geometry;
 pub mod linecount;

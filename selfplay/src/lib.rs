@@ -5,6 +5,8 @@
 //! * [`search`]: one batched MCTS ([`Search`]); [`player`]: [`MctsPlayer`] for matches.
 //! * [`ubfm`]: Unbounded Best-First Minimax with completion ([`Ubfm`]), a value-only
 //!   search over a transposition table.
+//! * [`root_tactics`]: [`RootCheck`], the exact tactical check every searching player
+//!   makes at the root (forced wins within three turns, losses by distance).
 //! * [`data`]: training samples and shard files.
 //! * [`worker`]: parallel self-play ([`run_selfplay`], reporting [`Progress`] numbers;
 //!   the binary draws them); [`output`]: shards and game records; [`bench`](mod@bench):
@@ -21,6 +23,7 @@ pub mod evaluators;
 mod gumbel;
 pub mod output;
 pub mod player;
+pub mod root_tactics;
 pub mod search;
 mod tree;
 pub mod ubfm;
@@ -33,6 +36,7 @@ pub use evaluator::{EvalBatch, Evaluator};
 pub use evaluators::{HeuristicEvaluator, UniformEvaluator};
 pub use output::{game_sgf_text, GameWriter};
 pub use player::MctsPlayer;
+pub use root_tactics::RootCheck;
 pub use search::{RootMove, Search, SearchStats};
 pub use tree::Proof;
 pub use ubfm::{Resolution, Ubfm, UbfmConfig, UbfmLimits, UbfmStats};

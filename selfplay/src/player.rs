@@ -2,6 +2,7 @@
 
 use crate::config::MctsConfig;
 use crate::evaluator::{EvalBatch, Evaluator};
+use crate::root_tactics::RootCheck;
 use crate::search::{random_seed, Search, SearchStats};
 use crate::Error;
 use loa::{Game, Move};
@@ -16,6 +17,11 @@ const FIRST_TIMED_GUMBEL_BUDGET: u32 = 64;
 /// most visited move (a proven win at once, proven losses avoided; with a Gumbel root, the
 /// sequential-halving choice). Keeps its tree between calls when the game continued from
 /// the last searched position.
+///
+/// Every move starts with the root check ([`RootCheck`]): a forced win within three turns,
+/// or the latest loss when every move loses, is played without a search (the statistics
+/// stay those of the last search), and a searched move that loses within two turns while
+/// another does not gives way to the most visited move that does not.
 ///
 /// Not `Sync`: one player per thread; the evaluator may be shared.
 pub struct MctsPlayer {
@@ -53,9 +59,13 @@ impl MctsPlayer {
     /// Searches the current position of `game` and returns the move to play. Errors if
     /// the game is over or the evaluator fails.
     pub fn choose_move(&mut self, game: &Game) -> Result<Move, Error> {
+        let check = RootCheck::of(game);
+        if let Some(mv) = check.settled() {
+            return Ok(mv);
+        }
         self.start(game, self.sims)?;
         self.search.run(self.evaluator.as_ref(), &mut self.batch)?;
-        self.best()
+        self.best(&check)
     }
 
     /// Like [`MctsPlayer::choose_move`], but searches until `deadline` (checked between
@@ -75,12 +85,16 @@ impl MctsPlayer {
         max_sims: u32,
     ) -> Result<Move, Error> {
         let started = Instant::now();
+        let check = RootCheck::of(game);
+        if let Some(mv) = check.settled() {
+            return Ok(mv);
+        }
         let cap = max_sims.max(1);
         if !self.search.config().gumbel {
             self.start(game, cap)?;
             self.search
                 .run_until(self.evaluator.as_ref(), &mut self.batch, deadline)?;
-            return self.best();
+            return self.best(&check);
         }
         let left = |now: Instant| deadline.saturating_duration_since(now).as_secs_f64();
         let mut budget = match self.rate {
@@ -111,7 +125,7 @@ impl MctsPlayer {
             budget = more;
             self.search.begin(budget, false);
         }
-        self.best()
+        self.best(&check)
     }
 
     fn start(&mut self, game: &Game, sims: u32) -> Result<(), Error> {
@@ -126,9 +140,74 @@ impl MctsPlayer {
         Ok(())
     }
 
-    fn best(&self) -> Result<Move, Error> {
-        self.search
+    /// The search's move, overruled by `check` when the solver refutes it (then the most
+    /// visited move it does not refute).
+    fn best(&self, check: &RootCheck) -> Result<Move, Error> {
+        let searched = self
+            .search
             .best_move()
-            .ok_or_else(|| Error::Eval("search produced no move".into()))
+            .ok_or_else(|| Error::Eval("search produced no move".into()))?;
+        if !check.refuted().contains(&searched) {
+            return Ok(searched);
+        }
+        let mut ranked = self.search.root_moves();
+        ranked.sort_by(|a, b| b.visits.cmp(&a.visits).then(b.prior.total_cmp(&a.prior)));
+        Ok(check.overrule(searched, ranked.iter().map(|m| m.mv)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evaluators::{HeuristicEvaluator, UniformEvaluator};
+    use loa::forced_set::{test_set, TacticalPosition};
+    use std::time::Duration;
+
+    /// The positions of the tactical set where `choose` does not play a best move (a
+    /// shortest forced win; a move that loses latest).
+    fn misses(set: &[TacticalPosition], mut choose: impl FnMut(&Game) -> Move) -> Vec<String> {
+        set.iter()
+            .filter_map(|p| {
+                let mv = choose(&p.game);
+                (!p.is_best(mv)).then(|| format!("{} played {mv}", p.describe()))
+            })
+            .collect()
+    }
+
+    /// 64 simulations with the Gumbel root (the rating's setting of model players, here
+    /// with the heuristic evaluator) and with PUCT, by simulations and by deadline: every
+    /// forced win within three turns is played, the shortest first, and no move that
+    /// loses sooner than another.
+    #[test]
+    fn mcts_players_play_every_tactic_of_the_set() {
+        let set = test_set();
+        for gumbel in [true, false] {
+            let config = MctsConfig {
+                gumbel,
+                ..MctsConfig::default()
+            };
+            let evaluator: Arc<dyn Evaluator> = if gumbel {
+                Arc::new(HeuristicEvaluator::new())
+            } else {
+                Arc::new(UniformEvaluator::new())
+            };
+            let mut player = MctsPlayer::new(config, 64, evaluator);
+            let missed = misses(&set, |g| player.choose_move(g).unwrap());
+            assert!(
+                missed.is_empty(),
+                "gumbel={gumbel}: {} missed: {missed:#?}",
+                missed.len()
+            );
+            let missed = misses(&set, |g| {
+                player
+                    .choose_move_until(g, Instant::now() + Duration::from_millis(2), 64)
+                    .unwrap()
+            });
+            assert!(
+                missed.is_empty(),
+                "gumbel={gumbel}, timed: {} missed: {missed:#?}",
+                missed.len()
+            );
+        }
     }
 }

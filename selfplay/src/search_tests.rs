@@ -103,10 +103,18 @@ fn solver_plays_a_one_move_win() {
     assert!(forced_win(&p, &rules, 1).is_some());
     for evaluator in [uniform(), heuristic()] {
         for sims in [1, 2, 30, 400] {
+            // The search's solver proves it (the player's root check settles it before
+            // any search, so the search is run on its own).
+            let search = searched(p, rules, MctsConfig::default(), sims, evaluator.as_ref());
+            assert_eq!(search.root_proof(), Some(Proof::Win));
+            let proven = search.best_move().unwrap();
+            assert_eq!(
+                p.after(proven).outcome(&rules),
+                Some(Outcome::Win(Color::Black))
+            );
             let mut player = MctsPlayer::new(MctsConfig::default(), sims, evaluator.clone());
             let mut game = Game::from_position(p, rules);
             let mv = player.choose_move(&game).unwrap();
-            assert_eq!(player.search().root_proof(), Some(Proof::Win));
             game.play(mv).unwrap();
             assert_eq!(
                 game.outcome(),
@@ -164,16 +172,14 @@ fn proves_short_forced_wins() {
         );
         for evaluator in [uniform(), heuristic()] {
             let name = evaluator.name();
-            let mut player = MctsPlayer::new(MctsConfig::default(), 20_000, evaluator);
+            // The search's solver proves it on its own (the player's root check would
+            // settle it before any search).
+            let search = searched(p, rules, MctsConfig::default(), 20_000, evaluator.as_ref());
             let mut game = Game::from_position(p, rules);
-            let mv = player.choose_move(&game).unwrap();
-            assert_eq!(
-                player.search().root_proof(),
-                Some(Proof::Win),
-                "{text} ({name})"
-            );
+            let mv = search.best_move().unwrap();
+            assert_eq!(search.root_proof(), Some(Proof::Win), "{text} ({name})");
             assert!(
-                player.last_stats().simulations < 20_000,
+                search.stats().simulations < 20_000,
                 "the search should stop once the root is proven"
             );
             // The chosen move wins by force (the solver may prove a longer win than the
@@ -728,10 +734,17 @@ fn solver_proves_a_one_move_win_in_every_new_variant() {
         if v.has_drops() {
             // The turn is not over until the drop.
             assert!(!game.is_over() && game.position().drop_pending());
-            let mut player = MctsPlayer::new(MctsConfig::default(), 50, heuristic());
-            let drop = player.choose_move(&game).unwrap();
+            let mut search = Search::new(MctsConfig::default(), rules, 17);
+            search.set_root(&game);
+            search.begin(50, false);
+            search
+                .run(heuristic().as_ref(), &mut EvalBatch::new())
+                .unwrap();
+            let drop = search.best_move().unwrap();
             assert!(drop.is_drop());
-            assert_eq!(player.search().root_proof(), Some(Proof::Win));
+            assert_eq!(search.root_proof(), Some(Proof::Win));
+            let mut player = MctsPlayer::new(MctsConfig::default(), 50, heuristic());
+            assert!(player.choose_move(&game).unwrap().is_drop());
             game.play(drop).unwrap();
         }
         assert_eq!(game.outcome(), Some(Outcome::Win(p.to_move())), "{v}");

@@ -2,12 +2,17 @@
 
 use super::Player;
 use crate::config::AlphaBetaConfig;
-use crate::search::{AlphaBeta, SearchLimits, SearchResult};
+use crate::search::{AlphaBeta, SearchLimits, SearchResult, WIN};
 use anyhow::Result;
+use loa::forced::Forced;
 use loa::{Game, Move};
-use std::time::Duration;
+use selfplay::RootCheck;
+use std::time::{Duration, Instant};
 
-/// The alpha-beta baseline as a player.
+/// The alpha-beta baseline as a player. Every move starts with the root check
+/// ([`RootCheck`]): a forced win within three turns, or the latest loss when every move
+/// loses, is played without a search (reported as a search of depth 0 with the exact
+/// score), and the moves the check refutes are left out of the search.
 pub struct AlphaBetaPlayer {
     name: String,
     search: AlphaBeta,
@@ -30,14 +35,35 @@ impl AlphaBetaPlayer {
     pub fn last_result(&self) -> Option<&SearchResult> {
         self.last.as_ref()
     }
+
+    /// The root check, then the search within `limits` over the moves it does not refute.
+    fn checked_search(&mut self, game: &Game, limits: SearchLimits) -> Result<Move> {
+        let started = Instant::now();
+        let check = RootCheck::of(game);
+        let settled = |best_move: Move, score: i32| SearchResult {
+            best_move,
+            score,
+            depth: 0,
+            nodes: 0,
+            elapsed: started.elapsed(),
+            iterations: Vec::new(),
+        };
+        let r = match *check.verdict() {
+            Forced::Win { mv, plies } => settled(mv, WIN - plies as i32),
+            Forced::Loss { mv, plies } => settled(mv, -(WIN - plies as i32)),
+            Forced::Open { ref refuted } => {
+                self.search.search_game_excluding(game, limits, refuted)?
+            }
+        };
+        let mv = r.best_move;
+        self.last = Some(r);
+        Ok(mv)
+    }
 }
 
 impl Player for AlphaBetaPlayer {
     fn choose_move(&mut self, game: &Game) -> Result<Move> {
-        let r = self.search.search_game(game, self.limits)?;
-        let mv = r.best_move;
-        self.last = Some(r);
-        Ok(mv)
+        self.checked_search(game, self.limits)
     }
     fn name(&self) -> String {
         self.name.clone()
@@ -54,10 +80,7 @@ impl Player for AlphaBetaPlayer {
                 ..SearchLimits::default()
             }
         };
-        let r = self.search.search_game(game, limits)?;
-        let mv = r.best_move;
-        self.last = Some(r);
-        Ok(mv)
+        self.checked_search(game, limits)
     }
     fn last_info(&self) -> Option<String> {
         self.last.as_ref().map(|r| {

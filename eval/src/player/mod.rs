@@ -214,6 +214,9 @@ impl PlayerFactory {
 }
 
 #[cfg(test)]
+mod root_check_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use selfplay::MctsConfig;

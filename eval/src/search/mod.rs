@@ -52,6 +52,8 @@ pub struct AlphaBeta {
     node_limit: Option<u64>,
     /// Threat extensions happen only at plies below this (set per iteration).
     extension_ply_limit: usize,
+    /// Root moves the current search leaves out (see [`AlphaBeta::search_game_excluding`]).
+    excluded: Vec<Move>,
 }
 
 impl AlphaBeta {
@@ -70,6 +72,7 @@ impl AlphaBeta {
             deadline: None,
             node_limit: None,
             extension_ply_limit: 0,
+            excluded: Vec::new(),
         }
     }
 
@@ -110,6 +113,21 @@ impl AlphaBeta {
         self.search_position(game.position(), *game.rules(), history, limits)
     }
 
+    /// Like [`AlphaBeta::search_game`], but the root moves of `excluded` are not searched
+    /// (unless every legal move is excluded): the players leave out the moves that
+    /// [`selfplay::RootCheck`] refutes.
+    pub fn search_game_excluding(
+        &mut self,
+        game: &Game,
+        limits: SearchLimits,
+        excluded: &[Move],
+    ) -> Result<SearchResult> {
+        self.excluded = excluded.to_vec();
+        let result = self.search_game(game, limits);
+        self.excluded.clear();
+        result
+    }
+
     /// Searches `root` under `rules`. `history` holds the hashes of the earlier positions of
     /// the game since the last capture (or other irreversible move), ending with the root's
     /// own hash (may be empty when unknown). Errors if the root is a finished game.
@@ -145,7 +163,14 @@ impl AlphaBeta {
         }
         self.root_index = self.stack.len() - 1;
 
-        let legal = root.legal_moves(&rules);
+        let mut legal = root.legal_moves(&rules);
+        if legal.iter().any(|m| !self.excluded.contains(m)) {
+            let mut kept = MoveList::new();
+            for &m in legal.iter().filter(|m| !self.excluded.contains(m)) {
+                kept.push(m);
+            }
+            legal = kept;
+        }
         let done = |mv: Move, score: i32| SearchResult {
             best_move: mv,
             score,
