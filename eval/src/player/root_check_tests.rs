@@ -51,3 +51,13 @@ fn alphabeta_at_depth_1_plays_every_tactic() {
 fn timed_alphabeta_plays_every_tactic() {
     assert_plays_every_tactic("alphabeta:ms=50");
 }
+
+#[test]
+fn ubfm_at_its_default_nodes_plays_every_tactic() {
+    assert_plays_every_tactic("ubfm:evaluator=heuristic");
+}
+
+#[test]
+fn timed_ubfm_plays_every_tactic() {
+    assert_plays_every_tactic("ubfm:evaluator=uniform,ms=5");
+}

@@ -5,7 +5,7 @@
 use super::{Player, NO_NODE_CAP};
 use anyhow::Result;
 use loa::{Game, Move};
-use selfplay::{Evaluator, Ubfm, UbfmConfig, UbfmLimits};
+use selfplay::{Evaluator, RootCheck, Ubfm, UbfmConfig, UbfmLimits};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -42,15 +42,26 @@ struct UbfmPlayer {
 }
 
 impl UbfmPlayer {
+    /// The root check ([`RootCheck`]) first, as every searching player: a forced win
+    /// within three turns, or the latest loss when every move loses, is played without a
+    /// search; after the search a move the check refutes gives way to the search's next
+    /// most visited move.
     fn run(&mut self, game: &Game, iterations: u32, time: Option<Duration>) -> Result<Move> {
+        let check = RootCheck::of(game);
+        if let Some(mv) = check.settled() {
+            return Ok(mv);
+        }
         let limits = UbfmLimits {
             iterations,
             deadline: time.map(|t| Instant::now() + t),
         };
         self.searched = true;
-        Ok(self
+        let searched = self
             .search
-            .choose_move(game, self.evaluator.as_ref(), limits)?)
+            .choose_move(game, self.evaluator.as_ref(), limits)?;
+        let mut preference = self.search.root_moves();
+        preference.sort_by(|a, b| b.visits.cmp(&a.visits));
+        Ok(check.overrule(searched, preference.iter().map(|m| m.mv)))
     }
 }
 
