@@ -265,11 +265,12 @@ mod tests {
                 (false, Kind::BFloat16),
                 (true, Kind::BFloat16),
             ] {
-                let f = forward(&net, variant, Device::Cpu, kind, 4, 0.0, folded);
+                // 1 thread: fixed, as the test harness sets it (0 would follow the load).
+                let f = forward(&net, variant, Device::Cpu, kind, 4, 0.0, folded, 1);
                 assert!(f.per_sec > 0.0 && f.iterations >= 2, "{variant}");
             }
             for precision in [Precision::Float, Precision::Bfloat16] {
-                let t = training(&net, variant, Device::Cpu, 8, precision, 0.0).unwrap();
+                let t = training(&net, variant, Device::Cpu, 8, precision, 0.0, 1).unwrap();
                 assert!(t.per_sec > 0.0, "{variant}");
             }
             let (e, mean_batch) = evaluator(&net, variant, &inference, 1, 4, 0.05).unwrap();
