@@ -123,7 +123,13 @@ fn ladder_plays_the_runs_models_writes_csv_and_png_and_resumes() {
         .lines()
         .find(|l| l.starts_with("model"))
         .unwrap_or_else(|| panic!("no table: {t}"));
-    for column in ["trained", "time/move", "W-D-L", "Elo [95%]", "ms/move alpha-beta"] {
+    for column in [
+        "trained",
+        "time/move",
+        "W-D-L",
+        "Elo [95%]",
+        "ms/move alpha-beta",
+    ] {
         assert!(header.contains(column), "{header}");
     }
     for g in &chosen {
@@ -139,7 +145,10 @@ fn ladder_plays_the_runs_models_writes_csv_and_png_and_resumes() {
     assert!(o2.status.success(), "{t2}");
     assert_eq!(stderr(&o2).matches("(reused)").count(), 2, "{t2}");
     assert!(!stderr(&o2).contains(": game "), "{t2}");
-    assert_eq!(std::fs::read_to_string(out.join("ladder.csv")).unwrap(), csv);
+    assert_eq!(
+        std::fs::read_to_string(out.join("ladder.csv")).unwrap(),
+        csv
+    );
 
     // An explicit list: the untrained network is added and played, generation 3 reused.
     let o3 = loazero(&[
@@ -223,9 +232,21 @@ fn ladder_refuses_bad_arguments_by_name() {
         ),
         (vec!["ladder", r, "--ms", "5,0", "--out", o], vec!["--ms"]),
         (vec!["ladder", r, "--ms", "none", "--out", o], vec!["--ms"]),
-        (vec!["ladder", r, "--points", "0", "--out", o], vec!["--points"]),
         (
-            vec!["ladder", r, "--generations", "2", "--games", "3", "--out", o],
+            vec!["ladder", r, "--points", "0", "--out", o],
+            vec!["--points"],
+        ),
+        (
+            vec![
+                "ladder",
+                r,
+                "--generations",
+                "2",
+                "--games",
+                "3",
+                "--out",
+                o,
+            ],
             vec!["--games", "even"],
         ),
         // The newest model is a broken file: named before any game.

@@ -384,7 +384,6 @@ pub fn csv(results: &[PairingResult]) -> String {
     s
 }
 
-
 fn rows(results: &[PairingResult]) -> Vec<[String; 6]> {
     results
         .iter()

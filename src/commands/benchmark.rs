@@ -7,8 +7,8 @@
 
 use super::common::GameArgs;
 use crate::plot::{
-    clip_elo, color, draw_elo_curve, draw_even_line, draw_note, elo_axis_range, px,
-    register_font, scale, write_png, Root, ELO_CLIP,
+    clip_elo, color, draw_elo_curve, draw_even_line, draw_note, elo_axis_range, px, register_font,
+    scale, write_png, Root, ELO_CLIP,
 };
 use anyhow::{anyhow, bail, Result};
 use eval::arena::{GameResult, Openings};
@@ -142,17 +142,11 @@ pub fn run(args: Args) -> Result<()> {
     register_font()?;
     let start = Instant::now();
     let on_game = game_progress(args.games, "");
-    let results = strength::run(
-        &factory,
-        &config,
-        &out,
-        &on_game,
-        &mut |p, all, reused| {
-            report_pairing("", p, all, reused);
-            write_png(&out, "benchmark.png", (1200, 800), |root| draw(root, all))?;
-            Ok(())
-        },
-    )?;
+    let results = strength::run(&factory, &config, &out, &on_game, &mut |p, all, reused| {
+        report_pairing("", p, all, reused);
+        write_png(&out, "benchmark.png", (1200, 800), |root| draw(root, all))?;
+        Ok(())
+    })?;
     println!("model: {}", args.model.display());
     print!("{}", strength::table(&results));
     println!(

@@ -14,12 +14,13 @@
 //!   `results.csv`): a rerun of the same command reuses every complete pairing there and
 //!   plays only what is missing.
 //! * `ladder.csv`, `ladder.md` and `ladder.png` (Elo ± 95% against training time in
-//!   minutes, one line per time per move): every finished pairing, rewritten after each.
+//!   minutes, one line per time per move): every finished pairing (by time per move, then
+//!   training time), rewritten after each.
 
 use super::benchmark::{game_progress, parse_list, report_pairing};
 use crate::plot::{
-    clip_elo, color, draw_elo_curve, draw_even_line, draw_note, elo_axis_range, padded_range,
-    px, read_metrics, register_font, scale, write_png, GenerationPoint, Root, ELO_CLIP,
+    clip_elo, color, draw_elo_curve, draw_even_line, draw_note, elo_axis_range, padded_range, px,
+    read_metrics, register_font, scale, write_png, GenerationPoint, Root, ELO_CLIP,
 };
 use crate::run::config::RunConfig;
 use crate::run::layout::{generation_of, list_names, model_name, write_atomically, RunDir};
@@ -163,7 +164,11 @@ pub fn spread(checkpoints: &[Checkpoint], points: usize) -> Result<Vec<Checkpoin
 
 /// The models of `generations` (sorted, each once). Errors name the generation and
 /// `run`: no such model, or no training time for it in `metrics.jsonl`.
-pub fn pick(run: &RunDir, checkpoints: &[Checkpoint], generations: &[u32]) -> Result<Vec<Checkpoint>> {
+pub fn pick(
+    run: &RunDir,
+    checkpoints: &[Checkpoint],
+    generations: &[u32],
+) -> Result<Vec<Checkpoint>> {
     if generations.is_empty() {
         bail!("--generations: no generation given");
     }
@@ -220,6 +225,18 @@ impl Rung {
             Level::Depth(_) => 0,
         }
     }
+}
+
+/// `rungs` in the order of the tables: by time per move, then by training time (one
+/// block per line of the plot).
+pub fn in_table_order(rungs: &[Rung]) -> Vec<Rung> {
+    let mut sorted = rungs.to_vec();
+    sorted.sort_by(|a, b| {
+        (a.ms(), a.generation)
+            .cmp(&(b.ms(), b.generation))
+            .then(a.minutes.total_cmp(&b.minutes))
+    });
+    sorted
 }
 
 /// The header of `ladder.csv`.
@@ -358,31 +375,44 @@ fn draw(root: &Root, rungs: &[Rung]) -> Result<()> {
         .axis_desc_style(("sans-serif", px(18.0, s)))
         .draw()?;
     draw_even_line(&mut chart, &x, s)?;
-    let dx = 0.012 * (x.end - x.start);
-    for (i, ms) in times(rungs).into_iter().enumerate() {
+    let span = x.end - x.start;
+    let times = times(rungs);
+    let mut labelled: Vec<u32> = Vec::new();
+    // Names right of the last line's points.
+    let label_dx = (times.len() as f64 - 1.0) * 0.003 * span + 0.012 * span;
+    for (i, &ms) in times.iter().enumerate() {
         let c = color(i);
+        // The lines of several times side by side, so that equal points stay visible.
+        let dodge = (i as f64 - (times.len() - 1) as f64 / 2.0) * 0.006 * span;
         let mut line: Vec<&Rung> = rungs.iter().filter(|r| r.ms() == ms).collect();
         line.sort_by(|a, b| a.minutes.total_cmp(&b.minutes));
         let points: Vec<(f64, EloEstimate)> = line
             .iter()
-            .map(|r| (r.minutes, r.result.elo_estimate()))
+            .map(|r| (r.minutes + dodge, r.result.elo_estimate()))
             .collect();
         let label = format!("{ms} ms per move vs alphabeta:ms={ms}");
         draw_elo_curve(&mut chart, &points, c, s, Some(&label))?;
+        // Each model is named once, beside its first point.
         let style = TextStyle::from(("sans-serif", px(13.0, s)).into_font())
             .color(&c)
             .pos(Pos::new(HPos::Left, VPos::Top));
-        chart.draw_series(line.iter().map(|r| {
+        let unnamed: Vec<&Rung> = line
+            .into_iter()
+            .filter(|r| !labelled.contains(&r.generation))
+            .collect();
+        labelled.extend(unnamed.iter().map(|r| r.generation));
+        chart.draw_series(unnamed.iter().map(|r| {
             Text::new(
                 format!("gen {}", r.generation),
-                (r.minutes + dx, clip_elo(r.result.elo)),
+                (r.minutes + label_dx, clip_elo(r.result.elo)),
                 style.clone(),
             )
         }))?;
     }
+    // Elo usually climbs with training: the upper left is the emptiest corner.
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
+        .position(SeriesLabelPosition::UpperLeft)
         .label_font(("sans-serif", px(16.0, s)))
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
@@ -393,8 +423,12 @@ fn draw(root: &Root, rungs: &[Rung]) -> Result<()> {
 /// Writes `ladder.csv`, `ladder.md` and `ladder.png` of `rungs` into `out`, each
 /// atomically.
 fn write_outputs(out: &Path, run: &Path, games: usize, rungs: &[Rung]) -> Result<()> {
+    let rungs = &in_table_order(rungs);
     write_atomically(&out.join("ladder.csv"), csv(rungs).as_bytes())?;
-    write_atomically(&out.join("ladder.md"), markdown(run, games, rungs).as_bytes())?;
+    write_atomically(
+        &out.join("ladder.md"),
+        markdown(run, games, rungs).as_bytes(),
+    )?;
     write_png(out, "ladder.png", (1200, 800), |root| draw(root, rungs))?;
     Ok(())
 }
@@ -535,7 +569,7 @@ pub fn run(args: Args) -> Result<()> {
         rungs.extend(results.iter().map(rung));
     }
     println!("run: {}", args.dir.display());
-    print!("{}", table(&rungs));
+    print!("{}", table(&in_table_order(&rungs)));
     println!(
         "Elo of each model over alpha-beta at equal time per move, 95% interval; {} games \
          per model and time; {:.1} s",
@@ -622,7 +656,10 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("training time"));
-        assert!(spread(&all, 0).unwrap_err().to_string().contains("--points"));
+        assert!(spread(&all, 0)
+            .unwrap_err()
+            .to_string()
+            .contains("--points"));
     }
 
     #[test]
@@ -650,7 +687,10 @@ mod tests {
             e.contains("generation 9") && e.contains("runs/x/metrics.jsonl"),
             "{e}"
         );
-        assert!(pick(&run, &all, &[]).unwrap_err().to_string().contains("--generations"));
+        assert!(pick(&run, &all, &[])
+            .unwrap_err()
+            .to_string()
+            .contains("--generations"));
     }
 
     #[test]
@@ -658,7 +698,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let run = RunDir::new(dir.path());
         let e = promoted_generations(&run).unwrap_err().to_string();
-        assert!(e.contains("not a run directory") && e.contains("models"), "{e}");
+        assert!(
+            e.contains("not a run directory") && e.contains("models"),
+            "{e}"
+        );
         std::fs::create_dir_all(run.models()).unwrap();
         for name in [
             "gen-0000.safetensors",
@@ -732,9 +775,28 @@ mod tests {
         let t = table(&rungs);
         assert!(t.starts_with("model"), "{t}");
         assert!(t.contains("gen-0008  4.2 min"), "{t}");
-        assert!(markdown(Path::new("runs/x"), 4, &rungs).contains("| gen-0004 | 2.0 min | 200 ms | 1-0-3 |"));
-        assert_eq!(title(&rungs), "Elo at 200 ms per move against training time");
-        let more = [rung(4, 2.0, 200, 1, 1), rung(4, 2.0, 50, 1, 1), rung(4, 2.0, 1000, 1, 1)];
+        assert!(markdown(Path::new("runs/x"), 4, &rungs)
+            .contains("| gen-0004 | 2.0 min | 200 ms | 1-0-3 |"));
+        assert_eq!(
+            title(&rungs),
+            "Elo at 200 ms per move against training time"
+        );
+        let played = [
+            rung(4, 2.0, 200, 1, 1),
+            rung(4, 2.0, 50, 1, 1),
+            rung(8, 4.0, 200, 1, 1),
+            rung(8, 4.0, 50, 1, 1),
+        ];
+        let order: Vec<(u64, u32)> = in_table_order(&played)
+            .iter()
+            .map(|r| (r.ms(), r.generation))
+            .collect();
+        assert_eq!(order, [(50, 4), (50, 8), (200, 4), (200, 8)]);
+        let more = [
+            rung(4, 2.0, 200, 1, 1),
+            rung(4, 2.0, 50, 1, 1),
+            rung(4, 2.0, 1000, 1, 1),
+        ];
         assert_eq!(
             title(&more),
             "Elo at 50, 200 and 1000 ms per move against training time"
