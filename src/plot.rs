@@ -19,6 +19,8 @@
 //! it can be tested without fonts or images.
 
 use anyhow::{anyhow, bail, Context, Result};
+use eval::elo::EloEstimate;
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -60,15 +62,7 @@ pub fn write_plots(dir: &Path, out: Option<&Path>, size: (u32, u32)) -> Result<V
             dir.display()
         );
     }
-    let metrics_path = dir.join("metrics.jsonl");
-    let bytes = std::fs::read(&metrics_path)
-        .with_context(|| format!("cannot read {}", metrics_path.display()))?;
-    // Lossy: a crash may leave a torn multi-byte character; that line is then malformed.
-    let text = String::from_utf8_lossy(&bytes);
-    let metrics = parse_metrics(&text, &metrics_path.display().to_string());
-    for warning in &metrics.warnings {
-        eprintln!("warning: {warning}");
-    }
+    let metrics = read_metrics(dir)?;
 
     register_font()?;
     let out = out.map_or_else(|| dir.join("plots"), Path::to_path_buf);
@@ -88,6 +82,21 @@ pub fn write_plots(dir: &Path, out: Option<&Path>, size: (u32, u32)) -> Result<V
             draw_policy(root, &metrics.generations)
         })?,
     ])
+}
+
+/// Reads and parses `dir/metrics.jsonl` ([`parse_metrics`]), printing each skipped line's
+/// warning on stderr. Errors: the file cannot be read (it names the file).
+pub fn read_metrics(dir: &Path) -> Result<Metrics> {
+    let metrics_path = dir.join("metrics.jsonl");
+    let bytes = std::fs::read(&metrics_path)
+        .with_context(|| format!("cannot read {}", metrics_path.display()))?;
+    // Lossy: a crash may leave a torn multi-byte character; that line is then malformed.
+    let text = String::from_utf8_lossy(&bytes);
+    let metrics = parse_metrics(&text, &metrics_path.display().to_string());
+    for warning in &metrics.warnings {
+        eprintln!("warning: {warning}");
+    }
+    Ok(metrics)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -389,6 +398,77 @@ pub(crate) fn color(i: usize) -> RGBColor {
         RGBColor(140, 86, 75),
     ];
     COLORS[i % COLORS.len()]
+}
+
+/// Elo values beyond ±this are drawn at it (a clean sweep has infinite bounds).
+pub(crate) const ELO_CLIP: f64 = 1000.0;
+
+/// `elo` clamped to ±[`ELO_CLIP`] (infinities included).
+pub(crate) fn clip_elo(elo: f64) -> f64 {
+    elo.clamp(-ELO_CLIP, ELO_CLIP)
+}
+
+/// The y range of a chart of Elo estimates against an opponent: every 95% interval
+/// (clipped by [`clip_elo`]) and at least −100..100, padded by 8% of the span.
+pub(crate) fn elo_axis_range(estimates: impl IntoIterator<Item = EloEstimate>) -> Range<f64> {
+    let (mut lo, mut hi) = (-100.0f64, 100.0f64);
+    for e in estimates {
+        lo = lo.min(clip_elo(e.lower));
+        hi = hi.max(clip_elo(e.upper));
+    }
+    let pad = 0.08 * (hi - lo);
+    (lo - pad)..(hi + pad)
+}
+
+/// A chart of Elo against anything: any `f64` x axis (linear or log), a linear Elo axis.
+pub(crate) type EloChart<'a, 'b, X> =
+    ChartContext<'a, BitMapBackend<'b>, Cartesian2d<X, RangedCoordf64>>;
+
+/// Draws a thin black line at Elo 0 (level with the opponent) across `x`.
+pub(crate) fn draw_even_line<X: Ranged<ValueType = f64>>(
+    chart: &mut EloChart<'_, '_, X>,
+    x: &Range<f64>,
+    s: f64,
+) -> Result<()> {
+    chart.draw_series(LineSeries::new(
+        [(x.start, 0.0), (x.end, 0.0)],
+        BLACK.mix(0.4).stroke_width(px(1.0, s)),
+    ))?;
+    Ok(())
+}
+
+/// Draws `points` (x, Elo with its 95% interval) in colour `c`: a vertical error bar at
+/// each point, the estimates joined by a line with markers, every value clipped by
+/// [`clip_elo`]; with `label`, the line gets that legend entry.
+pub(crate) fn draw_elo_curve<X: Ranged<ValueType = f64>>(
+    chart: &mut EloChart<'_, '_, X>,
+    points: &[(f64, EloEstimate)],
+    c: RGBColor,
+    s: f64,
+    label: Option<&str>,
+) -> Result<()> {
+    chart.draw_series(points.iter().map(|&(x, e)| {
+        ErrorBar::new_vertical(
+            x,
+            clip_elo(e.lower),
+            clip_elo(e.elo),
+            clip_elo(e.upper),
+            c.stroke_width(px(1.5, s)),
+            px(10.0, s),
+        )
+    }))?;
+    let line = chart.draw_series(
+        LineSeries::new(
+            points.iter().map(|&(x, e)| (x, clip_elo(e.elo))),
+            c.stroke_width(px(2.0, s)),
+        )
+        .point_size(px(4.0, s)),
+    )?;
+    if let Some(label) = label {
+        line.label(label)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+    }
+    Ok(())
 }
 
 /// `elo.png`: trained models (points, ±1.96·stderr bars, joined by a line) against

@@ -113,6 +113,17 @@ pub struct PairingResult {
     pub baseline_ms_per_move: f64,
 }
 
+impl PairingResult {
+    /// The player's Elo over the baseline with its 95% interval.
+    pub fn elo_estimate(&self) -> crate::elo::EloEstimate {
+        crate::elo::EloEstimate {
+            elo: self.elo,
+            lower: self.elo_lower,
+            upper: self.elo_upper,
+        }
+    }
+}
+
 /// JSON has no infinities: ±∞ travel as the strings `"inf"` and `"-inf"`.
 mod maybe_infinite {
     use serde::{Deserialize, Deserializer, Serializer};
@@ -332,7 +343,9 @@ pub fn summarize(pairing: &Pairing, games: &[GameResult], tally: Tally) -> Pairi
 pub const CSV_HEADER: &str = "pairing,kind,level,player,baseline,games,wins,draws,losses,\
 score,elo,elo_lower,elo_upper,player_ms_per_move,baseline_ms_per_move";
 
-fn csv_field(s: &str) -> String {
+/// `s` as one CSV field: quoted (inner quotes doubled) when it holds a comma, a quote or a
+/// line break.
+pub fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
@@ -371,15 +384,6 @@ pub fn csv(results: &[PairingResult]) -> String {
     s
 }
 
-fn elo_text(r: &PairingResult) -> String {
-    crate::elo::EloEstimate {
-        elo: r.elo,
-        lower: r.elo_lower,
-        upper: r.elo_upper,
-    }
-    .to_string()
-}
-
 fn rows(results: &[PairingResult]) -> Vec<[String; 6]> {
     results
         .iter()
@@ -392,7 +396,7 @@ fn rows(results: &[PairingResult]) -> Vec<[String; 6]> {
                 },
                 format!("{}-{}-{}", t.wins, t.draws, t.losses),
                 format!("{:.1}%", 100.0 * t.score()),
-                elo_text(r),
+                r.elo_estimate().to_string(),
                 format!("{:.1}", r.player_ms_per_move),
                 format!("{:.1}", r.baseline_ms_per_move),
             ]
@@ -417,36 +421,7 @@ const HEADERS: [&str; 6] = [
 
 /// The results as an aligned text table (what `loazero benchmark` prints).
 pub fn table(results: &[PairingResult]) -> String {
-    let rows = rows(results);
-    let mut width = HEADERS.map(str::len);
-    for r in &rows {
-        for (w, c) in width.iter_mut().zip(r) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let line = |cells: &[String]| {
-        cells
-            .iter()
-            .zip(width)
-            .enumerate()
-            .map(|(i, (c, w))| {
-                if i == 0 {
-                    format!("{c:<w$}")
-                } else {
-                    format!("{c:>w$}")
-                }
-            })
-            .collect::<Vec<_>>()
-            .join("  ")
-            .trim_end()
-            .to_string()
-    };
-    let mut s = line(&HEADERS.map(String::from)) + "\n";
-    for r in &rows {
-        s += &line(r);
-        s.push('\n');
-    }
-    s
+    text_table(&HEADERS, &rows(results))
 }
 
 /// `results.md`: the player, then the table in Markdown.
@@ -459,10 +434,49 @@ pub fn markdown(results: &[PairingResult]) -> String {
     }
     s += "- Elo of the player over the baseline with its 95% interval; time per move is the \
           mean thinking time measured by the arena.\n\n";
-    s += &format!("| {} |\n", HEADERS.join(" | "));
-    s += &format!("|{}\n", "---|".repeat(HEADERS.len()));
-    for r in rows(results) {
-        s += &format!("| {} |\n", r.join(" | "));
+    s += &markdown_table(&HEADERS, &rows(results));
+    s
+}
+
+/// `rows` under `headers` as aligned text: the first column left-aligned, the others
+/// right-aligned, columns two spaces apart, one line each (trailing spaces cut).
+pub fn text_table<R: AsRef<[String]>>(headers: &[&str], rows: &[R]) -> String {
+    let mut width: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (w, c) in width.iter_mut().zip(r.as_ref()) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: &mut dyn Iterator<Item = &str>| {
+        cells
+            .zip(&width)
+            .enumerate()
+            .map(|(i, (c, &w))| {
+                if i == 0 {
+                    format!("{c:<w$}")
+                } else {
+                    format!("{c:>w$}")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("  ")
+            .trim_end()
+            .to_string()
+    };
+    let mut s = line(&mut headers.iter().copied()) + "\n";
+    for r in rows {
+        s += &line(&mut r.as_ref().iter().map(String::as_str));
+        s.push('\n');
+    }
+    s
+}
+
+/// `rows` under `headers` as a Markdown table.
+pub fn markdown_table<R: AsRef<[String]>>(headers: &[&str], rows: &[R]) -> String {
+    let mut s = format!("| {} |\n", headers.join(" | "));
+    s += &format!("|{}\n", "---|".repeat(headers.len()));
+    for r in rows {
+        s += &format!("| {} |\n", r.as_ref().join(" | "));
     }
     s
 }
@@ -560,6 +574,24 @@ mod tests {
         assert!(c.pairings().unwrap_err().to_string().contains("nothing"));
         let c = config("alphabeta:depth=3");
         assert!(c.pairings().unwrap_err().to_string().contains("alphabeta"));
+    }
+
+    #[test]
+    fn tables_align_and_quote() {
+        let rows = [
+            vec!["a".to_string(), "1".to_string()],
+            vec!["longer".to_string(), "-12.5".to_string()],
+        ];
+        assert_eq!(
+            text_table(&["name", "x"], &rows),
+            "name        x\na           1\nlonger  -12.5\n"
+        );
+        assert_eq!(
+            markdown_table(&["name", "x"], &rows),
+            "| name | x |\n|---|---|\n| a | 1 |\n| longer | -12.5 |\n"
+        );
+        assert_eq!(csv_field("a,b \"c\""), "\"a,b \"\"c\"\"\"");
+        assert_eq!(csv_field("plain"), "plain");
     }
 
     #[test]

@@ -6,9 +6,13 @@
 //! resumes: complete pairings are reused.
 
 use super::common::GameArgs;
-use crate::plot::{color, draw_note, px, register_font, scale, write_png, Root};
+use crate::plot::{
+    clip_elo, color, draw_elo_curve, draw_even_line, draw_note, elo_axis_range, px, register_font,
+    scale, write_png, Root, ELO_CLIP,
+};
 use anyhow::{anyhow, bail, Result};
-use eval::arena::Openings;
+use eval::arena::{GameResult, Openings};
+use eval::elo::{EloEstimate, Tally};
 use eval::strength::{self, Level, PairingResult, StrengthConfig};
 use eval::PlayerSpec;
 use plotters::prelude::*;
@@ -65,7 +69,9 @@ pub struct Args {
     pub out: Option<PathBuf>,
 }
 
-fn parse_list<T: std::str::FromStr>(flag: &str, text: &str) -> Result<Vec<T>> {
+/// The comma-separated whole numbers of `text` (empty or `none`: no number); an error
+/// names `flag`, the text and the part that is not a number.
+pub(crate) fn parse_list<T: std::str::FromStr>(flag: &str, text: &str) -> Result<Vec<T>> {
     let text = text.trim();
     if text.is_empty() || text.eq_ignore_ascii_case("none") {
         return Ok(Vec::new());
@@ -135,48 +141,12 @@ pub fn run(args: Args) -> Result<()> {
     );
     register_font()?;
     let start = Instant::now();
-    let last_line = Mutex::new(Instant::now());
-    let games = args.games;
-    let results = strength::run(
-        &factory,
-        &config,
-        &out,
-        &|p, g, t| {
-            let mut last = last_line.lock().expect("progress lock");
-            if games <= 50 || last.elapsed().as_secs() >= 10 || t.games() as usize == games {
-                *last = Instant::now();
-                eprintln!(
-                    "{}: game {}/{games}: {} ({} plies); model {}-{}-{} ({:.1}%)",
-                    p.level.label(),
-                    t.games(),
-                    g.result,
-                    g.plies,
-                    t.wins,
-                    t.draws,
-                    t.losses,
-                    100.0 * t.score()
-                );
-            }
-        },
-        &mut |p, all, reused| {
-            let r = all.last().expect("one result per pairing");
-            eprintln!(
-                "{} {}: {}-{}-{}, Elo {}",
-                p.level.label(),
-                if reused { "(reused)" } else { "done" },
-                r.tally.wins,
-                r.tally.draws,
-                r.tally.losses,
-                eval::elo::EloEstimate {
-                    elo: r.elo,
-                    lower: r.elo_lower,
-                    upper: r.elo_upper
-                }
-            );
-            write_png(&out, "benchmark.png", (1200, 800), |root| draw(root, all))?;
-            Ok(())
-        },
-    )?;
+    let on_game = game_progress(args.games, "");
+    let results = strength::run(&factory, &config, &out, &on_game, &mut |p, all, reused| {
+        report_pairing("", p, all, reused);
+        write_png(&out, "benchmark.png", (1200, 800), |root| draw(root, all))?;
+        Ok(())
+    })?;
     println!("model: {}", args.model.display());
     print!("{}", strength::table(&results));
     println!(
@@ -188,6 +158,53 @@ pub fn run(args: Args) -> Result<()> {
         println!("wrote {}", out.join(f).display());
     }
     Ok(())
+}
+
+/// The progress of a pairing's games on stderr, each line opening with `prefix` and the
+/// pairing: every game when a pairing has at most 50 (`games`), else one line every 10 s
+/// and the last.
+pub(crate) fn game_progress(
+    games: usize,
+    prefix: &str,
+) -> impl Fn(&strength::Pairing, &GameResult, &Tally) + Sync + '_ {
+    let last_line = Mutex::new(Instant::now());
+    move |p, g, t| {
+        let mut last = last_line.lock().expect("progress lock");
+        if games <= 50 || last.elapsed().as_secs() >= 10 || t.games() as usize == games {
+            *last = Instant::now();
+            eprintln!(
+                "{prefix}{}: game {}/{games}: {} ({} plies); model {}-{}-{} ({:.1}%)",
+                p.level.label(),
+                t.games(),
+                g.result,
+                g.plies,
+                t.wins,
+                t.draws,
+                t.losses,
+                100.0 * t.score()
+            );
+        }
+    }
+}
+
+/// Says on stderr that a pairing is done or was reused from an earlier run (`reused`),
+/// with its W-D-L and Elo (the last of `all`), the line opening with `prefix`.
+pub(crate) fn report_pairing(
+    prefix: &str,
+    p: &strength::Pairing,
+    all: &[PairingResult],
+    reused: bool,
+) {
+    let r = all.last().expect("one result per pairing");
+    eprintln!(
+        "{prefix}{} {}: {}-{}-{}, Elo {}",
+        p.level.label(),
+        if reused { "(reused)" } else { "done" },
+        r.tally.wins,
+        r.tally.draws,
+        r.tally.losses,
+        r.elo_estimate()
+    );
 }
 
 /// `x` if it is (within 2%) 1, 2 or 5 times a power of ten: the only ticks labelled on the
@@ -204,14 +221,10 @@ fn round_tick(x: f64) -> Option<f64> {
         .map(|n| n * decade)
 }
 
-/// Elo bounds beyond this are drawn at it (clean sweeps have infinite bounds).
-const ELO_CLIP: f64 = 1000.0;
-
 /// Elo ± 95% of the timed pairings against time per move (log scale); depth pairings as
 /// labelled dashed lines.
 fn draw(root: &Root, results: &[PairingResult]) -> Result<()> {
     const TITLE: &str = "Model vs alpha-beta at equal time per move";
-    let clip = |x: f64| x.clamp(-ELO_CLIP, ELO_CLIP);
     let timed: Vec<(f64, &PairingResult)> = results
         .iter()
         .filter_map(|r| match r.level {
@@ -240,18 +253,15 @@ fn draw(root: &Root, results: &[PairingResult]) -> Result<()> {
     }
     // Room on the right for the last point's label.
     let x_range = (x_lo / 1.6)..(x_hi * 3.0);
-    let (mut y_lo, mut y_hi) = (-100.0f64, 100.0f64);
-    for r in results {
-        y_lo = y_lo.min(clip(r.elo_lower));
-        y_hi = y_hi.max(clip(r.elo_upper));
-    }
-    let pad = 0.08 * (y_hi - y_lo);
     let mut chart = ChartBuilder::on(root)
         .caption(TITLE, ("sans-serif", px(28.0, s)))
         .margin(px(15.0, s))
         .x_label_area_size(px(55.0, s))
         .y_label_area_size(px(75.0, s))
-        .build_cartesian_2d(x_range.clone().log_scale(), (y_lo - pad)..(y_hi + pad))?;
+        .build_cartesian_2d(
+            x_range.clone().log_scale(),
+            elo_axis_range(results.iter().map(PairingResult::elo_estimate)),
+        )?;
     chart
         .configure_mesh()
         .x_desc("time per move, ms (both sides; log scale)")
@@ -264,13 +274,10 @@ fn draw(root: &Root, results: &[PairingResult]) -> Result<()> {
         .label_style(("sans-serif", px(16.0, s)))
         .axis_desc_style(("sans-serif", px(18.0, s)))
         .draw()?;
-    chart.draw_series(LineSeries::new(
-        [(x_range.start, 0.0), (x_range.end, 0.0)],
-        BLACK.mix(0.4).stroke_width(px(1.0, s)),
-    ))?;
+    draw_even_line(&mut chart, &x_range, s)?;
     for (i, (d, r)) in depth.iter().enumerate() {
         let c = color(i + 1);
-        let y = clip(r.elo);
+        let y = clip_elo(r.elo);
         chart.draw_series(DashedLineSeries::new(
             [(x_range.start, y), (x_range.end, y)],
             px(8.0, s),
@@ -289,23 +296,9 @@ fn draw(root: &Root, results: &[PairingResult]) -> Result<()> {
     }
     if !timed.is_empty() {
         let c = color(0);
-        chart.draw_series(timed.iter().map(|&(t, r)| {
-            ErrorBar::new_vertical(
-                t,
-                clip(r.elo_lower),
-                clip(r.elo),
-                clip(r.elo_upper),
-                c.stroke_width(px(1.5, s)),
-                px(10.0, s),
-            )
-        }))?;
-        chart.draw_series(
-            LineSeries::new(
-                timed.iter().map(|&(t, r)| (t, clip(r.elo))),
-                c.stroke_width(px(2.0, s)),
-            )
-            .point_size(px(4.0, s)),
-        )?;
+        let points: Vec<(f64, EloEstimate)> =
+            timed.iter().map(|&(t, r)| (t, r.elo_estimate())).collect();
+        draw_elo_curve(&mut chart, &points, c, s, None)?;
         let style = TextStyle::from(("sans-serif", px(14.0, s)).into_font())
             .color(&c)
             .pos(Pos::new(HPos::Left, VPos::Top));
@@ -315,7 +308,7 @@ fn draw(root: &Root, results: &[PairingResult]) -> Result<()> {
                     "{t:.0} ms: {}-{}-{}, used {:.0} ms",
                     r.tally.wins, r.tally.draws, r.tally.losses, r.player_ms_per_move
                 ),
-                (t * 1.04, clip(r.elo)),
+                (t * 1.04, clip_elo(r.elo)),
                 style.clone(),
             )
         }))?;

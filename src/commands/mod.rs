@@ -8,6 +8,7 @@ pub mod engine;
 pub mod export;
 pub mod heldout;
 pub mod info;
+pub mod ladder;
 pub mod match_cmd;
 pub mod moves;
 pub mod net;
@@ -36,6 +37,10 @@ pub enum Command {
     /// Is the model stronger than alpha-beta? Equal-time and fixed-depth matches, a table,
     /// results.csv/results.md and a PNG of Elo against time per move.
     Benchmark(benchmark::Args),
+    /// Does more training still pay? A run's models from several training times against
+    /// alpha-beta at equal time per move: a table, ladder.csv/ladder.md and a PNG of Elo
+    /// against training time (resumable).
+    Ladder(ladder::Args),
     /// Play self-play games with MCTS; write training shards and game records.
     Selfplay(selfplay::Args),
     /// Versions, the torch library in use, threads and CUDA availability.
@@ -60,6 +65,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::TorchFree(c) => torch_free::run(c),
         Command::Bench(a) => bench::run(a),
         Command::Benchmark(a) => benchmark::run(a),
+        Command::Ladder(a) => ladder::run(a),
         Command::Selfplay(a) => selfplay::run(a),
         Command::Info(a) => info::run(a),
         Command::Export(a) => export::run(a),

@@ -60,7 +60,18 @@ mod tests {
             assert!(is_torch_free(name), "{name}");
         }
         for name in [
-            "run", "selfplay", "info", "export", "bench", "plot", "serve", "help", "--help", "",
+            "run",
+            "selfplay",
+            "info",
+            "export",
+            "bench",
+            "benchmark",
+            "ladder",
+            "plot",
+            "serve",
+            "help",
+            "--help",
+            "",
         ] {
             assert!(!is_torch_free(name), "{name}");
         }
