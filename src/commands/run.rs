@@ -117,6 +117,7 @@ pub fn run(args: Args) -> Result<()> {
         .with_context(|| "cannot save the run config")?;
     let mut config = config;
     config.resolve_auto_threads(std::thread::available_parallelism().map_or(1, |n| n.get()));
+    config.fix_threads_if_deterministic(tch::get_num_threads().max(1) as usize);
     train::device::set_threads(config.train.threads);
     Driver::open(dir, config, display)?.run()
 }

@@ -308,6 +308,24 @@ impl RunConfig {
         }
     }
 
+    /// A deterministic run (`run.deterministic`) fixes the torch thread counts left at 0
+    /// (auto) to `torch_default`, torch's own count: auto counts follow the machine's
+    /// load (`train::auto_threads`), and a count that changes changes the kernels'
+    /// rounding. Otherwise nothing changes. For the running loop only, like
+    /// [`RunConfig::resolve_auto_threads`].
+    pub fn fix_threads_if_deterministic(&mut self, torch_default: usize) {
+        if !self.run.deterministic {
+            return;
+        }
+        let fixed = torch_default.max(1);
+        if self.train.threads == 0 {
+            self.train.threads = fixed;
+        }
+        if self.train.inference.threads == 0 {
+            self.train.inference.threads = self.train.threads;
+        }
+    }
+
     /// Checks every value; the message names the key.
     pub fn validate(&self) -> std::result::Result<(), String> {
         // The message alone: the caller names the file.
@@ -397,6 +415,24 @@ mod tests {
         c.train.inference.threads = 0;
         c.resolve_auto_threads(cores);
         (c.train.threads, c.train.inference.threads)
+    }
+
+    #[test]
+    fn a_deterministic_run_fixes_auto_torch_threads() {
+        let mut c = RunConfig::default();
+        c.fix_threads_if_deterministic(2);
+        assert_eq!((c.train.threads, c.train.inference.threads), (0, 0));
+        c.run.deterministic = true;
+        c.fix_threads_if_deterministic(2);
+        assert_eq!((c.train.threads, c.train.inference.threads), (2, 2));
+        let mut c = RunConfig::default();
+        c.run.deterministic = true;
+        c.train.threads = 1;
+        c.fix_threads_if_deterministic(4);
+        assert_eq!((c.train.threads, c.train.inference.threads), (1, 1));
+        c.train.inference.threads = 3;
+        c.fix_threads_if_deterministic(4);
+        assert_eq!((c.train.threads, c.train.inference.threads), (1, 3));
     }
 
     #[test]
