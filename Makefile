@@ -9,7 +9,7 @@ TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 BIN := $(TARGET_DIR)/release/loazero
 STAMP := $(VENV)/.torch-$(TORCH_VERSION)
 
-.PHONY: setup build run test bench soak lint fmt fuzz clean-venv
+.PHONY: setup onnx-setup build run test bench soak lint fmt fuzz clean-venv
 
 $(STAMP):
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,14 @@ $(STAMP):
 
 ## setup: create the venv with torch and link .libtorch to it
 setup: .libtorch
+
+## onnx-setup: onnx and onnxruntime in the venv, for scripts/onnx_export.py (ONNX export
+## and its check) and the ONNX test of train/tests/export_python.rs
+ONNX_STAMP := $(VENV)/.onnx
+$(ONNX_STAMP): $(STAMP)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check onnx onnxruntime
+	touch $@
+onnx-setup: $(ONNX_STAMP)
 
 ## build: release build of both binaries: loazero (torch-free) and loazero-torch (execed by
 ## loazero for the commands that need torch; see src/light.rs)

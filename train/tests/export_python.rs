@@ -1,6 +1,8 @@
 //! Exported models read from Python: `torch.jit.load` reproduces the Rust outputs, and
-//! (where onnx and onnxruntime are installed) the ONNX conversion script agrees.
-//! Uses the workspace venv's python (`make setup`); skipped, with a message, without it.
+//! the ONNX conversion script agrees with onnxruntime.
+//! Uses the venv's python (`VENV`, as the Makefile and `.ci/run` set it, else the
+//! workspace's `.venv`: `make setup`; onnx and onnxruntime: `make onnx-setup`). Without
+//! them a test says SKIPPED; under CI (`CI` set) it fails instead.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -16,14 +18,39 @@ fn root() -> PathBuf {
         .to_path_buf()
 }
 
-fn venv_python() -> Option<PathBuf> {
-    let py = root().join(".venv/bin/python");
-    let ok = Command::new(&py)
-        .args(["-c", "import torch"])
+/// The venv: `VENV` (relative to the workspace root if relative), else `.venv`.
+fn venv() -> PathBuf {
+    match std::env::var_os("VENV") {
+        Some(v) if !v.is_empty() => root().join(v),
+        _ => root().join(".venv"),
+    }
+}
+
+/// Whether `python` imports every module of `modules`.
+fn imports(python: &Path, modules: &str) -> bool {
+    Command::new(python)
+        .args(["-c", &format!("import {modules}")])
         .output()
         .map(|o| o.status.success())
-        .unwrap_or(false);
-    ok.then_some(py)
+        .unwrap_or(false)
+}
+
+/// The venv's python if it imports `modules`; otherwise `None` after saying SKIPPED, or a
+/// failure under CI, where a missing tool is not a reason to pass.
+fn python_with(modules: &str, install: &str) -> Option<PathBuf> {
+    let py = venv().join("bin/python");
+    if imports(&py, modules) {
+        return Some(py);
+    }
+    let why = format!(
+        "no python importing {modules} at {} (install: {install})",
+        py.display()
+    );
+    if std::env::var_os("CI").is_some() {
+        panic!("{why}: under CI this is a failure, not a skip");
+    }
+    eprintln!("SKIPPED: {why}");
+    None
 }
 
 fn exported(dir: &Path, variant: loa::Variant) -> Model {
@@ -47,11 +74,7 @@ fn exported(dir: &Path, variant: loa::Variant) -> Model {
 
 #[test]
 fn torchscript_reproduces_rust_outputs_in_python() {
-    let Some(py) = venv_python() else {
-        eprintln!(
-            "SKIPPED: no python with torch at {}",
-            root().join(".venv").display()
-        );
+    let Some(py) = python_with("torch", "make setup") else {
         return;
     };
     for variant in [
@@ -137,21 +160,9 @@ print("layout ok", d["variant"], planes, "planes", len(pol["planes"]), "policy p
 
 #[test]
 fn onnx_conversion_agrees_with_onnxruntime() {
-    let Some(py) = venv_python() else {
-        eprintln!("SKIPPED: no python with torch");
+    let Some(py) = python_with("torch, onnx, onnxruntime", "make onnx-setup") else {
         return;
     };
-    let has_ort = Command::new(&py)
-        .args(["-c", "import onnx, onnxruntime"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !has_ort {
-        eprintln!(
-            "SKIPPED: onnx/onnxruntime not installed (.venv/bin/pip install onnx onnxruntime)"
-        );
-        return;
-    }
     for variant in [
         loa::Variant::Standard,
         loa::Variant::Alveole,
