@@ -120,6 +120,11 @@ mod tests {
         assert_eq!(games.len(), 14);
         assert!(games.iter().all(|g| !g.is_over()));
         assert_eq!(games[0].position().variant(), Variant::ALL[0]);
-        assert_eq!(XorShift::new(0).next_u64(), XorShift::new(0).next_u64());
+        // xorshift64 with the shifts 13, 7, 17 (Marsaglia 2003) from state 1, by hand:
+        // 1 ^ 1 << 13 = 8193; 8193 ^ 8193 >> 7 = 8257; 8257 ^ 8257 << 17 = 1 082 269 761.
+        assert_eq!(XorShift::new(1).next_u64(), 1_082_269_761);
+        // Seed 0 (a fixed point of xorshift) is replaced: its stream is not all zeros.
+        let mut zero = XorShift::new(0);
+        assert!((0..4).map(|_| zero.next_u64()).all(|x| x != 0));
     }
 }

@@ -197,11 +197,22 @@ mod tests {
     #[test]
     fn plain_mode_updates_without_a_terminal() {
         let d = LoopDisplay::with_bars(false);
+        assert!(d.multi.is_none(), "plain mode draws no bars");
         d.generation(1, 5, 10.0, 0.0);
         d.start(Bar::Selfplay, 10, "gen-0000");
         for i in 0..10 {
             d.update(Bar::Selfplay, i, "x");
         }
+        let bar = &d.bars[Bar::Selfplay as usize];
+        assert_eq!((bar.position(), bar.length()), (9, Some(10)));
+        assert_eq!(bar.message(), "x");
+        let last = *d.plain_last.lock().unwrap();
+        // The start printed a line and set the clock; ten updates within the interval
+        // printed none (the clock would have moved); the other bars printed nothing.
+        let started = last[Bar::Selfplay as usize].expect("a line at the start");
+        assert!(started.elapsed() < PLAIN_INTERVAL);
+        assert_eq!(last[Bar::Train as usize], None);
+        assert_eq!(last[Bar::Match as usize], None);
         d.finish();
     }
 }
