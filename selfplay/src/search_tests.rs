@@ -567,7 +567,7 @@ fn gumbel_self_play_search_gives_an_improved_policy() {
     // (the target is softmax(log prior + σ(completed Q)), increasing in Q): the best
     // searched move's target over prior beats the worst one's.
     let searched: Vec<usize> = (0..moves.len()).filter(|&i| moves[i].visits > 0).collect();
-    let by_q = |a: &usize, b: &usize| moves[*a].q.total_cmp(&moves[*b].q);
+    let by_q = |a: &&usize, b: &&usize| moves[**a].q.total_cmp(&moves[**b].q);
     let best_q = *searched.iter().max_by(by_q).unwrap();
     let worst_q = *searched.iter().min_by(by_q).unwrap();
     assert!(moves[best_q].q > moves[worst_q].q, "{moves:?}");

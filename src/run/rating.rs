@@ -164,7 +164,9 @@ pub fn rating_rows(table: &RatingTable) -> Vec<RatingRow> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::rated_games::display_name;
     use super::*;
+    use eval::arena::read_results;
 
     #[test]
     fn model_players_are_named_by_their_file() {
