@@ -142,7 +142,10 @@ fn each_special_variant_trains_plays_and_exports() {
     for name in ["gen-0000", "gen-0001", "random"] {
         assert!(table.contains(name), "{name}: {table}");
     }
-    assert!(!table.contains("written:"), "a run's ratings.csv is the loop's: {table}");
+    assert!(
+        !table.contains("written:"),
+        "a run's ratings.csv is the loop's: {table}"
+    );
     let o = loazero(&[
         "ratings".into(),
         gemma.display().to_string(),

@@ -274,7 +274,11 @@ fn analysis_of_a_run_model_and_of_the_heuristic() {
         (json!({"model": model.display().to_string()}), 400, "6x6"),
         (json!({"sims": 0}), 400, "sims"),
         (json!({"ab_depth": 99}), 400, "ab_depth"),
-        (json!({"simulations": 16}), 400, "unknown field `simulations`"),
+        (
+            json!({"simulations": 16}),
+            400,
+            "unknown field `simulations`",
+        ),
     ] {
         let (st, text) = s.post("/api/analyse", &body.to_string());
         assert_eq!(st, status, "{body}: {text}");

@@ -237,14 +237,20 @@ mod tests {
             r.header.end_outcome().unwrap(),
             Some((Outcome::Win(Color::White), "black resigned".to_string()))
         );
-        assert_eq!(GameRecord::parse(&r.header.format()).unwrap().header, r.header);
+        assert_eq!(
+            GameRecord::parse(&r.header.format()).unwrap().header,
+            r.header
+        );
         let draw = RecordHeader {
             end: Some("draw (adjudicated a draw at the ply cap)".into()),
             ..RecordHeader::default()
         };
         assert_eq!(
             draw.end_outcome().unwrap(),
-            Some((Outcome::Draw, "adjudicated a draw at the ply cap".to_string()))
+            Some((
+                Outcome::Draw,
+                "adjudicated a draw at the ply cap".to_string()
+            ))
         );
         assert_eq!(RecordHeader::default().end_outcome().unwrap(), None);
         let bad = RecordHeader {

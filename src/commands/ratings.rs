@@ -82,9 +82,10 @@ pub fn run(args: Args) -> Result<()> {
         if !dir.exists() {
             bail!("{} does not exist", dir.display());
         }
-        let name = dir
-            .file_name()
-            .map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let name = dir.file_name().map_or_else(
+            || dir.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
         let found = games_of(dir, several.then_some(name.as_str()))?;
         if found.is_empty() {
             bail!(

@@ -7,9 +7,7 @@ use super::layout::{generation_of, model_name, write_atomically, RunDir};
 pub use super::rated_games::fit_run;
 use super::rated_games::{MatchDone, DONE};
 use anyhow::Result;
-use eval::arena::{
-    play_match, play_once, Control, GameResult, MatchConfig, Openings,
-};
+use eval::arena::{play_match, play_once, Control, GameResult, MatchConfig, Openings};
 use eval::elo::Tally;
 use eval::ratings::RatingTable;
 use eval::{PlayerFactory, PlayerSpec};

@@ -208,7 +208,10 @@ mod tests {
         // All of the busy time ours: no one else.
         assert_eq!(others_between((0, 0, 0), (200, 200, 200), 2), Some(0.0));
         // Counters that went backwards (a reading racing a CPU going offline) read 0.
-        assert_eq!(others_between((500, 900, 10), (400, 1100, 20), 2), Some(0.0));
+        assert_eq!(
+            others_between((500, 900, 10), (400, 1100, 20), 2),
+            Some(0.0)
+        );
         // Too little time passed.
         assert_eq!(others_between((0, 0, 0), (1, 1, 0), 2), None);
     }
@@ -230,7 +233,10 @@ mod tests {
         child.wait().unwrap();
         let with_child = with_child.expect("a reading after 1.5 s");
         // The child holds a core, less what a loaded machine takes from it.
-        assert!(with_child >= 0.4, "busy child measured as {with_child} cores");
+        assert!(
+            with_child >= 0.4,
+            "busy child measured as {with_child} cores"
+        );
     }
 
     /// Beside a busy child process, the count drops below its quiet maximum.
@@ -250,6 +256,9 @@ mod tests {
         child.wait().unwrap();
         let during = auto.current();
         tch::set_num_threads(1);
-        assert!(during < max, "{during} of {max} threads beside a busy process");
+        assert!(
+            during < max,
+            "{during} of {max} threads beside a busy process"
+        );
     }
 }

@@ -7,9 +7,9 @@
 //! config. Resuming from it continues exactly as if never stopped (same device and
 //! thread count). A checkpoint is also a valid model file.
 
+use crate::auto_threads::AutoThreads;
 use crate::batch::{make_batch, mask_logits, Batch};
 use crate::config::TrainConfig;
-use crate::auto_threads::AutoThreads;
 use crate::device::{device_name, resolve_device, set_threads};
 use crate::metrics::{f64_or_nan, nan, unix_time, MetricsLog, Record, TrainRecord};
 use crate::model::{Model, ModelInfo, NET_PREFIX};
@@ -220,8 +220,7 @@ impl Trainer {
             rng,
             device,
             run_progress: None,
-            auto_threads: (config_threads == 0 && !device.is_cuda())
-                .then(AutoThreads::from_torch),
+            auto_threads: (config_threads == 0 && !device.is_cuda()).then(AutoThreads::from_torch),
         })
     }
 

@@ -624,7 +624,10 @@ mod tests {
         let bytes = encode_shard(&samples());
         for len in 0..bytes.len() {
             let e = decode_shard(&path, &bytes[..len]).unwrap_err();
-            assert!(e.to_string().contains("b.shard"), "truncation to {len}: {e}");
+            assert!(
+                e.to_string().contains("b.shard"),
+                "truncation to {len}: {e}"
+            );
         }
         let mut b = bytes.clone();
         for i in 0..bytes.len() {
