@@ -60,7 +60,7 @@ impl UbfmPlayer {
             .search
             .choose_move(game, self.evaluator.as_ref(), limits)?;
         let mut preference = self.search.root_moves();
-        preference.sort_by(|a, b| b.visits.cmp(&a.visits));
+        preference.sort_by_key(|m| std::cmp::Reverse(m.visits));
         Ok(check.overrule(searched, preference.iter().map(|m| m.mv)))
     }
 }
