@@ -7,7 +7,7 @@
 //! busy loop beside it on 2 cores (AMD EPYC Zen 4), the 4×32 network's forward pass fell
 //! to 0.26× and its training to 0.27× of a quiet machine's with 2 threads, where 1 thread
 //! kept 0.48× and 0.53× (`docs/experiments.md`, batch 11). Spinning less
-//! (`OMP_WAIT_POLICY=passive`) held 0.46× but cost 10–18% on a quiet machine.
+//! (`OMP_WAIT_POLICY=passive`) held 0.46× but cost 7–18% on a quiet machine.
 //!
 //! So the threads that run torch on the CPU with `threads = 0` (auto) follow the cores the
 //! other processes leave: [`AutoThreads::update`], called by the thread that runs the
