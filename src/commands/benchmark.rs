@@ -49,6 +49,19 @@ pub struct Args {
     /// for the CPU, which distorts equal-time results.
     #[arg(long, default_value_t = 1)]
     pub timed_threads: usize,
+    #[command(flatten)]
+    pub pairing: PairingArgs,
+    #[command(flatten)]
+    pub game: GameArgs,
+    /// Output directory (default `benchmarks/<model file name>`).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// How a model's pairings against alpha-beta are played: shared by `benchmark` and
+/// `ladder`.
+#[derive(clap::Args)]
+pub struct PairingArgs {
     /// Device of the model: cpu, cuda or cuda:N.
     #[arg(long, default_value = "cpu")]
     pub device: String,
@@ -56,17 +69,12 @@ pub struct Args {
     /// sequence per line.
     #[arg(long, default_value = "random:4")]
     pub openings: String,
-    #[command(flatten)]
-    pub game: GameArgs,
     /// Games still running after this many plies are scored a draw.
     #[arg(long, default_value_t = 400)]
     pub max_plies: u32,
-    /// Seed of the openings (every pairing plays the same openings).
+    /// Seed of the openings (every pairing, and every model, plays the same openings).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Output directory (default `benchmarks/<model file name>`).
-    #[arg(long)]
-    pub out: Option<PathBuf>,
 }
 
 /// The comma-separated whole numbers of `text` (empty or `none`: no number); an error
@@ -93,7 +101,7 @@ pub fn run(args: Args) -> Result<()> {
     let player = PlayerSpec::Model {
         path: args.model.clone(),
         sims: args.sims,
-        net: eval::player::NetOptions::on(&args.device),
+        net: eval::player::NetOptions::on(&args.pairing.device),
         ms: None,
         search: Default::default(),
     };
@@ -109,9 +117,9 @@ pub fn run(args: Args) -> Result<()> {
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         variant,
         rules: args.game.rules,
-        openings: Openings::parse(&args.openings, variant, args.game.rules)?,
-        max_plies: args.max_plies,
-        seed: args.seed,
+        openings: Openings::parse(&args.pairing.openings, variant, args.game.rules)?,
+        max_plies: args.pairing.max_plies,
+        seed: args.pairing.seed,
     };
     let pairings = config.pairings()?;
     if !args.model.is_file() {

@@ -17,7 +17,7 @@
 //!   minutes, one line per time per move): every finished pairing (by time per move, then
 //!   training time), rewritten after each.
 
-use super::benchmark::{game_progress, parse_list, report_pairing};
+use super::benchmark::{game_progress, parse_list, report_pairing, PairingArgs};
 use crate::plot::{
     clip_elo, color, draw_elo_curve, draw_even_line, draw_note, elo_axis_range, padded_range, px,
     read_metrics, register_font, scale, write_png, GenerationPoint, Root, ELO_CLIP,
@@ -58,19 +58,8 @@ pub struct Args {
     /// Elo interval of about ±70 near even strength.
     #[arg(long, default_value_t = MatchConfig::default().games)]
     pub games: usize,
-    /// Device of the models: cpu, cuda or cuda:N.
-    #[arg(long, default_value = "cpu")]
-    pub device: String,
-    /// Openings: random:K (random balanced openings of K plies) or a file with one move
-    /// sequence per line.
-    #[arg(long, default_value = "random:4")]
-    pub openings: String,
-    /// Games still running after this many plies are scored a draw.
-    #[arg(long, default_value_t = 400)]
-    pub max_plies: u32,
-    /// Seed of the openings (every model plays the same openings).
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    #[command(flatten)]
+    pub pairing: PairingArgs,
     /// Output directory (default RUN/ladder).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -485,12 +474,12 @@ pub fn run(args: Args) -> Result<()> {
         );
         (config.variant(), config.rules())
     };
-    let openings = Openings::parse(&args.openings, variant, rules)?;
+    let openings = Openings::parse(&args.pairing.openings, variant, rules)?;
     let config_of = |c: &Checkpoint| StrengthConfig {
         player: PlayerSpec::Model {
             path: run_dir.model(c.generation),
             sims: 1,
-            net: eval::player::NetOptions::on(&args.device),
+            net: eval::player::NetOptions::on(&args.pairing.device),
             ms: None,
             search: Default::default(),
         },
@@ -503,8 +492,8 @@ pub fn run(args: Args) -> Result<()> {
         variant,
         rules,
         openings: openings.clone(),
-        max_plies: args.max_plies,
-        seed: args.seed,
+        max_plies: args.pairing.max_plies,
+        seed: args.pairing.seed,
     };
     // One torch thread, no batch wait: the model's time budget is spent on search, and
     // one core is left to the opponent (as in `loazero benchmark`).
