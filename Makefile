@@ -59,9 +59,12 @@ bench: build
 
 ## soak: the long forms of the soak tests (tests/soak.rs): 10 000 engine genmoves with a
 ## model player, a 2-hour `run` of the default config, 10 minutes of `serve` under 8
-## clients; each prints its memory (and file descriptor) figures. About 2 h 15 min.
+## clients; each prints its memory (and file descriptor) figures; then the long
+## acceptance tests marked `#[ignore = "long: …"]` (MCTS at 1000 simulations against random
+## in 200 games). About 2 h 20 min.
 soak: build
 	LOAZERO_SOAK=long $(CARGO) test --release --test soak -- --nocapture --test-threads 1
+	$(CARGO) test --release -p selfplay -- --ignored --nocapture
 
 ## fuzz: every fuzz target of fuzz/ (cargo-fuzz with libFuzzer on nightly; see
 ## docs/fuzzing.md) for FUZZ_SECONDS seconds each (default 60), from the committed seeds

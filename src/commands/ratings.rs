@@ -74,18 +74,44 @@ fn games_of(path: &Path, prefix: Option<&str>) -> Result<Vec<RatedGame>> {
         .collect())
 }
 
+/// The prefix of each directory's model players when several are rated together: its
+/// last path component, or as many trailing components as it takes to tell it from the
+/// others (`a/runs/x` and `b/runs/x` are `a/runs/x` and `b/runs/x`, not `x` twice).
+fn run_labels(dirs: &[PathBuf]) -> Vec<String> {
+    let parts: Vec<Vec<String>> = dirs
+        .iter()
+        .map(|d| {
+            let mut p: Vec<String> = d
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .filter(|c| c != ".")
+                .collect();
+            if p.is_empty() {
+                p.push(d.display().to_string());
+            }
+            p
+        })
+        .collect();
+    let tail = |p: &[String], n: usize| p[p.len() - n.min(p.len())..].join("/");
+    let longest = parts.iter().map(Vec::len).max().unwrap_or(1);
+    (1..=longest)
+        .map(|n| parts.iter().map(|p| tail(p, n)).collect::<Vec<_>>())
+        .find(|labels| {
+            let mut seen = std::collections::HashSet::new();
+            labels.iter().all(|l| seen.insert(l))
+        })
+        .unwrap_or_else(|| dirs.iter().map(|d| d.display().to_string()).collect())
+}
+
 /// Prints the table (anchor `random` = 0 when present) and writes the CSV.
 pub fn run(args: Args) -> Result<()> {
     let several = args.dirs.len() > 1;
+    let labels = run_labels(&args.dirs);
     let mut games = Vec::new();
-    for dir in &args.dirs {
+    for (dir, name) in args.dirs.iter().zip(&labels) {
         if !dir.exists() {
             bail!("{} does not exist", dir.display());
         }
-        let name = dir.file_name().map_or_else(
-            || dir.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        );
         let found = games_of(dir, several.then_some(name.as_str()))?;
         if found.is_empty() {
             bail!(
@@ -116,4 +142,32 @@ pub fn run(args: Args) -> Result<()> {
         println!("written: {}", csv.display());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::run_labels;
+    use std::path::PathBuf;
+
+    fn labels(dirs: &[&str]) -> Vec<String> {
+        run_labels(&dirs.iter().map(PathBuf::from).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn run_labels_are_last_components_when_those_differ() {
+        assert_eq!(labels(&["runs/a", "other/b/"]), ["a", "b"]);
+        assert_eq!(labels(&["./runs/default"]), ["default"]);
+    }
+
+    #[test]
+    fn run_labels_grow_until_they_tell_runs_apart() {
+        assert_eq!(
+            labels(&["x/runs/default", "y/runs/default", "runs/long"]),
+            ["x/runs/default", "y/runs/default", "runs/long"]
+        );
+        assert_eq!(
+            labels(&["/m1/default", "/m2/default"]),
+            ["m1/default", "m2/default"]
+        );
+    }
 }
