@@ -186,9 +186,10 @@ impl Driver {
     /// Records in `metrics.jsonl` that the loop stopped, and why.
     fn record_stop(&mut self, reason: StopReason) -> Result<()> {
         let generation = match self.state.phase {
-            // Generation `g` in self-play has done nothing yet: `g - 1` was the last.
-            Phase::Selfplay => self.state.generation.saturating_sub(1),
-            _ => self.state.generation,
+            // Generation `g` has been gated (its rating may be due): it is complete.
+            Phase::Rate => self.state.generation,
+            // Generation `g` is under way (or, in self-play, not begun): `g - 1` was the last.
+            Phase::Selfplay | Phase::Train | Phase::Gate => self.state.generation.saturating_sub(1),
         };
         self.metrics.write(&Record::Stop(StopRecord {
             time: unix_time(),
