@@ -9,7 +9,7 @@ TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 BIN := $(TARGET_DIR)/release/loazero
 STAMP := $(VENV)/.torch-$(TORCH_VERSION)
 
-.PHONY: setup onnx-setup build run test bench soak lint fmt fuzz clean-venv
+.PHONY: setup onnx-setup build run test bench screenshots soak lint fmt fuzz clean-venv
 
 $(STAMP):
 	$(PYTHON) -m venv $(VENV)
@@ -50,7 +50,14 @@ run: build
 test: build
 	$(CARGO) test --release --workspace
 
-## bench: the speed benchmarks
+## screenshots: the README's screenshots (docs/screenshots/) of `loazero serve` over
+## runs/default in headless Chromium (tests/browser.rs, docs_screenshots; other runs with
+## LOAZERO_SCREENSHOT_RUNS=DIR:DIR). `--workspace` resolves features as `make test` does,
+## so after `make test` it compiles nothing.
+screenshots: build
+	$(CARGO) test --release --workspace --test browser -- --ignored docs_screenshots
+
+## bench: the speed measurements (`loazero bench`; `loazero benchmark` is strength)
 bench: build
 	$(BIN) bench movegen
 	$(BIN) bench mcts

@@ -250,6 +250,8 @@ pub fn parse_metrics(text: &str, file: &str) -> Metrics {
                     .collect();
                 ratings = Some(models);
             }
+            // Not passed by the kind filter above: `plot` draws no stops.
+            Ok(Record::Stop(_)) => {}
             Err(e) => warn(format!("bad \"{kind}\" record ({e})")),
         }
     }

@@ -612,9 +612,15 @@ async fn analyse(c: &Client, s: &Server) {
         .execute("return document.querySelector('#an-model').value;", vec![])
         .await
         .unwrap();
+    // The run's best model by its ratings is chosen.
+    let best = s.get_json("/api/runs")["runs"][0]["best"].clone();
+    let best = best.as_str().expect("a rated model");
     assert!(
-        model.as_str().unwrap().ends_with("gen-0002.safetensors"),
-        "the best model is chosen: {model}"
+        model
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("{best}.safetensors")),
+        "the best model {best} is chosen: {model}"
     );
     wait_for(
         c,
@@ -644,6 +650,23 @@ async fn analyse(c: &Client, s: &Server) {
         .unwrap();
     assert_eq!(wdl.len(), 3, "win/draw/loss bar");
     println!("policy overlay: {arrows} moves, {sum:.2}%");
+    // The percentage labels: some drawn, no two boxes overlapping (as laid out on screen).
+    let boxes = c
+        .execute(
+            "return [...document.querySelectorAll('#analyse-board .policy-label rect')].map(r => {                const b = r.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; });",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let boxes: Vec<[f64; 4]> = serde_json::from_value(boxes).unwrap();
+    assert!(boxes.len() >= 3, "policy labels drawn: {}", boxes.len());
+    for (i, a) in boxes.iter().enumerate() {
+        for b in &boxes[i + 1..] {
+            let overlap = a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3];
+            assert!(!overlap, "policy labels overlap: {a:?} and {b:?}");
+        }
+    }
+    println!("policy labels: {} boxes, none overlapping", boxes.len());
     screenshot(c, "analyse.png").await;
 
     // The position editor: paint a black piece on c3, apply, and the board is that position.
@@ -757,17 +780,58 @@ async fn dashboard(c: &Client, s: &Server) {
         .unwrap()
         .len();
     assert!(bars >= 2, "error bars: {bars}");
+    // The tiny run stopped after its 2 generations; its best model is the one its ratings
+    // put first, and the model its self-play played is the gate's.
+    let phase = c
+        .find(Locator::Id("db-phase"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let best = m["best"]["name"].as_str().unwrap();
+    assert!(
+        phase.starts_with("finished after generation 2 (all generations done)")
+            && phase.contains(&format!("best by ratings {best}")),
+        "{phase}"
+    );
+    if best != "gen-0002" {
+        assert!(phase.contains("best by gate gen-0002"), "{phase}");
+    }
     screenshot(c, "dashboard.png").await;
 }
 
-/// The README's screenshots: `LOAZERO_SERVE_URL=http://127.0.0.1:PORT/ cargo test --release
-/// --test browser -- --ignored docs_screenshots` against `loazero serve --dir runs/default`
-/// (a standard run with promoted models) writes play, analyse, replay and dashboard PNGs to
-/// `LOAZERO_SCREENSHOTS` (default `docs/screenshots/`).
+/// The README's screenshots: `make screenshots` (`cargo test --release --workspace --test
+/// browser -- --ignored docs_screenshots`: with `--workspace` the features resolve as in
+/// `make test`, so after it nothing is compiled) serves `runs/default` with this build's
+/// `loazero serve` (`LOAZERO_SCREENSHOT_RUNS=DIR:DIR…` to serve others; a standard run with
+/// promoted models first, a gated run for `replay-gate.png`), or uses a running server
+/// at `LOAZERO_SERVE_URL=http://127.0.0.1:PORT/`, and writes play, analyse, replay,
+/// replay-gate and dashboard PNGs to `LOAZERO_SCREENSHOTS` (default `docs/screenshots/`).
+/// A screenshot it cannot make is named on stderr, and under `CI` is a failure.
 #[test]
-#[ignore = "needs a running `loazero serve` over a real run (LOAZERO_SERVE_URL)"]
+#[ignore = "needs a real run (runs/default, or LOAZERO_SCREENSHOT_RUNS / LOAZERO_SERVE_URL)"]
 fn docs_screenshots() {
-    let url = std::env::var("LOAZERO_SERVE_URL").expect("LOAZERO_SERVE_URL");
+    let own_server;
+    let url = match std::env::var("LOAZERO_SERVE_URL") {
+        Ok(url) => url,
+        Err(_) => {
+            let runs = std::env::var("LOAZERO_SCREENSHOT_RUNS")
+                .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/runs/default").into());
+            let dirs: Vec<PathBuf> = std::env::split_paths(&runs).collect();
+            for d in &dirs {
+                assert!(
+                    d.join("state.json").is_file(),
+                    "{}: not a run directory (make one with `make run`, or set \
+                     LOAZERO_SCREENSHOT_RUNS or LOAZERO_SERVE_URL)",
+                    d.display()
+                );
+            }
+            let dirs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
+            own_server = Server::start(&dirs);
+            own_server.url.clone()
+        }
+    };
     let url = url.trim_end_matches('/').to_string();
     if std::env::var_os("LOAZERO_SCREENSHOTS").is_none() {
         std::env::set_var(
@@ -871,12 +935,14 @@ fn docs_screenshots() {
             )
             .await
             .unwrap();
+        let mut gate_shot = false;
         for run in runs.as_array().unwrap() {
             let run = run.as_str().unwrap();
             let gates = http_get(&url, &format!("/api/runs/{run}/games?kind=gate"));
             if gates["games"].as_array().is_none_or(|g| g.is_empty()) {
                 continue;
             }
+            gate_shot = true;
             select_option(&c, "#rp-run", run).await;
             select_option(&c, "#rp-kind", "gate").await;
             wait_for(
@@ -895,6 +961,12 @@ fn docs_screenshots() {
             screenshot(&c, "replay-gate.png").await;
             println!("gate game of run {run} replayed");
             break;
+        }
+        if !gate_shot {
+            let why = "replay-gate.png not made: no served run has gate games (serve a run \
+                       made with --set run.gate=true too)";
+            assert!(std::env::var_os("CI").is_none(), "CI: {why}");
+            eprintln!("{why}");
         }
         c.goto(&format!("{url}/#dashboard")).await.unwrap();
         wait_for(

@@ -12,7 +12,17 @@ fn a_made_set_scores_and_bad_inputs_are_named() {
     let set = dir.path().join("set.txt");
     let (g, s) = (games.to_str().unwrap(), set.to_str().unwrap());
     let o = loazero(&[
-        "heldout", "--out", s, "--games", g, "--every", "1", "--mixed", "3", "--depth", "2",
+        "heldout",
+        "--out",
+        s,
+        "--records",
+        g,
+        "--every",
+        "1",
+        "--mixed",
+        "3",
+        "--depth",
+        "2",
     ]);
     assert!(o.status.success(), "{}", text(&o));
     let written = std::fs::read_to_string(&set).unwrap();
@@ -25,6 +35,8 @@ fn a_made_set_scores_and_bad_inputs_are_named() {
     let m = model.to_str().unwrap();
     for args in [
         vec!["heldout", "--score", m],
+        vec!["heldout", "--score", m, "--positions", s],
+        // The old name of --positions still works.
         vec!["heldout", "--score", m, "--set", s],
     ] {
         let o = loazero(&args);
@@ -37,14 +49,14 @@ fn a_made_set_scores_and_bad_inputs_are_named() {
     }
     std::fs::write(&set, "8/8 b ; b1-b3 ; 0\n").unwrap();
     for (args, needle) in [
-        (vec!["heldout", "--score", m, "--set", s], "line 1"),
+        (vec!["heldout", "--score", m, "--positions", s], "line 1"),
         (
             vec!["heldout", "--score", "/nonexistent.safetensors"],
             "nonexistent",
         ),
         (vec!["heldout"], "--score"),
         (
-            vec!["heldout", "--out", s, "--games", "/no/such/dir"],
+            vec!["heldout", "--out", s, "--records", "/no/such/dir"],
             "/no/such/dir",
         ),
     ] {
@@ -53,4 +65,59 @@ fn a_made_set_scores_and_bad_inputs_are_named() {
         assert!(text(&o).contains(needle), "{args:?}: {}", text(&o));
         assert!(!text(&o).contains("panicked"), "{}", text(&o));
     }
+}
+
+/// `loazero heldout --out FILE` as a user types it first, from the repository's root with
+/// no game records named: it takes the repository's own records (`data/`), and the old
+/// option name `--games DIR` still works.
+#[test]
+fn a_new_set_from_the_repository_records_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = dir.path().join("set.txt");
+    let s = set.to_str().unwrap();
+    let o = std::process::Command::new(common::BIN)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "heldout", "--out", s, "--mixed", "0", "--depth", "1", "--every", "16",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let written = std::fs::read_to_string(&set).unwrap();
+    assert!(
+        written.contains("--records data/winands-thesis-games"),
+        "{written}"
+    );
+    let positions = written.lines().filter(|l| !l.starts_with('#')).count();
+    // 16 records of 10 to 60 plies, one position every 16 plies.
+    assert!((16..=80).contains(&positions), "{positions}: {written}");
+
+    let records = concat!(env!("CARGO_MANIFEST_DIR"), "/data/winands-thesis-games");
+    let o = loazero(&[
+        "heldout", "--out", s, "--games", records, "--mixed", "0", "--depth", "1", "--every", "16",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let labelled = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(
+        labelled(&std::fs::read_to_string(&set).unwrap()),
+        labelled(&written)
+    );
+
+    // Elsewhere the default is not found, and the error says where it is looked for.
+    let o = std::process::Command::new(common::BIN)
+        .current_dir(dir.path())
+        .args(["heldout", "--out", s, "--mixed", "0"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(
+        text(&o).contains("data/winands-thesis-games") && text(&o).contains("--records"),
+        "{}",
+        text(&o)
+    );
 }

@@ -126,6 +126,12 @@ fn kill_9_at_random_moments_loses_nothing_and_ends_like_an_uninterrupted_run() {
 /// SIGINT or SIGTERM in self-play, training and rating stops the run within seconds at
 /// a safe point (exit 130, saying where and how to resume); resuming ends exactly like an
 /// uninterrupted run. A second SIGINT stops at once.
+/// The last record of `dir/metrics.jsonl`.
+fn last_metrics_record(dir: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir.join("metrics.jsonl")).unwrap();
+    serde_json::from_str(text.lines().last().expect("a record")).unwrap()
+}
+
 #[test]
 fn signals_stop_the_run_at_a_safe_point_and_it_resumes() {
     let tmp = temp_dir();
@@ -175,6 +181,13 @@ fn signals_stop_the_run_at_a_safe_point_and_it_resumes() {
         }
         assert_eq!(out.status.code(), Some(130), "{t}");
         assert!(t.contains("run the same command again to resume"), "{t}");
+        // metrics.jsonl says so (what `serve`'s dashboard shows).
+        let stop = last_metrics_record(&dir);
+        assert_eq!(
+            (&stop["kind"], &stop["reason"]),
+            (&"stop".into(), &"interrupted".into()),
+            "{stop}"
+        );
         stops.push(target);
     }
     assert!(stops.len() >= 2, "too few stops: {stops:?}");
@@ -182,6 +195,13 @@ fn signals_stop_the_run_at_a_safe_point_and_it_resumes() {
     assert!(out.status.success(), "{}", text(&out));
     let resumed = counts(&dir);
     assert_eq!(resumed, reference, "after stops in {stops:?}");
+    // Finished: its generations are done, the last of them generation 3.
+    let stop = last_metrics_record(&dir);
+    assert_eq!(
+        (&stop["kind"], &stop["reason"], &stop["generation"]),
+        (&"stop".into(), &"generations".into(), &3.into()),
+        "{stop}"
+    );
 
     // Two signals: the second ends the process at once.
     let again = base.join("twice");

@@ -25,7 +25,7 @@ fn selfplay_writes_shards_and_replayable_records() {
         "heuristic",
         "--games",
         "6",
-        "--simulations",
+        "--sims",
         "40",
         "--threads",
         "2",
@@ -150,6 +150,7 @@ fn bad_configs_name_the_file_and_key() {
 
 #[test]
 fn bench_mcts_reports_both_evaluators() {
+    // `--simulations`, the old name of `--sims`, still works.
     let o = loazero(&["bench", "mcts", "--seconds", "0.2", "--simulations", "200"]);
     assert!(o.status.success(), "{}", text(&o));
     let t = text(&o);

@@ -293,12 +293,40 @@ fn run_games_metrics_and_records() {
     let run = &runs["runs"][0];
     assert_eq!(run["name"], "tiny");
     assert_eq!(run["variant"], "6x6");
-    assert_eq!(run["best"], "gen-0002");
+    // Self-play played the gate's best; "best" is what the ratings say.
+    assert_eq!(run["current"], "gen-0002");
+    assert_eq!(run["current_label"], "best by gate");
     assert_eq!(run["models"].as_array().unwrap().len(), 3);
 
     let m = s.get_json("/api/runs/tiny/metrics");
     let elo = m["elo"].as_array().unwrap();
     assert_eq!(elo.len(), 3, "{m}");
+    let top = elo
+        .iter()
+        .max_by(|a, b| {
+            a["elo"]
+                .as_f64()
+                .unwrap()
+                .total_cmp(&b["elo"].as_f64().unwrap())
+        })
+        .unwrap();
+    assert_eq!(run["best"], top["name"], "{m}");
+    assert_eq!(m["best"]["name"], top["name"]);
+    assert_eq!(
+        m["current"],
+        json!({"name": "gen-0002", "label": "best by gate"})
+    );
+    assert_eq!(m["gate"], true);
+    // The run stopped by itself after its 2 generations (`--generations 2`).
+    assert_eq!(
+        (
+            &m["stop"]["reason"],
+            &m["stop"]["finished"],
+            &m["stop"]["generation"]
+        ),
+        (&json!("generations"), &json!(true), &json!(2)),
+        "{m}"
+    );
     assert!(elo
         .iter()
         .all(|p| p["stderr"].is_number() && p["elapsed_s"].is_number()));

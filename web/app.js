@@ -164,16 +164,36 @@ function drawOverlay(svg, geo, overlay) {
     el('title', {}, a, `${m.text}: ${o.percent.toFixed(1)}%`);
     if (m.to) byTarget[m.to] = (byTarget[m.to] || 0) + o.percent;
   }
-  for (const o of overlay) {
+  // Labels of moves with at least 2%, the likeliest first, each at the first place along
+  // its arrow (or beside it) where its box meets no box placed before; a label that finds
+  // no free place is left out (its share stays in the arrow's tooltip and the table).
+  const placed = [];
+  const free = (b) => !placed.some((p) => b.x < p.x + p.w && p.x < b.x + b.w && b.y < p.y + p.h && p.y < b.y + b.h);
+  const W = 36, H = 15;
+  let left = 0;
+  const labelled = overlay.filter((o) => o.percent >= 2 && o.move.to && geo[o.move.to]);
+  labelled.sort((a, b) => b.percent - a.percent);
+  for (const o of labelled) {
     const m = o.move;
-    if (o.percent < 2 || !m.to || !geo[m.to]) continue;
     const t = geo[m.to], f = m.from && geo[m.from] ? geo[m.from] : t;
-    // On the arrow, two thirds of the way: labels of moves to one cell do not collide.
-    const lx = f.cx + (t.cx - f.cx) * 0.66, ly = f.cy + (t.cy - f.cy) * 0.66;
+    const dx = t.cx - f.cx, dy = t.cy - f.cy, len = Math.hypot(dx, dy) || 1;
+    const px = -dy / len, py = dx / len;
+    let box = null;
+    for (const along of [0.66, 0.5, 0.82, 0.35]) {
+      for (const side of [0, 1, -1]) {
+        const cx = f.cx + dx * along + px * side * (H + 2), cy = f.cy + dy * along + py * side * (H + 2);
+        const b = { x: cx - W / 2, y: cy - H / 2, w: W, h: H };
+        if (free(b)) { box = b; break; }
+      }
+      if (box) break;
+    }
+    if (!box) { left++; continue; }
+    placed.push(box);
     const label = el('g', { class: 'policy-label', 'data-move': m.text }, g);
-    el('rect', { x: lx - 18, y: ly - 8, width: 36, height: 15, rx: 3 }, label);
-    el('text', { x: lx, y: ly + 4 }, label, o.percent.toFixed(o.percent >= 10 ? 0 : 1) + '%');
+    el('rect', { x: box.x, y: box.y, width: W, height: H, rx: 3 }, label);
+    el('text', { x: box.x + W / 2, y: box.y + H / 2 + 4 }, label, o.percent.toFixed(o.percent >= 10 ? 0 : 1) + '%');
   }
+  g.dataset.labelsLeftOut = String(left);
 }
 
 function resultText(result) {
@@ -252,11 +272,17 @@ const Play = {
       ['random', 'Random'],
     ];
     for (const r of App.runs.filter((x) => x.variant === $('play-variant').value)) {
-      const best = r.models.find((m) => m.name === r.best) || r.models[r.models.length - 1];
-      if (best) opts.push([best.spec, `${r.name}: best model ${best.name}`]);
+      // The best model by the run's ratings; the model its self-play plays now (the newest
+      // without a gate) when that is another one.
+      const rated = r.models.find((m) => m.name === r.best);
+      const current = r.models.find((m) => m.name === r.current);
+      const best = rated || current || r.models[r.models.length - 1];
+      if (rated) opts.push([rated.spec, `${r.name}: best model ${rated.name} (by its ratings)`]);
+      if (current && current !== rated) opts.push([current.spec, `${r.name}: ${r.current_label} model ${current.name}`]);
+      if (best && !rated && !current) opts.push([best.spec, `${r.name}: newest model ${best.name}`]);
       // The same network's values searched by best-first minimax instead of MCTS.
       if (best) opts.push([best.spec.replace(/^model:/, 'ubfm:'), `${r.name}: UBFM on ${best.name}`]);
-      for (const m of r.models.slice().reverse()) if (m !== best) opts.push([m.spec, `${r.name}: ${m.name}`]);
+      for (const m of r.models.slice().reverse()) if (!opts.some((o) => o[0] === m.spec)) opts.push([m.spec, `${r.name}: ${m.name}`]);
     }
     el('option', { value: '' }, sel, '(custom spec)');
     for (const [v, t] of opts) el('option', { value: v }, sel, t);
@@ -419,7 +445,8 @@ const Analyse = {
     for (const r of App.runs.filter((x) => x.variant === variant)) {
       const models = r.models.slice().reverse();
       for (const m of models) {
-        el('option', { value: m.path }, sel, `${r.name}: ${m.name}${m.name === r.best ? ' (best)' : ''}`);
+        const mark = m.name === r.best ? ' (best by ratings)' : m.name === r.current ? ` (${r.current_label})` : '';
+        el('option', { value: m.path }, sel, `${r.name}: ${m.name}${mark}`);
         if (!first && m.name === r.best) first = m.path;
       }
       if (!first && models.length) first = models[0].path;
@@ -761,9 +788,7 @@ const Dashboard = {
     try { m = await api(`/api/runs/${encodeURIComponent(run)}/metrics`); } catch (e) { status(e.message, true); return; }
     const s = m.state || {};
     const elapsed = s.elapsed_s ? `${(s.elapsed_s / 60).toFixed(1)} min` : '?';
-    $('db-phase').textContent = s.phase
-      ? `generation ${s.generation} · phase ${s.phase} · best gen-${String(s.best).padStart(4, '0')} · promoted ${s.promoted}, rejected ${s.rejected} · training time ${elapsed}`
-      : 'no state.json yet';
+    $('db-phase').textContent = s.phase ? Dashboard.phaseText(m, s, elapsed) : 'no state.json yet';
     const age = m.state_age_s === null || m.state_age_s === undefined ? '' : ` · state.json written ${fmtAge(m.state_age_s)} ago`;
     $('db-updated').textContent = 'updated ' + new Date().toLocaleTimeString() + age;
     this.elo(m);
@@ -776,6 +801,20 @@ const Dashboard = {
       b.addEventListener('click', () => { location.hash = '#play'; $('play-spec').value = md.spec; });
     }
     $('db-elo').dataset.points = String(m.elo.length);
+  },
+
+  /** Where the run stands: finished (and why) or its phase; its best model by its
+   * ratings; the model its self-play plays (`newest` without a gate). */
+  phaseText(m, s, elapsed) {
+    const why = { 'time-budget': 'time budget used', generations: 'all generations done' };
+    const stop = m.stop;
+    const where = !stop ? `generation ${s.generation} · phase ${s.phase}`
+      : stop.finished ? `finished after generation ${stop.generation} (${why[stop.reason] || stop.reason})`
+        : `stopped after generation ${stop.generation} (${stop.reason}; resumes when started again)`;
+    const b = m.best;
+    const best = b ? `best by ratings ${b.name} (${b.elo.toFixed(0)}${b.stderr ? ' ± ' + (1.96 * b.stderr).toFixed(0) : ''} Elo)` : 'no model rated yet';
+    const current = m.current && (!b || m.current.name !== b.name) ? ` · ${m.current.label} ${m.current.name}` : '';
+    return `${where} · ${best}${current} · promoted ${s.promoted}, rejected ${s.rejected} · training time ${elapsed}`;
   },
 
   elo(m) {

@@ -9,12 +9,14 @@
 //!   records and results files; [`elo`]: Elo from a score with its interval.
 //! * [`ratings`]: Bradley–Terry maximum-likelihood Elo over many players.
 //! * [`mod@gate`]: candidate vs best with SPRT or a win-rate threshold.
+//! * [`bench`]: the `loazero bench alphabeta` speed workload (`bench` is speed,
+//!   `benchmark` strength).
 //! * [`protocol`]: the `loazero engine` line protocol (spec in eval/PROTOCOL.md).
 //! * [`strength`]: `loazero benchmark`, a player against alpha-beta at equal time per move
 //!   and at fixed depths.
 
 pub mod arena;
-pub mod benchmark;
+pub mod bench;
 pub mod config;
 pub mod elo;
 pub mod evaluation;

@@ -88,17 +88,10 @@ pub fn random_games(
     out
 }
 
-/// `shared/testdata/winands-thesis-games` (real game records) in the nearest ancestor of
-/// this crate's directory that has it: the repository's parent in a checkout, further up
-/// in a worktree. The path where it should be when none has it.
+/// `data/winands-thesis-games` of the repository (real game records; see
+/// `data/README.md`).
 pub fn thesis_games_dir() -> std::path::PathBuf {
-    let rel = "shared/testdata/winands-thesis-games";
-    let crate_dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    crate_dir
-        .ancestors()
-        .map(|dir| dir.join(rel))
-        .find(|dir| dir.is_dir())
-        .unwrap_or_else(|| crate_dir.join("../..").join(rel))
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/winands-thesis-games")
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! The 16 game records in `shared/testdata/winands-thesis-games/` replay legally; the 15
+//! The 16 game records in `data/winands-thesis-games/` replay legally; the 15
 //! complete games end in a connection win for the side that made the last move, exactly at
 //! their last move, and the `_incomplete` one does not end.
 

@@ -1,4 +1,4 @@
-//! `loazero bench`: speed benchmarks (the figures quoted in issues and notes): move
+//! `loazero bench`: speed measurements (the figures quoted in issues and notes): move
 //! generation, MCTS (with built-in evaluators, and with a network against its raw forward
 //! speed), the alpha-beta baseline, and the network's forward and training throughput.
 
@@ -20,7 +20,7 @@ pub struct Args {
     pub what: What,
 }
 
-/// What to benchmark.
+/// What to measure the speed of.
 #[derive(Subcommand)]
 pub enum What {
     /// Single-threaded perft from the start positions: leaves per second.
@@ -42,15 +42,14 @@ pub enum What {
     Net(NetBenchArgs),
 }
 
-/// Runs the chosen benchmark and prints its figures.
+/// Runs the chosen speed measurement and prints its figures.
 pub fn run(args: Args) -> Result<()> {
     match args.what {
         What::Movegen { depth } => movegen(depth),
         What::Mcts(a) => bench(a),
         What::Net(a) => bench_net(a),
         What::Alphabeta { ms } => {
-            let rows =
-                eval::benchmark::run(ms, &eval::AlphaBetaConfig::default(), |r| println!("{r}"));
+            let rows = eval::bench::run(ms, &eval::AlphaBetaConfig::default(), |r| println!("{r}"));
             let (nodes, secs) = rows
                 .iter()
                 .fold((0, 0.0), |(n, s), r| (n + r.nodes, s + r.seconds));
@@ -102,8 +101,8 @@ pub struct BenchArgs {
     /// Evaluators to measure (default: uniform, then heuristic).
     #[arg(long, value_enum)]
     pub evaluator: Vec<EvaluatorKind>,
-    /// Simulations per searched move.
-    #[arg(long, default_value_t = 1000)]
+    /// Simulations per searched move (as a player spec's `sims=`).
+    #[arg(long = "sims", alias = "simulations", default_value_t = 1000)]
     pub simulations: u32,
     /// Seconds per evaluator.
     #[arg(long, default_value_t = 5.0)]

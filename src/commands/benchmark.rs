@@ -5,7 +5,7 @@
 //! move) into the output directory after every pairing. Rerunning the same command
 //! resumes: complete pairings are reused.
 
-use super::common::GameArgs;
+use super::common::{default_match_games, GameArgs, MatchGameArgs};
 use crate::plot::{
     clip_elo, color, draw_elo_curve, draw_even_line, draw_note, elo_axis_range, px, register_font,
     scale, write_png, Root, ELO_CLIP,
@@ -37,9 +37,9 @@ pub struct Args {
     /// Simulations per move of the model in the depth pairings.
     #[arg(long, default_value_t = 64)]
     pub sims: u32,
-    /// Games per pairing, even (each opening with both colours). 200 games give an Elo
-    /// interval of about ±50 near even strength.
-    #[arg(long, default_value_t = 200)]
+    /// Games per pairing, even (each opening with both colours). 100 games give an Elo
+    /// interval of about ±70 near even strength, 200 about ±50.
+    #[arg(long, default_value_t = default_match_games())]
     pub games: usize,
     /// Games played at once in the depth pairings (default: the number of CPU cores).
     /// Timed pairings play one game at a time (see --timed-threads).
@@ -65,16 +65,8 @@ pub struct PairingArgs {
     /// Device of the model: cpu, cuda or cuda:N.
     #[arg(long, default_value = "cpu")]
     pub device: String,
-    /// Openings: random:K (random balanced openings of K plies) or a file with one move
-    /// sequence per line.
-    #[arg(long, default_value = "random:4")]
-    pub openings: String,
-    /// Games still running after this many plies are scored a draw.
-    #[arg(long, default_value_t = 400)]
-    pub max_plies: u32,
-    /// Seed of the openings (every pairing, and every model, plays the same openings).
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    #[command(flatten)]
+    pub play: MatchGameArgs,
 }
 
 /// The comma-separated whole numbers of `text` (empty or `none`: no number); an error
@@ -117,9 +109,9 @@ pub fn run(args: Args) -> Result<()> {
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         variant,
         rules: args.game.rules,
-        openings: Openings::parse(&args.pairing.openings, variant, args.game.rules)?,
-        max_plies: args.pairing.max_plies,
-        seed: args.pairing.seed,
+        openings: Openings::parse(&args.pairing.play.openings, variant, args.game.rules)?,
+        max_plies: args.pairing.play.max_plies,
+        seed: args.pairing.play.seed,
     };
     let pairings = config.pairings()?;
     if !args.model.is_file() {

@@ -9,21 +9,26 @@ use rand::{Rng, SeedableRng};
 use std::path::{Path, PathBuf};
 use train::heldout::{HeldoutPosition, HeldoutSet};
 
+/// The game records a new set takes its recorded positions from by default (in the
+/// repository, relative to its root; `data/README.md`).
+pub const DEFAULT_RECORDS: &str = "data/winands-thesis-games";
+
 /// Arguments of `loazero heldout`.
 #[derive(clap::Args)]
 pub struct Args {
     /// Score this model (or checkpoint) on the set and print top-1/top-3 move matching.
     #[arg(long, conflicts_with = "out")]
     pub score: Option<PathBuf>,
-    /// The set to score on (default: the shipped standard set).
-    #[arg(long, requires = "score")]
-    pub set: Option<PathBuf>,
+    /// The held-out positions file to score on (default: the shipped standard set).
+    #[arg(long, alias = "set", value_name = "FILE", requires = "score")]
+    pub positions: Option<PathBuf>,
     /// Make a new set into this file (standard variant, classic rules).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Directory of game records whose positions go into a new set.
-    #[arg(long, default_value = "../shared/testdata/winands-thesis-games")]
-    pub games: PathBuf,
+    /// Directory of game records whose positions go into a new set (the default is
+    /// relative to the repository's root).
+    #[arg(long, alias = "games", value_name = "DIR", default_value = DEFAULT_RECORDS)]
+    pub records: PathBuf,
     /// Take every this many plies of each recorded game.
     #[arg(long, default_value_t = 4)]
     pub every: usize,
@@ -41,7 +46,7 @@ pub struct Args {
 /// Runs `loazero heldout`.
 pub fn run(args: Args) -> Result<()> {
     match (&args.score, &args.out) {
-        (Some(model), _) => score(model, args.set.as_deref()),
+        (Some(model), _) => score(model, args.positions.as_deref()),
         (None, Some(out)) => make(&args, out),
         (None, None) => bail!("give --score MODEL or --out FILE"),
     }
@@ -128,7 +133,19 @@ fn mixed_positions(count: usize, seed: u64, rules: &Rules) -> Vec<Position> {
 
 fn make(args: &Args, out: &Path) -> Result<()> {
     let rules = Rules::classic();
-    let mut positions = recorded_positions(&args.games, args.every, &rules)?;
+    if !args.records.is_dir() {
+        bail!(
+            "{}: no directory of game records{}",
+            args.records.display(),
+            if args.records == Path::new(DEFAULT_RECORDS) {
+                " (the default is relative to the repository's root: run from there, or give \
+                 --records DIR)"
+            } else {
+                ""
+            }
+        );
+    }
+    let mut positions = recorded_positions(&args.records, args.every, &rules)?;
     let recorded = positions.len();
     positions.extend(mixed_positions(args.mixed, args.seed, &rules));
     eprintln!(
@@ -178,8 +195,8 @@ fn make(args: &Args, out: &Path) -> Result<()> {
     let header = vec![
         "loazero held-out move-matching set (standard, classic rules).".to_string(),
         format!(
-            "Made by: loazero heldout --out FILE --games {} --every {} --mixed {} --depth {} --seed {}",
-            args.games.display(),
+            "Made by: loazero heldout --out FILE --records {} --every {} --mixed {} --depth {} --seed {}",
+            args.records.display(),
             args.every,
             args.mixed,
             args.depth,

@@ -18,6 +18,7 @@
 //!   training time), rewritten after each.
 
 use super::benchmark::{game_progress, parse_list, report_pairing, PairingArgs};
+use super::common::default_match_games;
 use crate::plot::{
     clip_elo, color, draw_elo_curve, draw_even_line, draw_note, elo_axis_range, padded_range, px,
     read_metrics, register_font, scale, write_png, GenerationPoint, Root, ELO_CLIP,
@@ -25,7 +26,7 @@ use crate::plot::{
 use crate::run::config::RunConfig;
 use crate::run::layout::{generation_of, list_names, model_name, write_atomically, RunDir};
 use anyhow::{bail, Context, Result};
-use eval::arena::{MatchConfig, Openings};
+use eval::arena::Openings;
 use eval::elo::EloEstimate;
 use eval::strength::{self, csv_field, Level, PairingResult, StrengthConfig};
 use eval::PlayerSpec;
@@ -41,6 +42,7 @@ pub struct Args {
     /// The run directory (as written by `loazero run`): its promoted models
     /// (`models/gen-NNNN.safetensors`), its `metrics.jsonl` (their training times) and its
     /// `config.toml` (the variant and rules played) are read.
+    #[arg(value_name = "RUN_DIR")]
     pub dir: PathBuf,
     /// The generations whose models play, comma-separated (each needs a promoted model
     /// and a training time). Default: --points models spread over the training time.
@@ -56,7 +58,7 @@ pub struct Args {
     pub ms: String,
     /// Games per model and time, even (each opening with both colours). 100 games give an
     /// Elo interval of about ±70 near even strength.
-    #[arg(long, default_value_t = MatchConfig::default().games)]
+    #[arg(long, default_value_t = default_match_games())]
     pub games: usize,
     #[command(flatten)]
     pub pairing: PairingArgs,
@@ -474,7 +476,7 @@ pub fn run(args: Args) -> Result<()> {
         );
         (config.variant(), config.rules())
     };
-    let openings = Openings::parse(&args.pairing.openings, variant, rules)?;
+    let openings = Openings::parse(&args.pairing.play.openings, variant, rules)?;
     let config_of = |c: &Checkpoint| StrengthConfig {
         player: PlayerSpec::Model {
             path: run_dir.model(c.generation),
@@ -492,8 +494,8 @@ pub fn run(args: Args) -> Result<()> {
         variant,
         rules,
         openings: openings.clone(),
-        max_plies: args.pairing.max_plies,
-        seed: args.pairing.seed,
+        max_plies: args.pairing.play.max_plies,
+        seed: args.pairing.play.seed,
     };
     // One torch thread, no batch wait: the model's time budget is spent on search, and
     // one core is left to the opponent (as in `loazero benchmark`).

@@ -1,6 +1,6 @@
 //! `loazero match`: two players, many games, records, results and an Elo difference.
 
-use super::common::GameArgs;
+use super::common::{default_match_games, GameArgs, MatchGameArgs};
 use crate::progress::ProgressLine;
 use anyhow::{bail, Result};
 use eval::arena::{play_match, Control, MatchConfig, Openings};
@@ -21,12 +21,10 @@ pub struct Args {
     #[arg(long)]
     pub b: String,
     /// Number of games; each opening is played twice, A with Black then with White.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = default_match_games())]
     pub games: usize,
-    /// Openings: random:K (random balanced openings of K plies) or a file with one move
-    /// sequence per line.
-    #[arg(long, default_value = "random:4")]
-    pub openings: String,
+    #[command(flatten)]
+    pub play: MatchGameArgs,
     /// Games played in parallel (default: the number of CPU cores).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -36,12 +34,6 @@ pub struct Args {
     /// `matches/<unix time>`).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Games still running after this many plies are scored a draw.
-    #[arg(long, default_value_t = 400)]
-    pub max_plies: u32,
-    /// Seed of the openings.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
     /// Also write every game as SGF (games/NNNNN.sgf; `loazero replay` reads it).
     #[arg(long)]
     pub sgf: bool,
@@ -54,7 +46,7 @@ pub fn run(args: Args) -> Result<()> {
     if args.games == 0 {
         bail!("--games must be at least 1");
     }
-    let openings = Openings::parse(&args.openings, args.game.variant, args.game.rules)?;
+    let openings = Openings::parse(&args.play.openings, args.game.variant, args.game.rules)?;
     let out = args.out.unwrap_or_else(|| {
         let secs = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -70,8 +62,8 @@ pub fn run(args: Args) -> Result<()> {
         rules: args.game.rules,
         openings,
         threads,
-        max_plies: args.max_plies,
-        seed: args.seed,
+        max_plies: args.play.max_plies,
+        seed: args.play.seed,
         out_dir: Some(out.clone()),
         sgf: args.sgf,
     };

@@ -30,9 +30,9 @@ pub enum Command {
     /// The subcommands that need no torch (run by the `loazero` binary itself).
     #[command(flatten)]
     TorchFree(torch_free::Command),
-    /// Speed benchmarks: movegen (perft leaves/s), mcts (simulations/s; with --model the
-    /// self-play/raw-forward ratio), alphabeta (nodes/s), net (forward and training
-    /// throughput, % of the CPU peak).
+    /// How fast? (`benchmark` asks how strong.) movegen (perft leaves/s), mcts
+    /// (simulations/s; with --model the self-play/raw-forward ratio), alphabeta (nodes/s),
+    /// net (forward and training throughput, % of the CPU peak).
     Bench(bench::Args),
     /// Is the model stronger than alpha-beta? Equal-time and fixed-depth matches, a table,
     /// results.csv/results.md and a PNG of Elo against time per move.

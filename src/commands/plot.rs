@@ -7,6 +7,7 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 pub struct Args {
     /// The run directory (as written by `loazero run`); its `metrics.jsonl` is read.
+    #[arg(value_name = "RUN_DIR")]
     pub dir: PathBuf,
     /// Where to write the PNG files (default RUN_DIR/plots; created if missing).
     #[arg(long)]

@@ -20,7 +20,7 @@ pub struct Args {
     #[arg(long)]
     pub variant: Option<loa::Variant>,
     /// Run directory; restarting with the same directory resumes the run.
-    #[arg(long, default_value = "runs/default")]
+    #[arg(long, value_name = "RUN_DIR", default_value = "runs/default")]
     pub dir: PathBuf,
     /// Override a config key, e.g. `--set selfplay.simulations=100` (repeatable). On a
     /// resumed run the change is saved in its config.toml.

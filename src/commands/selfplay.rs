@@ -26,15 +26,16 @@ pub struct Args {
     /// Output directory: shards go to OUT/shards, game records to OUT/games.
     #[arg(long, required_unless_present = "dir", conflicts_with = "dir")]
     pub out: Option<PathBuf>,
-    /// Join the run in this directory (`loazero run --dir`): play with its newest
+    /// Join the run in this run directory (`loazero run --dir`): play with its newest
     /// promoted model and its self-play config, writing shards its trainer reads.
-    #[arg(long, conflicts_with_all = ["config", "evaluator", "model", "simulations", "seed"])]
+    #[arg(long, value_name = "RUN_DIR", conflicts_with_all = ["config", "evaluator", "model", "simulations", "seed"])]
     pub dir: Option<PathBuf>,
     /// Override the config's worker threads (0 = one per core).
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Override the config's simulations per full search.
-    #[arg(long)]
+    /// Override the config's simulations per full search (`selfplay.simulations`; as a
+    /// player spec's `sims=`).
+    #[arg(long = "sims", alias = "simulations")]
     pub simulations: Option<u32>,
     /// Override the config's variant (standard, scrambled-eggs, 6x6, parachute, gemma,
     /// ambiloa, alveole); a --model must fit it.

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 pub struct Args {
     /// A run directory to serve (its games, metrics and promoted models); repeat for
     /// several. Model files outside the served directories cannot be loaded.
-    #[arg(long = "dir")]
+    #[arg(long = "dir", value_name = "RUN_DIR")]
     pub dirs: Vec<PathBuf>,
     /// Address to listen on. The default serves this machine only; another address makes
     /// the app (and every served directory) reachable from the network.

@@ -29,27 +29,27 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use train::heldout::HeldoutSet;
 use train::metrics::{unix_time, MetricsLog};
-use train::metrics::{GenerationRecord, RatingRecord, Record};
+use train::metrics::{GenerationRecord, RatingRecord, Record, StopReason, StopRecord};
 use train::{InferenceConfig, NetEvaluator, ReplayWindow, Trainer};
 
 /// A shard is written at least this often during self-play, so that a crash loses
 /// little finished work.
 const SHARD_FLUSH: Duration = Duration::from_secs(30);
 
-/// Whether generation `state.generation` may start at `elapsed` seconds: within
-/// `run.generations`, and, with a time budget, if the last generation and the last rating
-/// round (the final one is still to come) would fit into what is left.
-fn may_start(run: &LoopConfig, state: &LoopState, elapsed: f64) -> bool {
+/// Why generation `state.generation` may not start at `elapsed` seconds (`None`: it may):
+/// it is beyond `run.generations`, or, with a time budget, the last generation and the
+/// last rating round (the final one is still to come) would not fit into what is left.
+fn stop_reason(run: &LoopConfig, state: &LoopState, elapsed: f64) -> Option<StopReason> {
     if run.generations > 0 && state.generation > run.generations {
-        return false;
+        return Some(StopReason::Generations);
     }
     if run.minutes > 0.0 {
         let need = state.last_generation_s + state.last_rating_s;
         if elapsed + need > run.minutes * 60.0 {
-            return false;
+            return Some(StopReason::TimeBudget);
         }
     }
-    true
+    None
 }
 
 /// Runs the loop of one run directory. Owned by the main thread.
@@ -178,9 +178,25 @@ impl Driver {
         self.config.run.minutes * 60.0
     }
 
-    /// Whether another generation may start (generation and time limits).
-    fn may_start_generation(&self) -> bool {
-        may_start(&self.config.run, &self.state, self.elapsed())
+    /// Why no further generation may start (generation and time limits); `None`: one may.
+    fn stop_reason(&self) -> Option<StopReason> {
+        stop_reason(&self.config.run, &self.state, self.elapsed())
+    }
+
+    /// Records in `metrics.jsonl` that the loop stopped, and why.
+    fn record_stop(&mut self, reason: StopReason) -> Result<()> {
+        let generation = match self.state.phase {
+            // Generation `g` has been gated (its rating may be due): it is complete.
+            Phase::Rate => self.state.generation,
+            // Generation `g` is under way (or, in self-play, not begun): `g - 1` was the last.
+            Phase::Selfplay | Phase::Train | Phase::Gate => self.state.generation.saturating_sub(1),
+        };
+        self.metrics.write(&Record::Stop(StopRecord {
+            time: unix_time(),
+            elapsed_s: self.elapsed(),
+            generation,
+            reason,
+        }))
     }
 
     fn rating_due(&self, generation: u32) -> bool {
@@ -207,6 +223,8 @@ impl Driver {
         let result = self.run_loop();
         if let Err(e) = &result {
             if crate::interrupt::is_interrupted(e) {
+                // Best effort: the interruption is the error to report.
+                let _ = self.record_stop(StopReason::Interrupted);
                 self.display.finish();
                 eprintln!(
                     "stopped at generation {} ({:?} phase) after {} of run time; everything \
@@ -243,6 +261,7 @@ impl Driver {
             r.train_steps_per_generation,
             inference.device,
         ));
+        let stopped;
         loop {
             crate::interrupt::check()?;
             if let Some(background) = &mut self.background {
@@ -267,7 +286,8 @@ impl Driver {
                     self.save_state()?;
                 }
                 Phase::Selfplay => {
-                    if !self.may_start_generation() {
+                    if let Some(reason) = self.stop_reason() {
+                        stopped = reason;
                         break;
                     }
                     self.selfplay()?;
@@ -297,6 +317,7 @@ impl Driver {
             self.rate(best)?;
             self.save_state()?;
         }
+        self.record_stop(stopped)?;
         self.display.finish();
         let table = rating::fit_run(&self.run)?;
         println!("ratings after {} ({} games):", clock(self.elapsed()), {
@@ -775,14 +796,20 @@ mod tests {
         state.generation = 3;
         state.last_generation_s = 100.0;
         state.last_rating_s = 50.0;
-        assert!(may_start(&run, &state, 449.0));
-        assert!(may_start(&run, &state, 450.0));
-        assert!(!may_start(&run, &state, 451.0));
+        assert_eq!(stop_reason(&run, &state, 449.0), None);
+        assert_eq!(stop_reason(&run, &state, 450.0), None);
+        assert_eq!(
+            stop_reason(&run, &state, 451.0),
+            Some(StopReason::TimeBudget)
+        );
         run.minutes = 0.0;
-        assert!(may_start(&run, &state, 1e9));
+        assert_eq!(stop_reason(&run, &state, 1e9), None);
         run.generations = 3;
-        assert!(may_start(&run, &state, 0.0));
+        assert_eq!(stop_reason(&run, &state, 0.0), None);
         state.generation = 4;
-        assert!(!may_start(&run, &state, 0.0));
+        assert_eq!(
+            stop_reason(&run, &state, 0.0),
+            Some(StopReason::Generations)
+        );
     }
 }

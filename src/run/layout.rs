@@ -17,7 +17,7 @@
 //!   matches/rate-gen-NNNN-vs-K/      a rated model against anchor K (done.json once complete)
 //!   matches/anchors-K/     anchor K against anchor K+1 (done.json once complete)
 //!   ratings.csv            the latest Bradley–Terry table (random = 0)
-//!   metrics.jsonl          train / generation / rating records, one JSON object a line
+//!   metrics.jsonl          train / generation / rating / stop records, one JSON object a line
 //!   plots/                 `loazero plot RUN_DIR`
 //! ```
 //!

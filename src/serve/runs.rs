@@ -1,17 +1,20 @@
 //! The run handlers of the JSON API: the served run directories, their games (self-play,
 //! gate and rating games with players and results), one game's record, and the metrics
-//! the dashboard draws. Run files are only read (never locked), so a running `loazero
+//! the dashboard draws (read with `train::metrics::Record`, the type that writes them). Run files are only read (never locked), so a running `loazero
 //! run` is not disturbed; a torn last line of a log being written is skipped.
 
 use super::error::{ApiError, ApiResult};
 use super::files::import_text;
 use super::state::{run_blocking, AppState, ServedRun};
+use crate::run::config::RunConfig;
 use axum::extract::{Path as UrlPath, Query, State};
 use axum::Json;
+use loa::Variant;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::path::Path;
 use std::sync::Arc;
+use train::metrics::{GenerationRecord, RatingRecord, Record};
 
 /// Most games one listing returns.
 const MAX_PAGE: usize = 200;
@@ -55,7 +58,8 @@ fn state_of(run: &ServedRun) -> Value {
         .unwrap_or(Value::Null)
 }
 
-/// `GET /api/runs`: every served run with its state and promoted models.
+/// `GET /api/runs`: every served run with its state, its best model by its ratings, the
+/// model its self-play plays now, and its promoted models.
 pub async fn runs(State(state): State<Arc<AppState>>) -> ApiResult<Json<Value>> {
     let st = state.clone();
     run_blocking(&state, move || {
@@ -64,14 +68,19 @@ pub async fn runs(State(state): State<Arc<AppState>>) -> ApiResult<Json<Value>> 
             .iter()
             .map(|r| {
                 let s = state_of(r);
-                let best = s.get("best").and_then(Value::as_u64);
+                let config = config_of(r);
+                let records = records_of(r);
+                let best = best_by_ratings(last_rating(&records));
+                let current = current_model(&s, config.as_ref());
                 json!({
                     "name": r.name,
                     "dir": r.given.display().to_string(),
                     "state": s,
-                    "best": best.map(|g| format!("gen-{g:04}")),
+                    "best": best.get("name"),
+                    "current": current.get("name"),
+                    "current_label": current.get("label"),
                     "models": models_of(r),
-                    "variant": run_variant(r),
+                    "variant": config.as_ref().map_or(Variant::Standard, RunConfig::variant).name(),
                 })
             })
             .collect();
@@ -80,18 +89,79 @@ pub async fn runs(State(state): State<Arc<AppState>>) -> ApiResult<Json<Value>> 
     .await
 }
 
-/// The variant of a run, from `selfplay.variant` in its `config.toml` (default standard).
-fn run_variant(run: &ServedRun) -> String {
-    std::fs::read_to_string(run.root.join("config.toml"))
-        .ok()
-        .and_then(|t| t.parse::<toml::Table>().ok())
-        .and_then(|t| {
-            t.get("selfplay")?
-                .get("variant")?
-                .as_str()
-                .map(str::to_string)
+/// The run's `config.toml` as `loazero run` reads it (over the embedded default), if it
+/// reads.
+fn config_of(run: &ServedRun) -> Option<RunConfig> {
+    RunConfig::load(Some(&run.root.join("config.toml")), &[]).ok()
+}
+
+/// The records of the run's `metrics.jsonl`, read with the type that writes them
+/// ([`Record`], as `loazero plot` reads them). A line that does not read (a torn last
+/// line while the run writes it) is skipped.
+fn records_of(run: &ServedRun) -> Vec<Record> {
+    std::fs::read_to_string(run.root.join("metrics.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
+}
+
+/// The last rating round of `records`.
+fn last_rating(records: &[Record]) -> Option<&RatingRecord> {
+    records.iter().rev().find_map(|r| match r {
+        Record::Rating(r) => Some(r),
+        _ => None,
+    })
+}
+
+/// The run's best model by its ratings: the model rated highest in its last rating round
+/// (the table `ratings.csv` holds), `{"name", "generation", "elo", "stderr"}`; null before
+/// a model is rated.
+fn best_by_ratings(rating: Option<&RatingRecord>) -> Value {
+    rating
+        .into_iter()
+        .flat_map(|r| &r.ratings)
+        .filter(|row| row.generation.is_some() && row.elo.is_finite())
+        .max_by(|a, b| a.elo.total_cmp(&b.elo))
+        .map_or(Value::Null, |row| {
+            json!({
+                "name": row.name,
+                "generation": row.generation,
+                "elo": row.elo,
+                "stderr": row.stderr,
+            })
         })
-        .unwrap_or_else(|| "standard".into())
+}
+
+/// The model the run's self-play plays now (`state.json`'s `best`), `{"name", "label"}`:
+/// labelled `newest` when the run has no gate (every candidate is promoted, so it is the
+/// newest model, whatever the ratings say), `best by gate` when it has one; null before
+/// `state.json`.
+fn current_model(state: &Value, config: Option<&RunConfig>) -> Value {
+    let Some(generation) = state.get("best").and_then(Value::as_u64) else {
+        return Value::Null;
+    };
+    let gated = config.is_some_and(|c| c.run.gate);
+    json!({
+        "name": format!("gen-{generation:04}"),
+        "label": if gated { "best by gate" } else { "newest" },
+    })
+}
+
+/// How the run stopped, if its last record says so (a later record means it was
+/// resumed): `{"reason", "finished", "generation", "elapsed_s"}` with `finished` true
+/// when it reached a limit (`time-budget`, `generations`) rather than being
+/// `interrupted`; null while the run goes on (or after it was killed without a word).
+fn stop_of(records: &[Record]) -> Value {
+    match records.last() {
+        Some(Record::Stop(s)) => json!({
+            "reason": s.reason,
+            "finished": s.reason.is_finished(),
+            "generation": s.generation,
+            "elapsed_s": s.elapsed_s,
+        }),
+        _ => Value::Null,
+    }
 }
 
 /// Query of `GET /api/runs/{run}/games`.
@@ -304,40 +374,21 @@ pub async fn metrics(
 
 /// The dashboard data of `run` (see [`metrics`]).
 fn metrics_of(run: &ServedRun) -> Value {
-    let text = std::fs::read_to_string(run.root.join("metrics.jsonl")).unwrap_or_default();
+    let records = records_of(run);
     let mut train = Vec::new();
-    let mut generations = Vec::new();
-    let mut last_rating: Option<Value> = None;
-    for line in text.lines() {
-        let Ok(v) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
-        match v.get("kind").and_then(Value::as_str) {
-            Some("train") => train.push(json!({
-                "step": v.get("step"),
-                "time": v.get("time"),
-                "loss": v.get("loss"),
-                "policy_loss": v.get("policy_loss"),
-                "value_loss": v.get("value_loss"),
-                "samples_per_sec": v.get("samples_per_sec"),
+    let mut generations: Vec<&GenerationRecord> = Vec::new();
+    for record in &records {
+        match record {
+            Record::Train(t) => train.push(json!({
+                "step": t.step,
+                "time": t.time,
+                "loss": t.stats.loss,
+                "policy_loss": t.stats.policy_loss,
+                "value_loss": t.stats.value_loss,
+                "samples_per_sec": t.samples_per_sec,
             })),
-            Some("generation") => generations.push(json!({
-                "generation": v.get("generation"),
-                "elapsed_s": v.get("elapsed_s"),
-                "selfplay_games": v.get("selfplay_games"),
-                "positions_per_sec": v.get("positions_per_sec"),
-                "evals_per_sec": v.get("evals_per_sec"),
-                "train_samples_per_sec": v.get("train_samples_per_sec"),
-                "loss": v.get("loss"),
-                "policy_loss": v.get("policy_loss"),
-                "value_loss": v.get("value_loss"),
-                "promoted": v.get("promoted"),
-                "best": v.get("best"),
-                "gate_score": v.get("gate_score"),
-                "heldout_top1": v.pointer("/heldout/top1"),
-            })),
-            Some("rating") => last_rating = Some(v),
-            _ => {}
+            Record::Generation(g) => generations.push(g),
+            Record::Rating(_) | Record::Stop(_) => {}
         }
     }
     if train.len() > MAX_TRAIN_POINTS {
@@ -346,57 +397,197 @@ fn metrics_of(run: &ServedRun) -> Value {
             .map(|i| train[i * (n - 1) / (MAX_TRAIN_POINTS - 1)].clone())
             .collect();
     }
+    let last_rating = last_rating(&records);
     // Elo over training time: each rated model at the time its generation ended.
-    let elapsed_of = |g: u64| -> Option<f64> {
+    let elapsed_of = |g: u32| -> Option<f64> {
         if g == 0 {
             return Some(0.0);
         }
         generations
             .iter()
-            .find(|r| r.get("generation").and_then(Value::as_u64) == Some(g))
-            .and_then(|r| r.get("elapsed_s").and_then(Value::as_f64))
+            .find(|r| r.generation == g)
+            .and_then(|r| r.elapsed_s)
     };
     let mut elo = Vec::new();
     let mut anchors = Vec::new();
-    if let Some(r) = &last_rating {
-        for e in r
-            .get("ratings")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let point = json!({
-                "name": e.get("name"),
-                "elo": e.get("elo"),
-                "stderr": e.get("stderr"),
-                "games": e.get("games"),
-            });
-            match e.get("generation").and_then(Value::as_u64) {
-                Some(g) => {
-                    let mut p = point;
-                    p["generation"] = json!(g);
-                    p["elapsed_s"] = json!(elapsed_of(g));
-                    elo.push(p);
-                }
-                None => anchors.push(point),
+    for row in last_rating.into_iter().flat_map(|r| &r.ratings) {
+        let mut point = json!({
+            "name": row.name,
+            "elo": row.elo,
+            "stderr": row.stderr,
+            "games": row.games,
+        });
+        match row.generation {
+            Some(g) => {
+                point["generation"] = json!(g);
+                point["elapsed_s"] = json!(elapsed_of(g));
+                elo.push(point);
             }
+            None => anchors.push(point),
         }
     }
     elo.sort_by_key(|p| p.get("generation").and_then(Value::as_u64));
+    let generations: Vec<Value> = generations
+        .iter()
+        .map(|g| {
+            json!({
+                "generation": g.generation,
+                "elapsed_s": g.elapsed_s,
+                "selfplay_games": g.selfplay_games,
+                "positions_per_sec": g.positions_per_sec,
+                "evals_per_sec": g.evals_per_sec,
+                "train_samples_per_sec": g.train_samples_per_sec,
+                "loss": g.loss,
+                "policy_loss": g.policy_loss,
+                "value_loss": g.value_loss,
+                "promoted": g.promoted,
+                "best": g.best,
+                "gate_score": g.gate_score,
+                "heldout_top1": g.heldout.as_ref().map(|h| h.top1),
+            })
+        })
+        .collect();
     let state_age_s = std::fs::metadata(run.root.join("state.json"))
         .and_then(|m| m.modified())
         .ok()
         .and_then(|t| t.elapsed().ok())
         .map(|d| d.as_secs_f64());
+    let state = state_of(run);
+    let config = config_of(run);
     json!({
         "run": run.name,
-        "state": state_of(run),
+        "state": state,
         "state_age_s": state_age_s,
+        "stop": stop_of(&records),
+        "best": best_by_ratings(last_rating),
+        "current": current_model(&state, config.as_ref()),
+        "gate": config.map(|c| c.run.gate),
         "elo": elo,
         "anchors": anchors,
-        "rated_at_s": last_rating.as_ref().and_then(|r| r.get("elapsed_s")),
+        "rated_at_s": last_rating.map(|r| r.elapsed_s),
         "train": train,
         "generations": generations,
         "models": models_of(run),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use train::metrics::{RatingRow, StopReason, StopRecord};
+
+    /// A rated model (or an anchor, without a generation) of a rating round.
+    fn row(name: &str, generation: Option<u32>, elo: f64) -> RatingRow {
+        RatingRow {
+            name: name.into(),
+            generation,
+            elo,
+            stderr: 40.0,
+            games: 20,
+            score: 0.5,
+        }
+    }
+
+    /// A run directory like the one the issue describes: no gate, stopped by its time
+    /// budget in generation 49's self-play, with gen-0024 rated above gen-0048.
+    fn stopped_run(gate: bool) -> (tempfile::TempDir, ServedRun) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        let mut config = RunConfig::default();
+        config.run.gate = gate;
+        std::fs::write(root.join("config.toml"), config.to_toml()).unwrap();
+        let mut state = crate::run::state::LoopState::new();
+        state.generation = 49;
+        state.phase = crate::run::state::Phase::Selfplay;
+        state.best = 48;
+        state.save(&root.join("state.json")).unwrap();
+        let mut lines = Vec::new();
+        for generation in [24, 48] {
+            lines.push(Record::Generation(Box::new(GenerationRecord {
+                generation,
+                elapsed_s: Some(generation as f64 * 36.0),
+                promoted: true,
+                best: format!("gen-{generation:04}"),
+                ..GenerationRecord::default()
+            })));
+        }
+        lines.push(Record::Rating(RatingRecord {
+            time: 1.0,
+            elapsed_s: 1750.0,
+            generation: 48,
+            ratings: vec![
+                row("gen-0024", Some(24), 1320.0),
+                row("alphabeta:depth=3", None, 1335.0),
+                row("gen-0048", Some(48), 1250.0),
+                row("random", None, 0.0),
+            ],
+        }));
+        lines.push(Record::Stop(StopRecord {
+            time: 2.0,
+            elapsed_s: 1790.0,
+            generation: 48,
+            reason: StopReason::TimeBudget,
+        }));
+        let mut text: String = lines
+            .iter()
+            .map(|r| serde_json::to_string(r).unwrap() + "\n")
+            .collect();
+        text.push_str(r#"{"kind":"train","st"#); // torn while written
+        std::fs::write(root.join("metrics.jsonl"), text).unwrap();
+        let run = ServedRun {
+            name: "default".into(),
+            given: root.clone(),
+            root,
+        };
+        (dir, run)
+    }
+
+    #[test]
+    fn the_dashboard_says_finished_and_best_by_the_ratings() {
+        let (_dir, run) = stopped_run(false);
+        let m = metrics_of(&run);
+        assert_eq!(m["stop"]["reason"], "time-budget", "{m}");
+        assert_eq!(m["stop"]["finished"], true);
+        assert_eq!(m["stop"]["generation"], 48);
+        assert_eq!(m["best"]["name"], "gen-0024", "{m}");
+        assert_eq!(m["best"]["elo"], 1320.0);
+        assert_eq!(m["current"]["name"], "gen-0048");
+        assert_eq!(m["current"]["label"], "newest");
+        assert_eq!(m["gate"], false);
+        assert_eq!(m["elo"].as_array().unwrap().len(), 2);
+        assert_eq!(m["elo"][1]["elapsed_s"], 48.0 * 36.0);
+        assert_eq!(m["anchors"].as_array().unwrap().len(), 2);
+        assert_eq!(m["generations"][0]["best"], "gen-0024");
+
+        // With a gate, the model self-play plays is the gate's best.
+        let (_dir, gated) = stopped_run(true);
+        assert_eq!(metrics_of(&gated)["current"]["label"], "best by gate");
+
+        // Resumed: a record after the stop means the run goes on.
+        let path = run.root.join("metrics.jsonl");
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push('\n');
+        text.push_str(r#"{"kind":"train","step":900,"loss":2.0}"#);
+        text.push('\n');
+        std::fs::write(&path, text).unwrap();
+        let m = metrics_of(&run);
+        assert!(m["stop"].is_null(), "{m}");
+        assert_eq!(m["train"][0]["step"], 900);
+        assert_eq!(m["best"]["name"], "gen-0024");
+    }
+
+    #[test]
+    fn an_interrupted_run_is_stopped_not_finished_and_nothing_rated_has_no_best() {
+        let records = vec![Record::Stop(StopRecord {
+            time: 0.0,
+            elapsed_s: 5.0,
+            generation: 0,
+            reason: StopReason::Interrupted,
+        })];
+        let stop = stop_of(&records);
+        assert_eq!(stop["reason"], "interrupted");
+        assert_eq!(stop["finished"], false);
+        assert!(best_by_ratings(last_rating(&records)).is_null());
+        assert!(current_model(&Value::Null, None).is_null());
+    }
 }

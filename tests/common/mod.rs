@@ -13,11 +13,8 @@ use std::process::{Command, Output, Stdio};
 /// The light `loazero` binary (it execs `loazero-torch` for the commands that need torch).
 pub const BIN: &str = env!("CARGO_BIN_EXE_loazero");
 
-/// The thesis games beside the checkout (`../shared/testdata`).
-pub const THESIS_GAMES: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../shared/testdata/winands-thesis-games"
-);
+/// The thesis games of the repository (`data/winands-thesis-games`).
+pub const THESIS_GAMES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/data/winands-thesis-games");
 
 /// Runs `loazero ARGS` to its end.
 pub fn loazero<S: AsRef<OsStr>>(args: &[S]) -> Output {

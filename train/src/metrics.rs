@@ -59,6 +59,43 @@ pub enum Record {
     Generation(Box<GenerationRecord>),
     /// A rating round of the run loop.
     Rating(RatingRecord),
+    /// The run loop stopped: it reached a limit of the run, or was interrupted. A later
+    /// record (a resumed run) supersedes it.
+    Stop(StopRecord),
+}
+
+/// Why the run loop stopped ([`StopRecord::reason`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StopReason {
+    /// The next generation would not fit in `run.minutes` (the run is finished).
+    TimeBudget,
+    /// `run.generations` generations are done (the run is finished).
+    Generations,
+    /// SIGINT or SIGTERM: the run stopped at a safe point and resumes when started again.
+    Interrupted,
+}
+
+impl StopReason {
+    /// Whether the run reached one of its limits (rather than being interrupted).
+    pub fn is_finished(self) -> bool {
+        self != StopReason::Interrupted
+    }
+}
+
+/// The run loop stopped ([`Record::Stop`]).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct StopRecord {
+    /// Unix time in seconds.
+    #[serde(default = "nan", deserialize_with = "f64_or_nan")]
+    pub time: f64,
+    /// Active seconds of the run when it stopped.
+    #[serde(default = "nan", deserialize_with = "f64_or_nan")]
+    pub elapsed_s: f64,
+    /// The last generation that completed (its model gated and, if due, rated).
+    pub generation: u32,
+    /// Why it stopped.
+    pub reason: StopReason,
 }
 
 /// A float that reads `null` (how serde_json writes NaN) or absence as NaN.
@@ -339,6 +376,23 @@ mod tests {
         };
         assert_eq!(r.ratings[0].name, "random");
         assert!(r.ratings[0].stderr.is_nan());
+        let stop = Record::Stop(StopRecord {
+            time: 2.0,
+            elapsed_s: 1790.5,
+            generation: 48,
+            reason: StopReason::TimeBudget,
+        });
+        let line = serde_json::to_string(&stop).unwrap();
+        assert!(
+            line.starts_with(r#"{"kind":"stop""#) && line.contains(r#""reason":"time-budget""#),
+            "{line}"
+        );
+        let Record::Stop(s) = serde_json::from_str(&line).unwrap() else {
+            panic!("{line}")
+        };
+        assert_eq!((s.generation, s.reason), (48, StopReason::TimeBudget));
+        assert!(s.reason.is_finished() && !StopReason::Interrupted.is_finished());
+        assert!(serde_json::from_str::<Record>(r#"{"kind":"stop","generation":1}"#).is_err());
         assert!(serde_json::from_str::<Record>(r#"{"kind":"other"}"#).is_err());
         assert!(serde_json::from_str::<Record>(r#"{"kind":"train"}"#).is_err());
     }

@@ -329,8 +329,8 @@ fn play_game(
         a: an,
         b: bn,
         first: config.rules.first_player,
-        variant: config.variant.to_string(),
-        rules: config.rules.to_string(),
+        variant: config.variant,
+        rules: config.rules,
         opening: opening
             .iter()
             .map(|m| m.to_string())

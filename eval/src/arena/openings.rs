@@ -25,6 +25,16 @@ pub enum Openings {
     List(Vec<Vec<Move>>),
 }
 
+impl std::fmt::Display for Openings {
+    /// `random:K` as [`Openings::parse`] reads it back, or the number of given openings.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Openings::Random { plies, .. } => write!(f, "random:{plies}"),
+            Openings::List(list) => write!(f, "{} given openings", list.len()),
+        }
+    }
+}
+
 impl Openings {
     /// Parses `random:K` or a file name (one opening per line as a move sequence; `#`
     /// comments), checking every move under `variant` and `rules`.

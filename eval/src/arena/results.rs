@@ -1,7 +1,7 @@
 //! The results file of a match: one [`GameResult`] per line of `results.jsonl`.
 
 use anyhow::{bail, Context, Result};
-use loa::{Color, Outcome};
+use loa::{Color, Outcome, Rules, Variant};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -12,6 +12,31 @@ use std::path::{Path, PathBuf};
 enum ColorName {
     Black,
     White,
+}
+
+/// A value written as its text form ([`fmt::Display`]) and read back with [`FromStr`]
+/// (`variant` as `standard`, `rules` as their spec `classic,repetition=off`); a text
+/// that does not parse is an error naming it.
+mod text_form {
+    use serde::de::Error;
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::fmt::Display;
+    use std::str::FromStr;
+
+    pub fn serialize<T: Display, S: Serializer>(value: &T, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(value)
+    }
+
+    pub fn deserialize<'de, T, D>(d: D) -> Result<T, D::Error>
+    where
+        T: FromStr,
+        T::Err: Display,
+        D: Deserializer<'de>,
+    {
+        let text = String::deserialize(d)?;
+        text.parse()
+            .map_err(|e| D::Error::custom(format!("'{text}': {e}")))
+    }
 }
 
 /// How a game ended, as results files name it (`black`, `white`: that colour won; `draw`).
@@ -69,10 +94,12 @@ pub struct GameResult {
     /// The colour that moved first.
     #[serde(with = "ColorName")]
     pub first: Color,
-    /// The variant's name.
-    pub variant: String,
-    /// The rules (their spec).
-    pub rules: String,
+    /// The variant (written as its name).
+    #[serde(with = "text_form")]
+    pub variant: Variant,
+    /// The rules (written as their spec).
+    #[serde(with = "text_form")]
+    pub rules: Rules,
     /// The opening moves (space separated).
     pub opening: String,
     /// Who won: `black`, `white` or `draw`.
@@ -171,10 +198,11 @@ mod tests {
     /// and writes back the same text; an unknown colour is an error.
     #[test]
     fn colours_read_and_write_as_their_names() {
-        let line = r#"{"game":3,"a":"random","b":"alphabeta:depth=1","black":"alphabeta:depth=1","white":"random","first":"white","variant":"standard","rules":"classic","opening":"b1-b3 a2-c2","result":"draw","score_a":0.5,"plies":40,"adjudicated":true,"seconds":0.5,"a_seconds_per_move":0.0,"b_seconds_per_move":0.001,"record":null}"#;
+        let line = r#"{"game":3,"a":"random","b":"alphabeta:depth=1","black":"alphabeta:depth=1","white":"random","first":"white","variant":"standard","rules":"first=black,simultaneous=mover-wins,no-move=pass,repetition=3-fold,ply-limit=off","opening":"b1-b3 a2-c2","result":"draw","score_a":0.5,"plies":40,"adjudicated":true,"seconds":0.5,"a_seconds_per_move":0.0,"b_seconds_per_move":0.001,"record":null}"#;
         let r: GameResult = serde_json::from_str(line).unwrap();
         assert_eq!((r.first, r.result), (Color::White, GameOutcome::Draw));
         assert_eq!(serde_json::to_string(&r).unwrap(), line);
+        assert_eq!(r.rules, Rules::classic());
         // White moved first and is player A here ("random").
         assert_eq!(r.first_and_second(), ("random", "alphabeta:depth=1"));
         assert_eq!(r.score_first(), 0.5);
@@ -188,5 +216,33 @@ mod tests {
         assert_eq!(GameOutcome::of(None), GameOutcome::Draw);
         let bad = line.replace(r#""first":"white""#, r#""first":"green""#);
         assert!(serde_json::from_str::<GameResult>(&bad).is_err());
+    }
+
+    /// The variant and rules read into their types and write back as the same text; a
+    /// variant or rules text that does not parse is an error quoting it.
+    #[test]
+    fn variant_and_rules_read_as_types() {
+        let line = r#"{"game":0,"a":"random","b":"random","black":"random","white":"random","first":"black","variant":"6x6","rules":"first=black,simultaneous=mover-wins,no-move=pass,repetition=off,ply-limit=off","opening":"","result":"white","score_a":0.0,"plies":9,"adjudicated":false,"seconds":0.1,"a_seconds_per_move":0.0,"b_seconds_per_move":0.0,"record":"games/00000.txt"}"#;
+        let r: GameResult = serde_json::from_str(line).unwrap();
+        assert_eq!(r.variant, Variant::Six);
+        assert_eq!(r.rules, "classic,repetition=off".parse::<Rules>().unwrap());
+        assert_ne!(r.rules, Rules::classic());
+        assert_eq!(serde_json::to_string(&r).unwrap(), line);
+        // A preset with overrides, as a hand-written file may give it, reads the same.
+        let short = line.replace(
+            "first=black,simultaneous=mover-wins,no-move=pass,repetition=off,ply-limit=off",
+            "classic,repetition=off",
+        );
+        assert_eq!(serde_json::from_str::<GameResult>(&short).unwrap(), r);
+        let bad = line.replace(r#""variant":"6x6""#, r#""variant":"7x7""#);
+        let e = serde_json::from_str::<GameResult>(&bad)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("7x7"), "{e}");
+        let bad = line.replace("repetition=off", "repetition=sometimes");
+        let e = serde_json::from_str::<GameResult>(&bad)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("repetition=sometimes"), "{e}");
     }
 }

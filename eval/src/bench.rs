@@ -1,5 +1,6 @@
-//! The `loazero bench alphabeta` workload: a fixed set of positions searched for a fixed
-//! time each; reports nodes per second and the depth reached.
+//! The `loazero bench alphabeta` workload (speed: `bench` measures speed, `benchmark`
+//! strength): a fixed set of positions searched for a fixed time each; reports nodes per
+//! second and the depth reached.
 
 use crate::config::AlphaBetaConfig;
 use crate::search::{score_text, AlphaBeta, SearchLimits};
@@ -8,7 +9,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::time::Duration;
 
-/// The benchmark positions: each variant's start and positions after 8, 16 and 24 random
+/// The bench positions: each variant's start and positions after 8, 16 and 24 random
 /// plies (fixed seed, so the set never changes).
 pub fn positions() -> Vec<Game> {
     let rules = Rules::classic();
@@ -37,7 +38,7 @@ pub fn positions() -> Vec<Game> {
     out
 }
 
-/// One benchmark line.
+/// One bench line.
 #[derive(Clone, Debug)]
 pub struct BenchRow {
     /// The position's variant.
@@ -70,7 +71,7 @@ impl std::fmt::Display for BenchRow {
     }
 }
 
-/// Searches every benchmark position for `ms` milliseconds (fresh tables each) with
+/// Searches every bench position for `ms` milliseconds (fresh tables each) with
 /// `config`, calling `row` after each.
 pub fn run(ms: u64, config: &AlphaBetaConfig, mut row: impl FnMut(&BenchRow)) -> Vec<BenchRow> {
     let mut rows = Vec::new();
@@ -78,7 +79,7 @@ pub fn run(ms: u64, config: &AlphaBetaConfig, mut row: impl FnMut(&BenchRow)) ->
         let mut search = AlphaBeta::new(config.clone());
         let r = search
             .search_game(&game, SearchLimits::time(Duration::from_millis(ms)))
-            .expect("benchmark positions are not over");
+            .expect("bench positions are not over");
         let line = BenchRow {
             variant: game.position().variant(),
             position: game.position().to_text(),
@@ -98,7 +99,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_variant_is_benchmarked() {
+    fn every_variant_is_benched() {
         let rows = run(
             3,
             &AlphaBetaConfig {
