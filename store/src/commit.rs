@@ -48,8 +48,8 @@
 //!    * no generation ever has two log entries, and each shard is added by at most one
 //!      generation ([`Trainer::publish`] refuses a shard an earlier entry added, and the
 //!      trainer knows every earlier entry because it read them all and appended after them).
-//!    A fenced trainer's model objects live under its own epoch's prefix and are never named
-//!    by a log entry.
+//!    * a fenced trainer's model objects live under its own epoch's prefix and are never
+//!      named by a log entry; once fenced, a [`Trainer`] stays fenced.
 //! 5. **The store must honour create-only writes.** [`probe`] creates one object twice at
 //!    start-up; a store that accepts the second create (Garage 2.5 ignores
 //!    `If-None-Match: *`) is refused with [`Error::Unsupported`], naming what is missing.

@@ -50,7 +50,7 @@ pub fn open_with_options(spec: &str, options: &[(&str, &str)]) -> Result<Arc<dyn
     let name = spec.trim_end_matches('/').to_string();
     let inner: Arc<dyn ObjectStore> = match url.scheme() {
         "memory" => {
-            if url.path().trim_matches('/') != "" || url.host_str().is_some_and(|h| !h.is_empty()) {
+            if !url.path().trim_matches('/').is_empty() || url.host_str().is_some_and(|h| !h.is_empty()) {
                 return Err(invalid("memory:// takes no bucket or path".into()));
             }
             if !options.is_empty() {
