@@ -1,0 +1,748 @@
+//! The store contract and the commit protocol, one suite run on every back end: memory,
+//! directory, object_store's `file://`, and S3 (a real `s3s-fs` server process on
+//! 127.0.0.1, see `s3_server`). Each test names the guarantee it relies on:
+//!
+//! * sequential create conflicts (a create of an existing key fails): every back end,
+//!   s3s-fs included — the store contract, idempotent commits, fencing of a zombie after a
+//!   takeover, the seeded fault-injection runs;
+//! * exclusive creation under truly simultaneous creates: memory (a mutex), directory
+//!   (`link(2)`) and `file://` (object_store's `link(2)`) only — the racing-trainers test.
+//!   s3s-fs checks `If-None-Match` before writing (check-then-write), so two simultaneous
+//!   creates can both succeed there; AWS S3, GCS and Azure give it.
+//!
+//! S3 tests without the s3s-fs binary print a notice and pass, except under `CI`.
+
+mod s3_server;
+
+use s3_server::{S3Server, StrippingProxy};
+use std::collections::{BTreeSet, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use store::commit::{
+    download_model, probe, read_entry, sha256_hex, verify, Follower, Retry, ShardWriter, Trainer,
+};
+use store::faults::{Faults, FaultyStore};
+use store::{DirStore, Error, Key, Listed, MemoryStore, Store};
+
+/// A back end under test: each call of `handle` opens a new handle to the same storage (as
+/// two processes would).
+trait Backend {
+    fn handle(&self) -> Arc<dyn Store>;
+}
+
+struct Memory(MemoryStore);
+impl Backend for Memory {
+    fn handle(&self) -> Arc<dyn Store> {
+        Arc::new(self.0.clone())
+    }
+}
+
+struct Directory(tempfile::TempDir);
+impl Backend for Directory {
+    fn handle(&self) -> Arc<dyn Store> {
+        Arc::new(DirStore::open(self.0.path().join("run")).unwrap())
+    }
+}
+
+struct ObjectFile(tempfile::TempDir);
+impl Backend for ObjectFile {
+    fn handle(&self) -> Arc<dyn Store> {
+        store::open(&format!("file://{}/run", self.0.path().display())).unwrap()
+    }
+}
+
+struct S3(S3Server);
+impl Backend for S3 {
+    fn handle(&self) -> Arc<dyn Store> {
+        self.0.open("runs/test")
+    }
+}
+
+fn memory() -> Option<Memory> {
+    Some(Memory(MemoryStore::new()))
+}
+fn directory() -> Option<Directory> {
+    Some(Directory(tempfile::tempdir().unwrap()))
+}
+fn object_file() -> Option<ObjectFile> {
+    Some(ObjectFile(tempfile::tempdir().unwrap()))
+}
+fn s3(test: &str) -> Option<S3> {
+    let binary = s3_server::binary_or_skip(test)?;
+    Some(S3(S3Server::start(&binary, true)))
+}
+
+/// Runs each named suite function on the back ends listed: `mod BACKEND { #[test] fn NAME }`.
+macro_rules! on_backends {
+    ([$($backend:ident),+] => $tests:tt) => {
+        $( on_backends!(@one $backend $tests); )+
+    };
+    (@one $backend:ident [$($test:ident),+ $(,)?]) => {
+        mod $backend {
+            $(
+                #[test]
+                fn $test() {
+                    if let Some(backend) = on_backends!(@make $backend, stringify!($test)) {
+                        super::$test(&backend);
+                    }
+                }
+            )+
+        }
+    };
+    (@make s3, $name:expr) => { super::s3($name) };
+    (@make $backend:ident, $name:expr) => { super::$backend() };
+}
+
+/// Every back end: the protocol without simultaneous creates of one key.
+mod all {
+    use super::*;
+    on_backends!([memory, directory, object_file, s3] => [
+        store_contract,
+        probe_accepts_the_store,
+        shard_commits_are_idempotent,
+        publish_then_follow,
+        a_corrupt_model_is_refused,
+        a_zombie_trainer_is_fenced,
+        start_up_races_resolve_to_the_newest_trainer,
+        faults_keep_the_protocol_properties,
+    ]);
+}
+
+/// Back ends with exclusive creation under true concurrency (module doc).
+mod atomic {
+    use super::*;
+    on_backends!([memory, directory, object_file] => [racing_trainers_publish_each_generation_once]);
+}
+
+fn key(text: &str) -> Key {
+    Key::new(text).unwrap()
+}
+
+fn keys(listed: Vec<Listed>) -> Vec<String> {
+    listed.into_iter().map(|l| l.key.to_string()).collect()
+}
+
+fn store_contract(backend: &dyn Backend) {
+    let store = backend.handle();
+    let other = backend.handle();
+    let a = key("log/00000000.json");
+    assert!(matches!(store.get(&a), Err(Error::NotFound { .. })));
+    assert_eq!(store.size(&a).unwrap(), None);
+    store.put_if_absent(&a, b"first").unwrap();
+    // Read-after-write from another handle; a second create is refused and changes nothing.
+    assert_eq!(other.get(&a).unwrap(), b"first");
+    let refused = other.put_if_absent(&a, b"second").unwrap_err();
+    assert!(matches!(refused, Error::AlreadyExists { .. }), "{refused}");
+    assert!(
+        refused.to_string().contains("log/00000000.json"),
+        "{refused}"
+    );
+    assert_eq!(store.get(&a).unwrap(), b"first");
+    store.put(&a, b"replaced").unwrap();
+    assert_eq!(other.get(&a).unwrap(), b"replaced");
+    assert_eq!(other.size(&a).unwrap(), Some(8));
+    store.put(&key("logs/x"), b"").unwrap();
+    store.put(&key("log/deeper/y"), b"yy").unwrap();
+    assert_eq!(store.get(&key("logs/x")).unwrap(), b"");
+    assert_eq!(
+        keys(other.list("log").unwrap()),
+        ["log/00000000.json", "log/deeper/y"]
+    );
+    assert_eq!(
+        keys(other.list("").unwrap()),
+        ["log/00000000.json", "log/deeper/y", "logs/x"]
+    );
+    assert_eq!(
+        other.list("log/deeper").unwrap(),
+        [Listed {
+            key: key("log/deeper/y"),
+            size: 2
+        }]
+    );
+    assert!(other.list("nothing").unwrap().is_empty());
+    assert!(matches!(other.list("a//b"), Err(Error::InvalidKey { .. })));
+    store.delete(&a).unwrap();
+    store.delete(&a).unwrap();
+    assert!(matches!(other.get(&a), Err(Error::NotFound { .. })));
+    // A deleted key can be created again.
+    other.put_if_absent(&a, b"again").unwrap();
+    assert_eq!(store.get(&a).unwrap(), b"again");
+}
+
+fn probe_accepts_the_store(backend: &dyn Backend) {
+    let store = backend.handle();
+    probe(store.as_ref()).unwrap();
+    probe(store.as_ref()).unwrap();
+    assert!(
+        store.list("probe").unwrap().is_empty(),
+        "the probe removes its object"
+    );
+}
+
+fn shard_commits_are_idempotent(backend: &dyn Backend) {
+    let store = backend.handle();
+    let mut writer = ShardWriter::new(backend.handle(), Retry::immediately(3));
+    let first = writer.prepare(0, b"shard one".to_vec());
+    let second = writer.prepare(0, b"shard two".to_vec());
+    assert_ne!(first.key, second.key);
+    assert!(first
+        .key
+        .as_str()
+        .starts_with(&format!("shards/g00000000/{}-", writer.writer())));
+    writer.commit(&first).unwrap();
+    // A retry after a lost acknowledgement: the same key and bytes again.
+    writer.commit(&first).unwrap();
+    writer.commit(&second).unwrap();
+    let mut other = ShardWriter::new(backend.handle(), Retry::immediately(3));
+    assert_ne!(other.writer(), writer.writer());
+    let theirs = other.prepare(0, b"shard one".to_vec());
+    other.commit(&theirs).unwrap();
+    assert_eq!(store.list("shards").unwrap().len(), 3);
+    assert_eq!(store.get(&first.key).unwrap(), b"shard one");
+    // The same key with other bytes is not this writer's earlier write.
+    let mut forged = first.clone();
+    forged.bytes = b"other bytes".to_vec();
+    let conflict = writer.commit(&forged).unwrap_err();
+    assert!(matches!(conflict, Error::Conflict { .. }), "{conflict}");
+    assert_eq!(store.get(&first.key).unwrap(), b"shard one");
+}
+
+fn commit_shards(writer: &mut ShardWriter, generation: u64, count: usize) -> Vec<Key> {
+    (0..count)
+        .map(|i| {
+            let shard = writer.prepare(generation, format!("games {generation} {i}").into_bytes());
+            writer.commit(&shard).unwrap();
+            shard.key
+        })
+        .collect()
+}
+
+fn publish_then_follow(backend: &dyn Backend) {
+    let retry = Retry::immediately(3);
+    let mut worker = ShardWriter::new(backend.handle(), retry);
+    let mut trainer = Trainer::start(backend.handle(), retry).unwrap();
+    assert_eq!((trainer.epoch(), trainer.next_generation()), (1, 0));
+    let mut follower = Follower::from_start(backend.handle(), retry);
+    assert_eq!(follower.poll().unwrap(), None);
+    let shards = commit_shards(&mut worker, 0, 2);
+    assert_eq!(trainer.new_shards().unwrap(), shards);
+    trainer.publish(b"model 0", &shards).unwrap();
+    assert!(trainer.new_shards().unwrap().is_empty());
+    let published = follower.poll().unwrap().expect("generation 0");
+    assert_eq!(published.generation, 0);
+    assert_eq!(published.model_sha256, sha256_hex(b"model 0"));
+    assert_eq!(follower.poll().unwrap(), None);
+    let models = tempfile::tempdir().unwrap();
+    let path =
+        download_model(backend.handle().as_ref(), &published, models.path(), &retry).unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), b"model 0");
+    assert!(path
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .starts_with("gen-00000000-"));
+    // Two more generations between polls: the poll returns the newest.
+    let more = commit_shards(&mut worker, 0, 1);
+    trainer.publish(b"model 1", &more).unwrap();
+    trainer.publish(b"model 2", &[]).unwrap();
+    assert_eq!(follower.poll().unwrap().unwrap().generation, 2);
+    let mut late = Follower::near_end(backend.handle(), retry).unwrap();
+    assert_eq!(
+        late.poll().unwrap().unwrap().model_sha256,
+        sha256_hex(b"model 2")
+    );
+    // A shard some generation added cannot be added again.
+    let reused = trainer.publish(b"model 3", &shards[..1]).unwrap_err();
+    assert!(
+        matches!(reused, Error::ShardReused { generation: 0, .. }),
+        "{reused}"
+    );
+    let audit = verify(backend.handle().as_ref()).unwrap();
+    assert!(audit.is_clean(), "{:?}", audit.violations);
+    assert_eq!(
+        (audit.entries, audit.generations, audit.takeovers),
+        (4, 3, 1)
+    );
+    assert_eq!((audit.shards_committed, audit.shards_added), (3, 3));
+    // A restarted trainer resumes from the log: next generation 3, every shard known.
+    let restarted = Trainer::start(backend.handle(), retry).unwrap();
+    assert_eq!((restarted.epoch(), restarted.next_generation()), (2, 3));
+    assert_eq!(
+        restarted.latest().unwrap().model_sha256,
+        sha256_hex(b"model 2")
+    );
+    assert_eq!(restarted.added_by(&more[0]), Some(1));
+}
+
+fn a_corrupt_model_is_refused(backend: &dyn Backend) {
+    let retry = Retry::immediately(3);
+    let store = backend.handle();
+    let mut trainer = Trainer::start(backend.handle(), retry).unwrap();
+    let entry = trainer.publish(b"the real model", &[]).unwrap();
+    let publication = entry.publication.unwrap();
+    store
+        .put(&key(&publication.model_key), b"the real modeL")
+        .unwrap();
+    let models = tempfile::tempdir().unwrap();
+    let refused = download_model(store.as_ref(), &publication, models.path(), &retry).unwrap_err();
+    assert!(matches!(refused, Error::Corrupt { .. }), "{refused}");
+    assert!(refused.to_string().contains("sha256"), "{refused}");
+    assert_eq!(
+        std::fs::read_dir(models.path()).unwrap().count(),
+        0,
+        "no file is left behind"
+    );
+    let audit = verify(store.as_ref()).unwrap();
+    assert!(audit
+        .violations
+        .iter()
+        .any(|v| v.contains("differs from its recorded size and sha256")));
+}
+
+fn a_zombie_trainer_is_fenced(backend: &dyn Backend) {
+    let retry = Retry::immediately(3);
+    let mut zombie = Trainer::start(backend.handle(), retry).unwrap();
+    zombie.publish(b"model 0 by epoch 1", &[]).unwrap();
+    // The scheduler starts a replacement while the first is cut off.
+    let mut replacement = Trainer::start(backend.handle(), retry).unwrap();
+    assert_eq!((replacement.epoch(), replacement.next_generation()), (2, 1));
+    let fenced = zombie.publish(b"model 1 by epoch 1", &[]).unwrap_err();
+    assert!(
+        matches!(
+            fenced,
+            Error::Fenced {
+                epoch: 1,
+                by_epoch: 2,
+                index: 2,
+                ..
+            }
+        ),
+        "{fenced}"
+    );
+    let message = fenced.to_string();
+    assert!(
+        message.contains("trainer epoch 1 was fenced") && message.contains("epoch 2"),
+        "{message}"
+    );
+    // Still fenced on the next try; the replacement publishes generation 1.
+    assert!(matches!(
+        zombie.publish(b"again", &[]),
+        Err(Error::Fenced { .. })
+    ));
+    replacement.publish(b"model 1 by epoch 2", &[]).unwrap();
+    let audit = verify(backend.handle().as_ref()).unwrap();
+    assert!(audit.is_clean(), "{:?}", audit.violations);
+    assert_eq!((audit.generations, audit.takeovers), (2, 2));
+    let mut follower = Follower::from_start(backend.handle(), retry);
+    assert_eq!(
+        follower.poll().unwrap().unwrap().model_sha256,
+        sha256_hex(b"model 1 by epoch 2")
+    );
+}
+
+/// A store that runs `hook` once, just before the first create of a log entry.
+struct BeforeFirstLogCreate {
+    inner: Arc<dyn Store>,
+    hook: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+}
+
+impl std::fmt::Debug for BeforeFirstLogCreate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BeforeFirstLogCreate")
+            .field("inner", &self.inner)
+            .finish()
+    }
+}
+
+impl Store for BeforeFirstLogCreate {
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+    fn get(&self, key: &Key) -> store::Result<Vec<u8>> {
+        self.inner.get(key)
+    }
+    fn put(&self, key: &Key, bytes: &[u8]) -> store::Result<()> {
+        self.inner.put(key, bytes)
+    }
+    fn put_if_absent(&self, key: &Key, bytes: &[u8]) -> store::Result<()> {
+        if key.is_in("log") {
+            let hook = self.hook.lock().unwrap().take();
+            if let Some(hook) = hook {
+                hook();
+            }
+        }
+        self.inner.put_if_absent(key, bytes)
+    }
+    fn list(&self, folder: &str) -> store::Result<Vec<Listed>> {
+        self.inner.list(folder)
+    }
+    fn delete(&self, key: &Key) -> store::Result<()> {
+        self.inner.delete(key)
+    }
+    fn size(&self, key: &Key) -> store::Result<Option<u64>> {
+        self.inner.size(key)
+    }
+}
+
+fn start_up_races_resolve_to_the_newest_trainer(backend: &dyn Backend) {
+    let retry = Retry::immediately(3);
+    // 1. A trainer that claimed its epoch first but writes its takeover last is fenced: a
+    //    newer trainer took the index it wanted.
+    let newer = Arc::new(Mutex::new(None));
+    let slot = newer.clone();
+    let handle = backend.handle();
+    let older_store = Arc::new(BeforeFirstLogCreate {
+        inner: backend.handle(),
+        hook: Mutex::new(Some(Box::new(move || {
+            *slot.lock().unwrap() = Some(Trainer::start(handle, retry).unwrap());
+        }))),
+    });
+    let fenced = Trainer::start(older_store, retry).unwrap_err();
+    assert!(
+        matches!(
+            fenced,
+            Error::Fenced {
+                epoch: 1,
+                by_epoch: 2,
+                index: 0,
+                ..
+            }
+        ),
+        "{fenced}"
+    );
+    let mut newer = newer.lock().unwrap().take().expect("the hook ran");
+    newer.publish(b"model 0 by epoch 2", &[]).unwrap();
+    // 2. An older trainer's publication at the index a newer trainer wanted for its takeover
+    //    is stepped over: the newer trainer takes over after it and the older is fenced next.
+    let older = Arc::new(Mutex::new(newer));
+    let publisher = older.clone();
+    let newest_store = Arc::new(BeforeFirstLogCreate {
+        inner: backend.handle(),
+        hook: Mutex::new(Some(Box::new(move || {
+            publisher
+                .lock()
+                .unwrap()
+                .publish(b"model 1 by epoch 2", &[])
+                .unwrap();
+        }))),
+    });
+    let mut newest = Trainer::start(newest_store, retry).unwrap();
+    assert_eq!((newest.epoch(), newest.next_generation()), (3, 2));
+    let fenced = older
+        .lock()
+        .unwrap()
+        .publish(b"model 2 by epoch 2", &[])
+        .unwrap_err();
+    assert!(
+        matches!(
+            fenced,
+            Error::Fenced {
+                epoch: 2,
+                by_epoch: 3,
+                index: 3,
+                ..
+            }
+        ),
+        "{fenced}"
+    );
+    newest.publish(b"model 2 by epoch 3", &[]).unwrap();
+    let audit = verify(backend.handle().as_ref()).unwrap();
+    assert!(audit.is_clean(), "{:?}", audit.violations);
+    assert_eq!(
+        (audit.entries, audit.generations, audit.takeovers),
+        (5, 3, 2)
+    );
+}
+
+/// Seeded runs with lost acknowledgements, failures before writes and delays on every
+/// participant's store: three workers commit shards in threads while a trainer publishes;
+/// a second trainer takes over midway and the first must be fenced. Then the properties:
+/// the log is contiguous, each entry's model exists with its sha256, no generation has two
+/// entries, every shard was added by at most one generation (here: exactly one), every
+/// committed shard exists once and nothing else does, and faults of both kinds happened.
+fn faults_keep_the_protocol_properties(backend: &dyn Backend) {
+    let retry = Retry::immediately(64);
+    let faults = Faults {
+        fail_before: 0.15,
+        lost_ack: 0.15,
+        max_delay: Duration::from_micros(200),
+    };
+    let mut injected = (0, 0);
+    for seed in 0..3u64 {
+        let run = format!("seed{seed}");
+        let faulty = |participant: u64| {
+            let inner: Arc<dyn Store> = Arc::new(Prefixed(backend.handle(), run.clone()));
+            Arc::new(FaultyStore::new(inner, faults, seed * 100 + participant))
+        };
+        let mut stores = Vec::new();
+        let committed: Vec<Vec<Key>> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..3)
+                .map(|w| {
+                    let store = faulty(w);
+                    stores.push(store.clone());
+                    scope.spawn(move || {
+                        let mut writer = ShardWriter::new(store.clone(), retry);
+                        let mut follower = Follower::from_start(store, retry);
+                        let mut generation = 0;
+                        let mut keys = Vec::new();
+                        for i in 0..6 {
+                            if let Some(publication) = follower.poll().unwrap() {
+                                generation = publication.generation;
+                            }
+                            let shard = writer
+                                .prepare(generation, format!("worker {w} shard {i}").into_bytes());
+                            writer.commit(&shard).unwrap();
+                            keys.push(shard.key);
+                        }
+                        keys
+                    })
+                })
+                .collect();
+            let first_store = faulty(10);
+            stores.push(first_store.clone());
+            let mut first = Trainer::start(first_store, retry).unwrap();
+            for round in 0..3 {
+                let shards = first.new_shards().unwrap();
+                first
+                    .publish(format!("model {round} by the first").as_bytes(), &shards)
+                    .unwrap();
+            }
+            let second_store = faulty(11);
+            stores.push(second_store.clone());
+            let mut second = Trainer::start(second_store, retry).unwrap();
+            let shards = first.new_shards().unwrap();
+            let fenced = first.publish(b"model by a zombie", &shards).unwrap_err();
+            assert!(
+                fenced.to_string().contains("was fenced"),
+                "seed {seed}: {fenced}"
+            );
+            let keys: Vec<Vec<Key>> = workers.into_iter().map(|w| w.join().unwrap()).collect();
+            // Publish until every committed shard is in some generation.
+            for round in 0.. {
+                let shards = second.new_shards().unwrap();
+                if shards.is_empty() && round > 0 {
+                    break;
+                }
+                second
+                    .publish(format!("model {round} by the second").as_bytes(), &shards)
+                    .unwrap();
+            }
+            keys
+        });
+        for store in &stores {
+            let counts = store.counts();
+            injected.0 += counts.failed_before;
+            injected.1 += counts.lost_acks;
+        }
+        let clean = Prefixed(backend.handle(), run.clone());
+        let audit = verify(&clean).unwrap();
+        assert!(audit.is_clean(), "seed {seed}: {:?}", audit.violations);
+        let reported: BTreeSet<Key> = committed.into_iter().flatten().collect();
+        let stored: BTreeSet<Key> = clean
+            .list("shards")
+            .unwrap()
+            .into_iter()
+            .map(|l| l.key)
+            .collect();
+        assert_eq!(
+            reported.len(),
+            18,
+            "seed {seed}: every prepared shard has its own key"
+        );
+        assert_eq!(
+            stored, reported,
+            "seed {seed}: the committed shards, each once, and nothing else"
+        );
+        assert_eq!(
+            (audit.shards_added, audit.shards_not_added.len()),
+            (18, 0),
+            "seed {seed}"
+        );
+        assert_eq!(audit.takeovers, 2, "seed {seed}");
+        for index in 0..audit.entries {
+            read_entry(&clean, index, &Retry::immediately(1))
+                .unwrap()
+                .expect("contiguous");
+        }
+    }
+    assert!(
+        injected.0 > 0 && injected.1 > 0,
+        "faults were injected: {injected:?}"
+    );
+}
+
+/// A store seen under a sub-folder of another (one run per seed in one bucket).
+#[derive(Debug)]
+struct Prefixed(Arc<dyn Store>, String);
+
+impl Prefixed {
+    fn inner_key(&self, key: &Key) -> Key {
+        Key::new(format!("{}/{key}", self.1)).unwrap()
+    }
+}
+
+impl Store for Prefixed {
+    fn describe(&self) -> String {
+        format!("{}/{}", self.0.describe(), self.1)
+    }
+    fn get(&self, key: &Key) -> store::Result<Vec<u8>> {
+        self.0.get(&self.inner_key(key))
+    }
+    fn put(&self, key: &Key, bytes: &[u8]) -> store::Result<()> {
+        self.0.put(&self.inner_key(key), bytes)
+    }
+    fn put_if_absent(&self, key: &Key, bytes: &[u8]) -> store::Result<()> {
+        self.0.put_if_absent(&self.inner_key(key), bytes)
+    }
+    fn list(&self, folder: &str) -> store::Result<Vec<Listed>> {
+        let inner = if folder.is_empty() {
+            self.1.clone()
+        } else {
+            format!("{}/{folder}", self.1)
+        };
+        let prefix = format!("{}/", self.1);
+        Ok(self
+            .0
+            .list(&inner)?
+            .into_iter()
+            .map(|l| Listed {
+                key: Key::new(l.key.as_str().strip_prefix(&prefix).unwrap()).unwrap(),
+                size: l.size,
+            })
+            .collect())
+    }
+    fn delete(&self, key: &Key) -> store::Result<()> {
+        self.0.delete(&self.inner_key(key))
+    }
+    fn size(&self, key: &Key) -> store::Result<Option<u64>> {
+        self.0.size(&self.inner_key(key))
+    }
+}
+
+/// Three trainers start and publish at once while a worker commits shards, each taking
+/// every new shard into each generation, until fenced. Relies on exclusive creation under
+/// true concurrency. Whatever the interleaving: the log is clean (no generation or shard
+/// twice), every publication a trainer saw succeed is in the log and nothing else is, every
+/// failure is a fencing, and epochs are distinct.
+fn racing_trainers_publish_each_generation_once(backend: &dyn Backend) {
+    let retry = Retry::immediately(3);
+    for _ in 0..5 {
+        let run = backend.handle();
+        let outcomes: Vec<(Option<u64>, u64, Result<(), Error>)> = std::thread::scope(|scope| {
+            let store = run.clone();
+            scope.spawn(move || {
+                let mut writer = ShardWriter::new(store, retry);
+                commit_shards(&mut writer, 0, 20);
+            });
+            let trainers: Vec<_> = (0..3)
+                .map(|_| {
+                    let store = run.clone();
+                    scope.spawn(move || {
+                        let mut trainer = match Trainer::start(store, retry) {
+                            Ok(trainer) => trainer,
+                            Err(error) => return (None, 0, Err(error)),
+                        };
+                        let mut published = 0;
+                        for round in 0..15 {
+                            let model = format!("epoch {} round {round}", trainer.epoch());
+                            let outcome = trainer
+                                .new_shards()
+                                .and_then(|shards| trainer.publish(model.as_bytes(), &shards));
+                            if let Err(error) = outcome {
+                                return (Some(trainer.epoch()), published, Err(error));
+                            }
+                            published += 1;
+                        }
+                        (Some(trainer.epoch()), published, Ok(()))
+                    })
+                })
+                .collect();
+            trainers.into_iter().map(|t| t.join().unwrap()).collect()
+        });
+        let audit = verify(run.as_ref()).unwrap();
+        assert!(audit.is_clean(), "{:?}", audit.violations);
+        for (_, _, outcome) in &outcomes {
+            if let Err(error) = outcome {
+                assert!(matches!(error, Error::Fenced { .. }), "{error}");
+            }
+        }
+        let published: u64 = outcomes.iter().map(|(_, count, _)| count).sum();
+        assert_eq!(audit.generations, published, "{outcomes:?}");
+        assert!(
+            published >= 15,
+            "the last trainer to take over publishes all its rounds: {outcomes:?}"
+        );
+        let epochs: HashSet<u64> = outcomes.iter().filter_map(|(epoch, _, _)| *epoch).collect();
+        assert_eq!(
+            epochs.len(),
+            outcomes
+                .iter()
+                .filter(|(epoch, _, _)| epoch.is_some())
+                .count()
+        );
+        // The next repetition starts from an empty store.
+        for listed in run.list("").unwrap() {
+            run.delete(&listed.key).unwrap();
+        }
+    }
+}
+
+/// The probe against a store that ignores create-only writes: s3s-fs behind a proxy that
+/// deletes `If-None-Match` from every request (what Garage 2.5 does on its own). The probe
+/// must refuse it naming the missing support; the same server reached directly passes.
+#[test]
+fn s3_probe_refuses_a_store_that_ignores_if_none_match() {
+    let Some(binary) =
+        s3_server::binary_or_skip("s3_probe_refuses_a_store_that_ignores_if_none_match")
+    else {
+        return;
+    };
+    // Unsigned requests: the proxy changes the headers a signature would cover.
+    let server = S3Server::start(&binary, false);
+    let proxy = StrippingProxy::start(server.port);
+    let ignoring = server.open_via("runs/garage-like", proxy.port);
+    let refused = probe(ignoring.as_ref()).unwrap_err();
+    assert!(matches!(refused, Error::Unsupported { .. }), "{refused}");
+    let message = refused.to_string();
+    assert!(
+        message.contains("cannot hold a run") && message.contains("If-None-Match"),
+        "{message}"
+    );
+    assert!(proxy.stripped() >= 1, "the proxy deleted the condition");
+    assert!(
+        ignoring.list("probe").unwrap().is_empty(),
+        "the probe removes its object"
+    );
+    probe(server.open("runs/direct").as_ref()).unwrap();
+}
+
+/// `--store s3://…` objects are plain files in s3s-fs's data directory: what the tests write
+/// reaches a real server's disk.
+#[test]
+fn s3_objects_reach_the_servers_disk() {
+    let Some(binary) = s3_server::binary_or_skip("s3_objects_reach_the_servers_disk") else {
+        return;
+    };
+    let server = S3Server::start(&binary, true);
+    let store = server.open("runs/disk");
+    let mut writer = ShardWriter::new(store.clone(), Retry::immediately(3));
+    let shard = writer.prepare(0, b"on disk".to_vec());
+    writer.commit(&shard).unwrap();
+    let path = server
+        .data_dir()
+        .join(s3_server::BUCKET)
+        .join("runs/disk")
+        .join(shard.key.as_str());
+    assert_eq!(std::fs::read(&path).unwrap(), b"on disk");
+    // A wrong secret is a definite refusal, not a retried failure.
+    let mut options = server.options(server.port);
+    options.retain(|(k, _)| *k != "aws_secret_access_key");
+    options.push(("aws_secret_access_key", "wrong".into()));
+    let borrowed: Vec<(&str, &str)> = options.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let wrong =
+        store::open_with_options(&format!("s3://{}/runs/disk", s3_server::BUCKET), &borrowed)
+            .unwrap();
+    let error = wrong.get(&shard.key).unwrap_err();
+    assert!(!error.is_transient(), "{error}");
+}
