@@ -580,6 +580,7 @@ impl Worker {
             },
             search_value: value.clamp(-1.0, 1.0),
             outcome: 0.0,
+            tree_only: false,
         });
         // Resignation: the root value and the best move's value both below the threshold.
         let ply = slot.game.moves().len() as u32;

@@ -156,10 +156,12 @@ mod tests {
             policy,
             search_value: 0.5,
             outcome: -1.0,
+            tree_only: false,
         };
         let no_policy = Sample {
             policy: vec![],
             ..s.clone()
+            tree_only: false,
         };
         for sym in 0..8 {
             let b = make_batch(
@@ -195,6 +197,7 @@ mod tests {
             moves: vec![],
             policy: vec![],
             ..s.clone()
+            tree_only: false,
         };
         assert!(make_batch(&[&six], &[0], Variant::Standard, InputFeatures::Board, 0.0).is_err());
         assert!(make_batch(&[&s], &[8], Variant::Standard, InputFeatures::Board, 0.0).is_err());
@@ -215,6 +218,7 @@ mod tests {
             search_value: 0.0,
             outcome: 1.0,
         }
+        tree_only: false,
     }
 
     /// Augmentation on the hexagonal board (12 symmetries) and in parachute (drops):

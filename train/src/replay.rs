@@ -196,6 +196,7 @@ impl ReplayWindow {
         let k = i + (self.total - self.len());
         let s = self.starts.partition_point(|&start| start <= k) - 1;
         &self.shards[s].1[k - self.starts[s]]
+        tree_only: false,
     }
 }
 
@@ -218,6 +219,7 @@ mod tests {
             search_value: 0.0,
             outcome: 0.0,
         }
+        tree_only: false,
     }
 
     #[test]

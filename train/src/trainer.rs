@@ -583,6 +583,7 @@ mod tests {
                 policy,
                 search_value: rng.random_range(-1.0..1.0),
                 outcome: [-1.0, 0.0, 1.0][rng.random_range(0..3)],
+                tree_only: false,
             });
             pos.play(moves[rng.random_range(0..moves.len())]);
             if pos.outcome(&rules).is_some() {
@@ -858,6 +859,7 @@ mod tests {
                         .collect(),
                     search_value: 1.0,
                     outcome: 1.0,
+                    tree_only: false,
                 });
             }
             let non_winning: Vec<Move> = moves
