@@ -680,9 +680,15 @@ impl Ubfm {
                     };
                 }
                 Target::State(next) if c.keys.contains(&next) => {
-                    // A cycle through the table: the move repeats a position of the path.
+                    // A cycle through the table: the move repeats a position of the path,
+                    // a draw where it is met (the line ends there).
                     self.children_mut(c.key)[k].target = Target::Exact(Resolution::Draw);
-                    break Step::Updated;
+                    c.path.push((c.key, k));
+                    break if c.expanded > 0 {
+                        Step::Expanded(true)
+                    } else {
+                        Step::Updated
+                    };
                 }
                 Target::State(next) => {
                     c.path.push((c.key, k));

@@ -179,10 +179,11 @@ impl ReplayWindow {
     }
 
     /// Whether `sample` belongs in this window: its variant has the window's layout, and
-    /// it has a policy target unless value-only positions are kept.
+    /// it has a policy target unless value-only positions are kept (tree-only samples,
+    /// which are not cheap searches, always belong).
     pub fn accepts(&self, sample: &Sample) -> bool {
         same_layout(self.variant, sample.position.variant())
-            && (self.value_only || !sample.policy.is_empty())
+            && (self.value_only || sample.tree_only || !sample.policy.is_empty())
     }
 
     /// Number of shards held.
@@ -196,7 +197,6 @@ impl ReplayWindow {
         let k = i + (self.total - self.len());
         let s = self.starts.partition_point(|&start| start <= k) - 1;
         &self.shards[s].1[k - self.starts[s]]
-        tree_only: false,
     }
 }
 
@@ -218,8 +218,8 @@ mod tests {
             policy: vec![],
             search_value: 0.0,
             outcome: 0.0,
+            tree_only: false,
         }
-        tree_only: false,
     }
 
     #[test]
@@ -332,5 +332,12 @@ mod tests {
         assert_eq!(got, vec![0, 3]);
         let mem = ReplayWindow::new(10, Variant::Standard).keep_value_only(false);
         assert!(!mem.accepts(&samples[1]) && mem.accepts(&samples[0]));
+        // Descent's tree-only positions are no cheap searches: always kept.
+        let tree = Sample {
+            moves: vec![],
+            tree_only: true,
+            ..samples[1].clone()
+        };
+        assert!(mem.accepts(&tree));
     }
 }

@@ -588,9 +588,10 @@ mod tests {
         assert_eq!(u32::from_le_bytes(bytes[8..12].try_into().unwrap()), 3);
         let back = decode_shard(Path::new("t.shard"), &bytes).unwrap();
         assert_eq!(back, s);
-        assert!(back.iter().filter(|x| x.tree_only).all(|x| x.moves.is_empty()
-            && x.policy.is_empty()
-            && x.search_value == -0.625));
+        assert!(back
+            .iter()
+            .filter(|x| x.tree_only)
+            .all(|x| x.moves.is_empty() && x.policy.is_empty() && x.search_value == -0.625));
         // A tree-only sample with a policy target is an error naming the sample.
         let mut w = WireSample::from_sample(tree[0]);
         w.moves = vec![tree[0].position.legal_moves(&tree[0].rules)[0].to_bits()];
