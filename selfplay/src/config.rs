@@ -1,6 +1,6 @@
-//! Tunables of the crate: [`MctsConfig`] (one search) and [`SelfplayConfig`] (self-play
-//! runs, containing an `MctsConfig`). Both are serde structs with documented defaults;
-//! unknown keys are errors.
+//! Tunables of the crate: [`MctsConfig`] (one search), [`DescentConfig`] (Descent
+//! self-play) and [`SelfplayConfig`] (self-play runs, containing both). All are serde
+//! structs with documented defaults; unknown keys are errors.
 
 use crate::Error;
 use loa::{Rules, Variant};
@@ -135,6 +135,66 @@ impl MctsConfig {
     }
 }
 
+/// Descent self-play (`selfplay::descent`; chosen by the run's `run.algorithm`).
+/// Defaults are listed on each field.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DescentConfig {
+    /// Descent iterations per move (each follows the best line down to a finished game
+    /// or a proven state, expanding every state on its way). Default 8.
+    pub iterations: u32,
+    /// ε-greedy exploration: with this probability the move played is drawn uniformly
+    /// from the moves not proven lost, instead of the best move by completed value (no
+    /// exploration where a move is a proven win). Default 0.1.
+    pub epsilon: f32,
+    /// Games each worker advances in lockstep; every step sends one expansion's
+    /// children (about 30 positions) per game to the evaluator in one call. Default 8.
+    pub games_per_worker: usize,
+    /// Most entries of one game's table (about 70 bytes each); past half of it the
+    /// table is harvested (tree learning) and cleared before the next move. Default
+    /// 131072.
+    pub max_entries: usize,
+    /// Tree learning: every state the search valued goes into the shards with its
+    /// backed-up minimax value (false: only the played positions). Default true.
+    pub tree_learning: bool,
+}
+
+impl Default for DescentConfig {
+    fn default() -> Self {
+        DescentConfig {
+            iterations: 8,
+            epsilon: 0.1,
+            games_per_worker: 8,
+            max_entries: 1 << 17,
+            tree_learning: true,
+        }
+    }
+}
+
+impl DescentConfig {
+    fn check(&self) -> Result<(), String> {
+        if self.iterations == 0 {
+            return Err("selfplay.descent.iterations must be ≥ 1".into());
+        }
+        if !(0.0..=1.0).contains(&self.epsilon) {
+            return Err(format!(
+                "selfplay.descent.epsilon = {}: must lie in [0, 1]",
+                self.epsilon
+            ));
+        }
+        if self.games_per_worker == 0 {
+            return Err("selfplay.descent.games_per_worker must be ≥ 1".into());
+        }
+        if self.max_entries < 1024 {
+            return Err(format!(
+                "selfplay.descent.max_entries = {}: must be ≥ 1024",
+                self.max_entries
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Everything a self-play run needs besides the evaluator. Defaults are listed on each
 /// field.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -177,6 +237,8 @@ pub struct SelfplayConfig {
     pub write_sgf: bool,
     /// Random seed; `None` seeds from the OS. Default none.
     pub seed: Option<u64>,
+    /// Descent self-play settings (used when the run's algorithm is Descent).
+    pub descent: DescentConfig,
 }
 
 impl Default for SelfplayConfig {
@@ -199,6 +261,7 @@ impl Default for SelfplayConfig {
             write_game_records: true,
             write_sgf: false,
             seed: None,
+            descent: DescentConfig::default(),
         }
     }
 }
@@ -228,6 +291,7 @@ impl SelfplayConfig {
 
     fn check(&self) -> Result<(), String> {
         self.mcts.check()?;
+        self.descent.check()?;
         if self.simulations == 0 {
             return Err("selfplay.simulations must be ≥ 1".into());
         }

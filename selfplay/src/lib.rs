@@ -4,19 +4,21 @@
 //! * [`evaluator`]: the batched evaluator interface; [`evaluators`]: uniform and heuristic.
 //! * [`search`]: one batched MCTS ([`Search`]); [`player`]: [`MctsPlayer`] for matches.
 //! * [`ubfm`]: Unbounded Best-First Minimax with completion ([`Ubfm`]), a value-only
-//!   search over a transposition table.
+//!   search over a transposition table, and its Descent mode.
+//! * [`descent`]: Descent self-play with tree learning ([`run_descent_selfplay`]).
 //! * [`root_tactics`]: [`RootCheck`], the exact tactical check every searching player
 //!   makes at the root (forced wins within three turns, losses by distance).
 //! * [`data`]: training samples and shard files.
 //! * [`worker`]: parallel self-play ([`run_selfplay`], reporting [`Progress`] numbers;
 //!   the binary draws them); [`output`]: shards and game records; [`bench`](mod@bench):
 //!   search speed.
-//! * [`config`]: [`MctsConfig`], [`SelfplayConfig`].
+//! * [`config`]: [`MctsConfig`], [`DescentConfig`], [`SelfplayConfig`].
 
 pub mod atomic_file;
 pub mod bench;
 pub mod config;
 pub mod data;
+pub mod descent;
 mod error;
 pub mod evaluator;
 pub mod evaluators;
@@ -29,8 +31,9 @@ mod tree;
 pub mod ubfm;
 pub mod worker;
 
-pub use config::{MctsConfig, SelfplayConfig};
+pub use config::{DescentConfig, MctsConfig, SelfplayConfig};
 pub use data::{read_shard, write_shard, Sample};
+pub use descent::run_descent_selfplay;
 pub use error::Error;
 pub use evaluator::{EvalBatch, Evaluator};
 pub use evaluators::{HeuristicEvaluator, UniformEvaluator};

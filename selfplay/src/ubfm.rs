@@ -20,6 +20,20 @@
 //!    their children's current entries (a state reached by several paths is recomputed
 //!    whenever a descent passes through it).
 //!
+//! **Descent** ([`UbfmConfig::descend_to_terminal`]; Cohen-Solal's variant used for
+//! learning) differs in step 2 only: after an expansion the iteration goes on down the
+//! best line of the fresh children, expanding each state it reaches, until the line
+//! ends in a finished game (an exact result) or a resolved state; step 3 then backs
+//! the minimax values up the whole path. Descent mode also remembers the position of
+//! every state whose value it computed ([`Ubfm::searched_states`]): tree learning
+//! trains on all of them.
+//!
+//! **Batching.** [`Ubfm::search`] evaluates each expansion's children in one
+//! [`EvalBatch`] of its own. [`Ubfm::advance`], [`Ubfm::gather`] and [`Ubfm::absorb`]
+//! expose the same search as steps, so that a caller (Descent self-play) drives many
+//! searches in lockstep and sends the children of all their expansions to the
+//! evaluator in one call.
+//!
 //! # Exact results
 //!
 //! A child is not evaluated when its result is known: the game ends there (connection,
@@ -73,9 +87,10 @@
 //!
 //! A search runs until its iteration budget or its deadline (read between iterations;
 //! the root is always expanded), the root is resolved (completion), the root has a
-//! single move, or the table holds [`UbfmConfig::max_entries`] entries. The table is
-//! cleared at the start of every search (no tree is kept between moves), so memory is
-//! bounded by the cap.
+//! single move, or the table holds [`UbfmConfig::max_entries`] entries. [`Ubfm::search`]
+//! clears the table at its start (no tree is kept between moves), so memory is bounded
+//! by the cap; [`Ubfm::set_root_keeping_table`] keeps it (Descent self-play follows its
+//! game down the tree it built, and clears the table itself).
 
 use crate::evaluator::{EvalBatch, Evaluator};
 use crate::Error;
@@ -107,6 +122,11 @@ pub struct UbfmConfig {
     pub completion: bool,
     /// The search stops before an expansion would take the table past this many entries.
     pub max_entries: usize,
+    /// Descent (default `false`: UBFM): an iteration goes on down the best line after
+    /// its expansion, expanding every state it meets, until a finished game or a
+    /// resolved state; the table also keeps the position of every state whose value
+    /// the search computed ([`Ubfm::searched_states`], for tree learning).
+    pub descend_to_terminal: bool,
 }
 
 impl Default for UbfmConfig {
@@ -114,6 +134,7 @@ impl Default for UbfmConfig {
         UbfmConfig {
             completion: true,
             max_entries: DEFAULT_MAX_ENTRIES,
+            descend_to_terminal: false,
         }
     }
 }
@@ -316,7 +337,7 @@ impl Hasher for KeyHasher {
 /// hash (about 2^-64 per pair) would share an entry.
 type Table = HashMap<u64, Entry, BuildHasherDefault<KeyHasher>>;
 
-/// A UBFM search (see the module docs). Not shared between threads; the evaluator may be.
+/// A search (see the module docs). Not shared between threads; the evaluator may be.
 pub struct Ubfm {
     config: UbfmConfig,
     rules: Rules,
@@ -328,16 +349,56 @@ pub struct Ubfm {
     stats: UbfmStats,
     batch: EvalBatch,
     moves: MoveList,
+    /// Descent mode: the position of every state whose value the search computed
+    /// (expanded, or proven without the evaluator), for tree learning.
+    positions: HashMap<u64, Position, BuildHasherDefault<KeyHasher>>,
+    /// The iteration in progress, if any.
+    cursor: Option<Cursor>,
+    /// The expansion waiting for its children's values, if any.
+    pending: Option<Pending>,
 }
 
-/// What the descent of one iteration ended with.
+/// Where the iteration in progress stands.
+struct Cursor {
+    /// The states of the path with the child index taken from each.
+    path: Vec<(u64, usize)>,
+    /// The keys from the root to the current state.
+    keys: Vec<u64>,
+    key: u64,
+    pos: Position,
+    /// States this iteration expanded.
+    expanded: u32,
+}
+
+/// An expansion waiting for the values of its new children.
+struct Pending {
+    key: u64,
+    pos: Position,
+    children: Vec<Child>,
+    /// New states with their exact result when known without the evaluator; those
+    /// without one are evaluated, in this order.
+    fresh: Vec<(Position, Option<Resolution>)>,
+    /// How many of `fresh` need the evaluator.
+    to_evaluate: usize,
+}
+
+/// How one iteration ended.
 enum Step {
     /// A state was expanded (or the table is full: `false`).
     Expanded(bool),
     /// The values changed without an expansion (a stale resolution, a cycle broken).
     Updated,
-    /// Plain UBFM's best line ends in a finished game: nothing can change.
+    /// The best line ends in a finished game and nothing was expanded: nothing can
+    /// change (plain UBFM or Descent without completion).
     Stuck,
+}
+
+/// What [`Ubfm::descend`] stopped at.
+enum Descend {
+    /// The pending expansion needs values.
+    NeedsValues,
+    /// The iteration is over.
+    Done(Step),
 }
 
 impl Ubfm {
@@ -354,6 +415,9 @@ impl Ubfm {
             stats: UbfmStats::default(),
             batch: EvalBatch::new(),
             moves: MoveList::new(),
+            positions: Default::default(),
+            cursor: None,
+            pending: None,
         }
     }
 
@@ -375,53 +439,26 @@ impl Ubfm {
         evaluator: &dyn Evaluator,
         limits: UbfmLimits,
     ) -> Result<(), Error> {
-        if let Some(o) = game.outcome() {
-            return Err(Error::Eval(format!(
-                "no move to choose: the game is over ({})",
-                o.name()
-            )));
+        self.set_root(game)?;
+        let mut batch = std::mem::take(&mut self.batch);
+        let result = self.run(evaluator, limits, &mut batch);
+        self.batch = batch;
+        result
+    }
+
+    /// Runs the search of the current root to its end, evaluating through `batch`.
+    fn run(
+        &mut self,
+        evaluator: &dyn Evaluator,
+        limits: UbfmLimits,
+        batch: &mut EvalBatch,
+    ) -> Result<(), Error> {
+        while self.advance(limits)?.is_none() {
+            batch.clear();
+            self.gather(batch);
+            evaluator.evaluate(batch)?;
+            self.absorb(&batch.values)?;
         }
-        self.set_root(game);
-        let mut stopped_by = "budget";
-        while self.stats.iterations < limits.iterations.max(1) {
-            let root = &self.table[&self.root];
-            if let Some(children) = &root.children {
-                if self.config.completion && root.resolution.is_resolved() {
-                    stopped_by = "resolved";
-                    break;
-                }
-                if children.len() == 1 {
-                    stopped_by = "single move";
-                    break;
-                }
-                if limits.deadline.is_some_and(|d| Instant::now() >= d) {
-                    stopped_by = "deadline";
-                    break;
-                }
-            }
-            self.stats.iterations += 1;
-            match self.iterate(evaluator)? {
-                Step::Expanded(true) | Step::Updated => {}
-                Step::Expanded(false) => {
-                    stopped_by = "table full";
-                    break;
-                }
-                Step::Stuck => {
-                    stopped_by = "stuck";
-                    break;
-                }
-            }
-        }
-        let root = &self.table[&self.root];
-        self.stats.value = root.value;
-        self.stats.resolution = if self.config.completion {
-            root.resolution
-        } else {
-            Resolution::Unresolved
-        };
-        self.stats.entries = self.table.len();
-        self.stats.pv = self.principal_variation();
-        self.stats.stopped_by = stopped_by;
         Ok(())
     }
 
@@ -437,8 +474,23 @@ impl Ubfm {
             .ok_or_else(|| Error::Eval("search produced no move".into()))
     }
 
-    /// Points the search at `game`'s position with an empty table.
-    fn set_root(&mut self, game: &Game) {
+    /// Points the search at `game`'s position with an empty table. Errors if the game
+    /// is over.
+    pub fn set_root(&mut self, game: &Game) -> Result<(), Error> {
+        self.table.clear();
+        self.positions.clear();
+        self.set_root_keeping_table(game)
+    }
+
+    /// Points the search at `game`'s position and keeps what the table knows (Descent
+    /// self-play follows its game down the tree it built). Errors if the game is over.
+    pub fn set_root_keeping_table(&mut self, game: &Game) -> Result<(), Error> {
+        if let Some(o) = game.outcome() {
+            return Err(Error::Eval(format!(
+                "no move to choose: the game is over ({})",
+                o.name()
+            )));
+        }
         self.rules = *game.rules();
         self.root_pos = *game.position();
         self.root = self.root_pos.hash();
@@ -449,66 +501,210 @@ impl Ubfm {
             p.play(mv);
             self.history.insert(p.hash());
         }
-        self.table.clear();
-        self.table.insert(
-            self.root,
-            Entry {
-                value: 0.0,
-                resolution: Resolution::Unresolved,
-                children: None,
-            },
-        );
+        self.table.entry(self.root).or_insert(Entry {
+            value: 0.0,
+            resolution: Resolution::Unresolved,
+            children: None,
+        });
         self.stats = UbfmStats::default();
+        self.cursor = None;
+        self.pending = None;
+        Ok(())
     }
 
-    /// One descent, expansion and backup.
-    fn iterate(&mut self, evaluator: &dyn Evaluator) -> Result<Step, Error> {
+    /// Why the search of the current root should stop now, if it should.
+    fn stop_reason(&self, limits: &UbfmLimits) -> Option<&'static str> {
+        if self.stats.iterations >= limits.iterations.max(1) {
+            return Some("budget");
+        }
+        let root = &self.table[&self.root];
+        let children = root.children.as_ref()?;
+        if self.config.completion && root.resolution.is_resolved() {
+            Some("resolved")
+        } else if children.len() == 1 {
+            Some("single move")
+        } else if limits.deadline.is_some_and(|d| Instant::now() >= d) {
+            Some("deadline")
+        } else {
+            None
+        }
+    }
+
+    /// Advances the search of the current root (see [`Ubfm::set_root`]) within
+    /// `limits` until it needs values or ends. `Ok(None)`: the positions that
+    /// [`Ubfm::gather`] adds to a batch need the evaluator's values, handed back with
+    /// [`Ubfm::absorb`] before the next call. `Ok(Some(reason))`: the search is over
+    /// (the reason as [`UbfmStats::stopped_by`]) and its results are in
+    /// [`Ubfm::stats`]. This lets a caller drive many searches in lockstep and evaluate
+    /// their children in one batch.
+    pub fn advance(&mut self, limits: UbfmLimits) -> Result<Option<&'static str>, Error> {
+        if self.pending.is_some() {
+            return Err(Error::Eval(
+                "the search still waits for the values of its last expansion".into(),
+            ));
+        }
+        loop {
+            if self.cursor.is_none() {
+                if let Some(reason) = self.stop_reason(&limits) {
+                    self.finish(reason);
+                    return Ok(Some(reason));
+                }
+                self.stats.iterations += 1;
+                self.cursor = Some(Cursor {
+                    path: Vec::new(),
+                    keys: vec![self.root],
+                    key: self.root,
+                    pos: self.root_pos,
+                    expanded: 0,
+                });
+            }
+            match self.descend()? {
+                Descend::NeedsValues => return Ok(None),
+                Descend::Done(Step::Expanded(true) | Step::Updated) => {}
+                Descend::Done(Step::Expanded(false)) => {
+                    self.finish("table full");
+                    return Ok(Some("table full"));
+                }
+                Descend::Done(Step::Stuck) => {
+                    self.finish("stuck");
+                    return Ok(Some("stuck"));
+                }
+            }
+        }
+    }
+
+    /// The number of positions waiting for values (0 unless [`Ubfm::advance`] returned
+    /// `Ok(None)`).
+    pub fn pending_evaluations(&self) -> usize {
+        self.pending.as_ref().map_or(0, |p| p.to_evaluate)
+    }
+
+    /// Adds the positions waiting for values to `batch`, with their legal moves (a
+    /// pass where there is none); returns how many.
+    pub fn gather(&mut self, batch: &mut EvalBatch) -> usize {
+        let Some(pending) = &self.pending else {
+            return 0;
+        };
+        for (pos, _) in pending.fresh.iter().filter(|(_, win)| win.is_none()) {
+            self.moves.clear();
+            pos.generate_moves(&mut self.moves);
+            if self.moves.is_empty() {
+                self.moves.push(Move::PASS);
+            }
+            batch.push(*pos, &self.moves);
+        }
+        pending.to_evaluate
+    }
+
+    /// Hands the evaluator's values of the gathered positions back (in the order
+    /// [`Ubfm::gather`] added them). Errors on a wrong count or a non-finite value.
+    pub fn absorb(&mut self, values: &[f32]) -> Result<(), Error> {
+        let pending = self
+            .pending
+            .take()
+            .ok_or_else(|| Error::Eval("values given to a search that asked for none".into()))?;
+        if values.len() != pending.to_evaluate {
+            return Err(Error::Eval(format!(
+                "evaluator returned {} values for {} positions",
+                values.len(),
+                pending.to_evaluate
+            )));
+        }
+        self.install(pending, values)?;
+        if let Some(c) = &mut self.cursor {
+            c.expanded += 1;
+        }
+        Ok(())
+    }
+
+    /// Records the results of the search that just ended.
+    fn finish(&mut self, stopped_by: &'static str) {
+        let root = &self.table[&self.root];
+        self.stats.value = root.value;
+        self.stats.resolution = if self.config.completion {
+            root.resolution
+        } else {
+            Resolution::Unresolved
+        };
+        self.stats.entries = self.table.len();
+        self.stats.pv = self.principal_variation();
+        self.stats.stopped_by = stopped_by;
+    }
+
+    /// Goes on with the iteration of the cursor: descends, expands (pausing for values),
+    /// and in Descent mode goes on down the best line; at its end backs the values up.
+    fn descend(&mut self) -> Result<Descend, Error> {
         let completion = self.config.completion;
-        // The states of the path with the child index taken from each.
-        let mut path: Vec<(u64, usize)> = Vec::new();
-        let mut keys_on_path: Vec<u64> = vec![self.root];
-        let mut key = self.root;
-        let mut pos = self.root_pos;
+        let mut c = self.cursor.take().expect("an iteration in progress");
         let step = loop {
-            if self.table[&key].children.is_none() {
-                let done = self.expand(key, &pos, &keys_on_path, evaluator)?;
-                break Step::Expanded(done);
+            if c.expanded > 0 && !self.config.descend_to_terminal {
+                break Step::Expanded(true);
             }
-            self.recompute(key);
-            let entry = &self.table[&key];
+            if self.table[&c.key].children.is_none() {
+                let Some(pending) = self.prepare_expansion(c.key, &c.pos, &c.keys) else {
+                    break Step::Expanded(false);
+                };
+                if pending.to_evaluate > 0 {
+                    self.pending = Some(pending);
+                    self.cursor = Some(c);
+                    return Ok(Descend::NeedsValues);
+                }
+                self.install(pending, &[])?;
+                c.expanded += 1;
+                continue;
+            }
+            self.recompute(c.key);
+            let entry = &self.table[&c.key];
             if completion && entry.resolution.is_resolved() {
-                // Proven through another path since the parent was last recomputed.
-                break Step::Updated;
+                // Proven, through another path since the parent was last recomputed, or
+                // by the expansion that just reached it (Descent).
+                break if c.expanded > 0 {
+                    Step::Expanded(true)
+                } else {
+                    Step::Updated
+                };
             }
-            let Some(k) = self.select(key) else {
+            let Some(k) = self.select(c.key) else {
                 break Step::Updated;
             };
-            let child = self.table[&key].children.as_ref().expect("expanded")[k];
+            let child = self.table[&c.key].children.as_ref().expect("expanded")[k];
             match child.target {
                 Target::Exact(_) => {
-                    path.push((key, k));
-                    break Step::Stuck;
+                    c.path.push((c.key, k));
+                    // Descent reached a terminal state; an iteration that expanded
+                    // nothing on the way can change nothing.
+                    break if c.expanded > 0 {
+                        Step::Expanded(true)
+                    } else {
+                        Step::Stuck
+                    };
                 }
-                Target::State(c) if keys_on_path.contains(&c) => {
-                    // A cycle through the table: the move repeats a position of the path.
-                    self.children_mut(key)[k].target = Target::Exact(Resolution::Draw);
-                    break Step::Updated;
+                Target::State(next) if c.keys.contains(&next) => {
+                    // A cycle through the table: the move repeats a position of the path,
+                    // a draw where it is met (the line ends there).
+                    self.children_mut(c.key)[k].target = Target::Exact(Resolution::Draw);
+                    c.path.push((c.key, k));
+                    break if c.expanded > 0 {
+                        Step::Expanded(true)
+                    } else {
+                        Step::Updated
+                    };
                 }
-                Target::State(c) => {
-                    path.push((key, k));
-                    pos.play(child.mv);
-                    keys_on_path.push(c);
-                    key = c;
+                Target::State(next) => {
+                    c.path.push((c.key, k));
+                    c.pos.play(child.mv);
+                    c.keys.push(next);
+                    c.key = next;
                 }
             }
         };
-        for &(k, i) in path.iter().rev() {
+        for &(k, i) in c.path.iter().rev() {
             self.children_mut(k)[i].visits += 1;
         }
-        for &k in keys_on_path.iter().rev() {
+        for &k in c.keys.iter().rev() {
             self.recompute(k);
         }
-        Ok(step)
+        Ok(Descend::Done(step))
     }
 
     fn children_mut(&mut self, key: u64) -> &mut Vec<Child> {
@@ -518,16 +714,10 @@ impl Ubfm {
             .expect("an expanded state")
     }
 
-    /// Expands the state `key` at `pos` (`path`: the keys from the root to it): creates
-    /// its children, evaluating the new ones in one batch. Returns `false`, expanding
-    /// nothing, when the table has no room for the children.
-    fn expand(
-        &mut self,
-        key: u64,
-        pos: &Position,
-        path: &[u64],
-        evaluator: &dyn Evaluator,
-    ) -> Result<bool, Error> {
+    /// Prepares the expansion of state `key` at `pos` (`path`: the keys from the root
+    /// to it): its children, with the new states to evaluate. `None` when the table
+    /// has no room for the children.
+    fn prepare_expansion(&mut self, key: u64, pos: &Position, path: &[u64]) -> Option<Pending> {
         self.moves.clear();
         pos.generate_moves(&mut self.moves);
         if self.moves.is_empty() {
@@ -536,30 +726,19 @@ impl Ubfm {
         }
         let moves: Vec<Move> = self.moves.iter().copied().collect();
         if self.table.len() + moves.len() > self.config.max_entries {
-            return Ok(false);
+            return None;
         }
         let mut children = Vec::with_capacity(moves.len());
-        // New states: (child index, position, exact resolution if known without the net).
-        let mut fresh: Vec<(usize, Position, Option<Resolution>)> = Vec::new();
-        self.batch.clear();
-        for (i, &mv) in moves.iter().enumerate() {
+        let mut fresh: Vec<(Position, Option<Resolution>)> = Vec::new();
+        for &mv in &moves {
             let child = pos.after(mv);
             let flip = child.to_move() != pos.to_move();
             let target = match self.exact_result(&child, mv, path) {
                 Some(r) => Target::Exact(r),
                 None => {
                     let ck = child.hash();
-                    if !self.table.contains_key(&ck) && !fresh.iter().any(|f| f.1 == child) {
-                        let win = self.win_within_turn(&child);
-                        if win.is_none() {
-                            self.moves.clear();
-                            child.generate_moves(&mut self.moves);
-                            if self.moves.is_empty() {
-                                self.moves.push(Move::PASS);
-                            }
-                            self.batch.push(child, &self.moves);
-                        }
-                        fresh.push((i, child, win));
+                    if !self.table.contains_key(&ck) && !fresh.iter().any(|f| f.0 == child) {
+                        fresh.push((child, self.win_within_turn(&child)));
                     }
                     Target::State(ck)
                 }
@@ -571,37 +750,35 @@ impl Ubfm {
                 visits: 0,
             });
         }
-        if !self.batch.is_empty() {
-            evaluator.evaluate(&mut self.batch)?;
-            if self.batch.values.len() != self.batch.len() {
-                return Err(Error::Eval(format!(
-                    "evaluator returned {} values for {} positions",
-                    self.batch.values.len(),
-                    self.batch.len()
-                )));
-            }
-            if let Some((i, v)) = self
-                .batch
-                .values
-                .iter()
-                .enumerate()
-                .find(|(_, v)| !v.is_finite())
-            {
-                return Err(Error::Eval(format!(
-                    "non-finite value {v} for position {}",
-                    self.batch.positions[i].to_text()
-                )));
-            }
-            self.stats.evaluations += self.batch.len() as u32;
+        let to_evaluate = fresh.iter().filter(|f| f.1.is_none()).count();
+        Some(Pending {
+            key,
+            pos: *pos,
+            children,
+            fresh,
+            to_evaluate,
+        })
+    }
+
+    /// Completes an expansion with the values of its evaluated children (`values`, in
+    /// the order of `pending.fresh`). Errors on a non-finite value.
+    fn install(&mut self, pending: Pending, values: &[f32]) -> Result<(), Error> {
+        if let Some((i, v)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            let pos = pending.fresh.iter().filter(|f| f.1.is_none()).nth(i);
+            return Err(Error::Eval(format!(
+                "non-finite value {v} for position {}",
+                pos.map_or(String::new(), |p| p.0.to_text())
+            )));
         }
-        let mut evaluated = 0;
-        for (_, child, win) in fresh {
+        self.stats.evaluations += values.len() as u32;
+        let record = self.config.descend_to_terminal;
+        let mut evaluated = values.iter();
+        for (child, win) in pending.fresh {
             let (value, resolution) = match win {
                 Some(r) => (r.value().expect("a win"), r),
                 None => {
-                    let v = self.batch.values[evaluated].clamp(-1.0, 1.0);
-                    evaluated += 1;
-                    (v, Resolution::Unresolved)
+                    let v = evaluated.next().expect("one value per evaluated child");
+                    (v.clamp(-1.0, 1.0), Resolution::Unresolved)
                 }
             };
             let resolution = if self.config.completion {
@@ -609,6 +786,9 @@ impl Ubfm {
             } else {
                 Resolution::Unresolved
             };
+            if record && resolution.is_resolved() {
+                self.positions.insert(child.hash(), child);
+            }
             self.table.insert(
                 child.hash(),
                 Entry {
@@ -618,12 +798,15 @@ impl Ubfm {
                 },
             );
         }
+        if record {
+            self.positions.insert(pending.key, pending.pos);
+        }
         self.table
-            .get_mut(&key)
+            .get_mut(&pending.key)
             .expect("the expanded state")
-            .children = Some(children);
+            .children = Some(pending.children);
         self.stats.expansions += 1;
-        Ok(true)
+        Ok(())
     }
 
     /// The result of `child`, reached by `mv` from the last state of `path`, for its side
@@ -823,6 +1006,29 @@ impl Ubfm {
             }
         }
         pv
+    }
+
+    /// Descent mode: every state whose value the search computed since the table was
+    /// last cleared, as (hash, position, value, resolution) for its side to move: the
+    /// expanded states with their backed-up minimax value, and the states proven
+    /// without the evaluator (a win within the turn) with their exact value. The
+    /// states only evaluated are not listed (their value is the evaluator's own).
+    /// Empty outside Descent mode.
+    pub fn searched_states(&self) -> impl Iterator<Item = (u64, &Position, f32, Resolution)> {
+        self.positions.iter().map(|(&key, pos)| {
+            let e = &self.table[&key];
+            (key, pos, e.value, e.resolution)
+        })
+    }
+
+    /// Entries in the table.
+    pub fn table_len(&self) -> usize {
+        self.table.len()
+    }
+
+    /// The root's position hash (its table key).
+    pub fn root_key(&self) -> u64 {
+        self.root
     }
 
     /// The root's value for its side to move.

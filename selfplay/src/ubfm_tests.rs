@@ -406,3 +406,203 @@ fn evaluator_failures_are_errors() {
         .to_string();
     assert!(e.contains("non-finite"), "{e}");
 }
+
+fn descent_config() -> UbfmConfig {
+    UbfmConfig {
+        descend_to_terminal: true,
+        ..UbfmConfig::default()
+    }
+}
+
+/// The line one iteration took: from the root, the child each state's descent went
+/// through (exactly one per state after one iteration), to where it ended: `Some(r)`
+/// when it ended in a finished game or a resolved state, `None` at a state that is
+/// neither (the state it expanded last). Also returns the states of the line.
+fn line_of_one_iteration(s: &Ubfm) -> (Option<Resolution>, Vec<u64>) {
+    let mut key = s.root;
+    let mut states = vec![key];
+    loop {
+        let e = &s.table[&key];
+        // Where no descent went on: a state proven when the line reached it, or the
+        // state UBFM's iteration stopped at.
+        let end = Some(e.resolution).filter(|r| r.is_resolved());
+        let Some(children) = &e.children else {
+            return (end, states);
+        };
+        let visited: Vec<&Child> = children.iter().filter(|c| c.visits > 0).collect();
+        if visited.is_empty() {
+            return (end, states);
+        }
+        assert_eq!(visited.len(), 1, "one iteration goes through one child");
+        assert_eq!(visited[0].visits, 1);
+        match visited[0].target {
+            Target::Exact(r) => return (Some(r), states),
+            Target::State(k) => {
+                key = k;
+                states.push(k);
+            }
+        }
+    }
+}
+
+/// One Descent iteration follows its best line down to the end of the game (or a
+/// proven state), expanding every state on its way; a UBFM iteration expands one.
+#[test]
+fn a_descent_iteration_goes_down_to_a_finished_game() {
+    let g = Game::new(Variant::Standard, Rules::classic());
+    let ev = HeuristicEvaluator::new();
+    let mut ubfm = Ubfm::new(UbfmConfig::default());
+    ubfm.search(&g, &ev, limits(1)).unwrap();
+    assert_eq!(ubfm.stats().expansions, 1);
+    assert_eq!(line_of_one_iteration(&ubfm), (None, vec![ubfm.root]));
+
+    let mut descent = Ubfm::new(descent_config());
+    descent.search(&g, &ev, limits(1)).unwrap();
+    let (end, states) = line_of_one_iteration(&descent);
+    assert!(end.is_some(), "the line ends at an unexpanded state");
+    assert!(states.len() > 10, "a line of {} states", states.len());
+    // Every state of the line is expanded and was evaluated in one batch per state.
+    let expanded: Vec<&u64> = states
+        .iter()
+        .filter(|k| descent.table[k].children.is_some())
+        .collect();
+    assert_eq!(expanded.len(), states.len());
+    assert_eq!(descent.stats().expansions as usize, expanded.len());
+    // Every expanded state is listed for tree learning, with its table value.
+    let listed: HashMap<u64, f32> = descent
+        .searched_states()
+        .map(|(k, pos, v, _)| {
+            assert_eq!(pos.hash(), k);
+            (k, v)
+        })
+        .collect();
+    for k in expanded {
+        assert_eq!(listed.get(k), Some(&descent.table[k].value));
+    }
+    // UBFM lists nothing.
+    assert_eq!(ubfm.searched_states().count(), 0);
+}
+
+/// The backed-up values: after a Descent search the root holds the negamax of its
+/// children, and proven states hold the terminal reward ±(1 − d/1000).
+#[test]
+fn descent_backs_up_minimax_values_and_the_terminal_reward() {
+    let g = Game::new(Variant::Standard, Rules::classic());
+    let mut s = Ubfm::new(descent_config());
+    s.search(&g, &HeuristicEvaluator::new(), limits(6)).unwrap();
+    assert_eq!(s.stats().iterations, 6);
+    let mut proven = 0;
+    for (_, _, value, resolution) in s.searched_states() {
+        if let Some(exact) = resolution.value() {
+            proven += 1;
+            assert_eq!(value, exact);
+            match resolution {
+                Resolution::Win(d) => assert_eq!(value, 1.0 - d as f32 / 1000.0),
+                Resolution::Loss(d) => assert_eq!(value, -(1.0 - d as f32 / 1000.0)),
+                _ => assert_eq!(value, 0.0),
+            }
+        }
+    }
+    assert!(
+        proven > 0,
+        "six lines to the end of the game prove some states"
+    );
+    // The root (recomputed at the end of every iteration) holds its best child's value,
+    // seen from its side: the negamax of its children.
+    let children = s.table[&s.root].children.as_ref().unwrap();
+    let best = children
+        .iter()
+        .map(|c| s.child_result(c))
+        .reduce(|a, b| {
+            if completed_order(b, a) == Ordering::Greater {
+                b
+            } else {
+                a
+            }
+        })
+        .unwrap();
+    assert_eq!(s.root_value(), best.1);
+    assert!(s.root_value() != 0.0);
+    // The forced win in 3 plies: proven, worth 1 − 3/1000 at the root, and the losing
+    // side's replies are worth −(1 − 2/1000) to it.
+    let mut s = Ubfm::new(descent_config());
+    let mv = s
+        .choose_move(&game(WIN_IN_3), &TempoEvaluator, limits(50))
+        .unwrap();
+    assert_eq!(mv.to_string(), "e2-e5");
+    assert_eq!(s.root_resolution(), Resolution::Win(3));
+    assert_eq!(s.root_value(), 1.0 - 3.0 / 1000.0);
+    let win = s.root_moves().into_iter().find(|m| m.mv == mv).unwrap();
+    assert_eq!(win.value, 0.997);
+    let after = s.table[&game(WIN_IN_3).position().after(mv).hash()].value;
+    assert_eq!(after, -(1.0 - 2.0 / 1000.0));
+    // And the longest loss.
+    let mut s = Ubfm::new(descent_config());
+    s.search(&game(LONGEST_LOSS), &UniformEvaluator::new(), limits(100))
+        .unwrap();
+    assert_eq!(s.root_resolution(), Resolution::Loss(4));
+    assert_eq!(s.root_value(), -0.996);
+}
+
+/// Stepping a search by hand (advance, gather, absorb: how self-play batches many
+/// games) gives what `search` gives.
+#[test]
+fn stepped_searches_equal_whole_ones() {
+    let g = Game::new(Variant::Standard, Rules::classic());
+    let ev = HeuristicEvaluator::new();
+    for config in [UbfmConfig::default(), descent_config()] {
+        let mut whole = Ubfm::new(config);
+        whole.search(&g, &ev, limits(5)).unwrap();
+        let mut stepped = Ubfm::new(config);
+        stepped.set_root(&g).unwrap();
+        let mut batch = EvalBatch::new();
+        let mut calls = 0;
+        let reason = loop {
+            if let Some(reason) = stepped.advance(limits(5)).unwrap() {
+                break reason;
+            }
+            // Values must be handed back before the search goes on.
+            assert!(stepped.advance(limits(5)).is_err());
+            batch.clear();
+            let n = stepped.gather(&mut batch);
+            assert_eq!(n, stepped.pending_evaluations());
+            assert!(n > 0);
+            ev.evaluate(&mut batch).unwrap();
+            stepped.absorb(&batch.values).unwrap();
+            calls += 1;
+        };
+        assert_eq!(reason, whole.stats().stopped_by);
+        assert_eq!(stepped.stats(), whole.stats());
+        // One evaluator call per expansion with new children to value.
+        assert!(calls > 0 && calls <= whole.stats().expansions);
+        // A wrong number of values is an error.
+        let mut s = Ubfm::new(config);
+        s.set_root(&g).unwrap();
+        assert!(s.advance(limits(5)).unwrap().is_none());
+        let e = s.absorb(&[0.0]).unwrap_err().to_string();
+        assert!(e.contains("values for"), "{e}");
+    }
+}
+
+/// Keeping the table between moves: the search of the next move starts from what the
+/// last one built.
+#[test]
+fn a_kept_table_carries_the_tree_to_the_next_move() {
+    let mut g = Game::new(Variant::Standard, Rules::classic());
+    let ev = HeuristicEvaluator::new();
+    let mut s = Ubfm::new(descent_config());
+    let mv = s.choose_move(&g, &ev, limits(3)).unwrap();
+    let entries = s.table_len();
+    g.play(mv).unwrap();
+    s.set_root_keeping_table(&g).unwrap();
+    assert_eq!(s.table_len(), entries);
+    assert_eq!(s.root_key(), g.position().hash());
+    assert_eq!(s.stats().iterations, 0);
+    assert!(
+        s.table[&s.root].children.is_some(),
+        "the line went through the move"
+    );
+    s.set_root(&g).unwrap();
+    assert_eq!(s.table_len(), 1);
+    assert_eq!(s.searched_states().count(), 0);
+}

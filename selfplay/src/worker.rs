@@ -106,7 +106,7 @@ impl Progress {
     }
 }
 
-enum Message {
+pub(crate) enum Message {
     /// A finished game and its index (deterministic mode; 0 otherwise).
     Game(u64, Box<FinishedGame>),
     Failed(Error),
@@ -140,17 +140,76 @@ impl ParkedGames {
 }
 
 /// State the workers of one call share.
-struct Shared {
+pub(crate) struct Shared {
     games: u64,
     continuous: bool,
     /// Deterministic mode: held by a worker around each evaluator call.
-    eval_turn: Option<std::sync::Mutex<()>>,
+    pub(crate) eval_turn: Option<std::sync::Mutex<()>>,
     started: AtomicU64,
     claimed: AtomicU64,
-    stop: AtomicBool,
-    counters: Counters,
+    pub(crate) stop: AtomicBool,
+    pub(crate) counters: Counters,
     parked: std::sync::Mutex<ParkedGames>,
 }
+
+impl Shared {
+    /// Whether the workers should stop.
+    pub(crate) fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Claims the next game for a free slot: `Some(Some(k))` game `k` (deterministic
+    /// mode, from `order`), `Some(None)` a game, `None` when the call has all its games.
+    pub(crate) fn claim_start(&self, order: &mut Option<GameOrder>) -> Option<Option<u64>> {
+        match order {
+            Some(o) => (o.next < self.games).then(|| {
+                o.next += o.stride;
+                Some(o.next - o.stride)
+            }),
+            None => (self.continuous || self.started.fetch_add(1, Ordering::Relaxed) < self.games)
+                .then_some(None),
+        }
+    }
+
+    /// Hands finished game `index` on (parks it in continuous mode when the count is
+    /// already reached); false when the receiver is gone.
+    pub(crate) fn deliver(
+        &self,
+        tx: &mpsc::Sender<Message>,
+        index: u64,
+        finished: FinishedGame,
+    ) -> bool {
+        let k = self.claimed.fetch_add(1, Ordering::Relaxed);
+        if k >= self.games {
+            // Finished beyond the count (continuous mode): next call's.
+            let mut parked = self.parked.lock().unwrap_or_else(|e| e.into_inner());
+            parked.finished.push(finished);
+            return true;
+        }
+        if k + 1 == self.games && self.continuous {
+            self.stop.store(true, Ordering::Relaxed);
+        }
+        self.counters.games.fetch_add(1, Ordering::Relaxed);
+        tx.send(Message::Game(index, Box::new(finished))).is_ok()
+    }
+}
+
+/// One worker thread's games: [`Worker`] (MCTS) or the Descent worker. Runs until the
+/// call has all its games or [`Shared::stopping`].
+pub(crate) trait GameLoop: Send {
+    /// Plays, sending finished games over `tx`.
+    fn run(
+        &mut self,
+        evaluator: &dyn Evaluator,
+        shared: &Shared,
+        tx: &mpsc::Sender<Message>,
+    ) -> Result<(), Error>;
+}
+
+/// Builds worker `w`'s game loop from its seed, its deterministic game order and the
+/// parked games it takes over.
+pub(crate) type NewWorker<'a> =
+    dyn Fn(u64, Option<GameOrder>, Vec<Slot>) -> Box<dyn GameLoop> + Sync + 'a;
 
 /// Plays `games` games with `evaluator` under `config`, calling `sink` for every finished
 /// game (on the calling thread, in completion order) and `progress` about once a second
@@ -188,7 +247,7 @@ pub fn run_selfplay_deterministic(
 
 /// The seed of game `index` of a deterministic self-play call with seed `base`
 /// (splitmix64 of the two).
-fn game_seed(base: u64, index: u64) -> u64 {
+pub(crate) fn game_seed(base: u64, index: u64) -> u64 {
     let mut z = base ^ index.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
@@ -223,6 +282,39 @@ fn play(
     config: &SelfplayConfig,
     evaluator: Arc<dyn Evaluator>,
     games: u64,
+    parked: Option<&mut ParkedGames>,
+    deterministic: bool,
+    sink: impl FnMut(FinishedGame) -> Result<(), String>,
+    progress: impl FnMut(&Progress),
+) -> Result<Progress, Error> {
+    let new_worker = |seed, order, resumed| -> Box<dyn GameLoop> {
+        let mut worker = Worker::new(config, seed);
+        worker.order = order;
+        worker.resume(resumed);
+        Box::new(worker)
+    };
+    play_with(
+        config,
+        config.games_per_worker,
+        &new_worker,
+        evaluator,
+        games,
+        parked,
+        deterministic,
+        sink,
+        progress,
+    )
+}
+
+/// The worker pool, game dealing, ordering and progress of every self-play call, with
+/// `new_worker` building each worker thread's game loop (`per_worker` games each).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn play_with(
+    config: &SelfplayConfig,
+    per_worker: usize,
+    new_worker: &NewWorker,
+    evaluator: Arc<dyn Evaluator>,
+    games: u64,
     mut parked: Option<&mut ParkedGames>,
     deterministic: bool,
     mut sink: impl FnMut(FinishedGame) -> Result<(), String>,
@@ -247,7 +339,7 @@ fn play(
     } else {
         config.threads
     };
-    let per_worker = config.games_per_worker as u64;
+    let per_worker = per_worker.max(1) as u64;
     let threads = if continuous {
         threads
     } else {
@@ -292,18 +384,14 @@ fn play(
             let tx = tx.clone();
             let evaluator = evaluator.clone();
             let shared = shared.clone();
-            let config = config.clone();
+            let seed = base_seed ^ (w as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            let order = deterministic.then(|| GameOrder {
+                base_seed,
+                next: w as u64,
+                stride: threads as u64,
+            });
+            let mut worker = new_worker(seed, order, resumed);
             scope.spawn(move |_| {
-                let seed = base_seed ^ (w as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-                let mut worker = Worker::new(&config, seed);
-                if deterministic {
-                    worker.order = Some(GameOrder {
-                        base_seed,
-                        next: w as u64,
-                        stride: threads as u64,
-                    });
-                }
-                worker.resume(resumed);
                 if let Err(e) = worker.run(evaluator.as_ref(), &shared, &tx) {
                     shared.stop.store(true, Ordering::Relaxed);
                     let _ = tx.send(Message::Failed(e));
@@ -372,7 +460,7 @@ fn play(
 }
 
 /// One game in a worker.
-struct Slot {
+pub(crate) struct Slot {
     /// Its index (deterministic mode; 0 otherwise).
     index: u64,
     /// Its own random numbers (deterministic mode; the worker's otherwise).
@@ -388,10 +476,21 @@ struct Slot {
 
 /// Deterministic mode: the games a worker plays (`next`, `next + stride`, … below the
 /// call's count) and the seed their generators derive from.
-struct GameOrder {
-    base_seed: u64,
+pub(crate) struct GameOrder {
+    pub(crate) base_seed: u64,
     next: u64,
     stride: u64,
+}
+
+impl GameLoop for Worker {
+    fn run(
+        &mut self,
+        evaluator: &dyn Evaluator,
+        shared: &Shared,
+        tx: &mpsc::Sender<Message>,
+    ) -> Result<(), Error> {
+        self.run_games(evaluator, shared, tx)
+    }
 }
 
 struct Worker {
@@ -475,7 +574,7 @@ impl Worker {
             .extend(self.slots.iter_mut().filter_map(Option::take));
     }
 
-    fn run(
+    fn run_games(
         &mut self,
         evaluator: &dyn Evaluator,
         shared: &Shared,
@@ -483,7 +582,7 @@ impl Worker {
     ) -> Result<(), Error> {
         let counters = &shared.counters;
         loop {
-            if shared.stop.load(Ordering::Relaxed) {
+            if shared.stopping() {
                 if shared.continuous {
                     self.park(shared);
                 }
@@ -493,16 +592,7 @@ impl Worker {
                 if self.slots[i].is_some() {
                     continue;
                 }
-                let start = match &mut self.order {
-                    Some(o) => (o.next < shared.games).then(|| {
-                        o.next += o.stride;
-                        Some(o.next - o.stride)
-                    }),
-                    None => (shared.continuous
-                        || shared.started.fetch_add(1, Ordering::Relaxed) < shared.games)
-                        .then_some(None),
-                };
-                if let Some(index) = start {
+                if let Some(index) = shared.claim_start(&mut self.order) {
                     self.slots[i] = Some(self.new_slot(index));
                 }
             }
@@ -540,20 +630,7 @@ impl Worker {
                         self.slots[i] = Some(slot);
                     }
                     Some(finished) => {
-                        let k = shared.claimed.fetch_add(1, Ordering::Relaxed);
-                        if k >= shared.games {
-                            // Finished beyond the count (continuous mode): next call's.
-                            let mut parked =
-                                shared.parked.lock().unwrap_or_else(|e| e.into_inner());
-                            parked.finished.push(finished);
-                            continue;
-                        }
-                        if k + 1 == shared.games && shared.continuous {
-                            shared.stop.store(true, Ordering::Relaxed);
-                        }
-                        counters.games.fetch_add(1, Ordering::Relaxed);
-                        let index = slot.index;
-                        if tx.send(Message::Game(index, Box::new(finished))).is_err() {
+                        if !shared.deliver(tx, slot.index, finished) {
                             return Ok(());
                         }
                     }
@@ -580,6 +657,7 @@ impl Worker {
             },
             search_value: value.clamp(-1.0, 1.0),
             outcome: 0.0,
+            tree_only: false,
         });
         // Resignation: the root value and the best move's value both below the threshold.
         let ply = slot.game.moves().len() as u32;

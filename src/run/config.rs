@@ -6,6 +6,7 @@
 //! overrides are applied. Unknown keys are errors naming the key (and the line, for
 //! files). The merged config is what a run uses and saves in its directory.
 
+use super::algorithm::Algorithm;
 use anyhow::{anyhow, bail, Context, Result};
 use eval::GateConfig;
 use selfplay::SelfplayConfig;
@@ -42,6 +43,9 @@ pub struct LoopConfig {
     pub minutes: f64,
     /// Stop after this generation (0 = no limit). Counted across restarts.
     pub generations: u32,
+    /// Self-play algorithm: `alphazero` (MCTS, `[selfplay.mcts]`) or `descent`
+    /// (minimax down to the end of the game with tree learning, `[selfplay.descent]`).
+    pub algorithm: Algorithm,
     /// Self-play games per generation. The loop plays them itself, less those its
     /// background self-play (`background_selfplay_threads`) finished since the previous
     /// generation's self-play; external `selfplay --dir` processes add on top.
@@ -113,6 +117,7 @@ impl Default for LoopConfig {
         LoopConfig {
             minutes: 30.0,
             generations: 0,
+            algorithm: Algorithm::Alphazero,
             games_per_generation: 128,
             train_steps_per_generation: 200,
             checkpoint_every: 100,

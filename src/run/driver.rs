@@ -13,6 +13,7 @@
 //!
 //! Generation 0 is the initial network, rated before the first self-play.
 
+use super::algorithm;
 use super::config::{derive_seed, LoopConfig, RunConfig, SeedUse};
 use super::display::{clock, Bar, LoopDisplay};
 use super::join::Background;
@@ -437,20 +438,19 @@ impl Driver {
         };
         let evaluator = Arc::new(evaluator);
         let service = evaluator.clone();
-        let result = if deterministic {
-            selfplay::run_selfplay_deterministic(&sp, evaluator, total, sink, show)
-        } else if self.config.run.continuous_selfplay {
-            selfplay::run_selfplay_continuous(
-                &sp,
-                evaluator,
-                total - done,
-                &mut self.parked,
-                sink,
-                show,
-            )
-        } else {
-            selfplay::run_selfplay(&sp, evaluator, total - done, sink, show)
-        };
+        let result = algorithm::play(
+            self.config.run.algorithm,
+            &sp,
+            evaluator,
+            total - done,
+            deterministic,
+            self.config
+                .run
+                .continuous_selfplay
+                .then_some(&mut self.parked),
+            sink,
+            show,
+        );
         let flushed = writer.flush();
         if crate::interrupt::requested() {
             // The finished games are in the shards; the rest is replayed on resume.

@@ -1,12 +1,14 @@
 //! Extra self-play for a running loop: `loazero selfplay --dir RUN_DIR` processes, and the
 //! loop's own background self-play (`run.background_selfplay_threads`). Both play with the
 //! run's newest promoted model under the run's self-play config and write `ext-…` shards
-//! into its `shards/`, which the loop's replay window reads like its own. Between rounds
-//! of games they re-read `state.json` and switch to a newly promoted model (with
-//! `run.continuous_selfplay`, games in flight carry over and continue with it from their
-//! next move). Any number may run, on this machine or others sharing the directory; none
+//! into its `shards/`, which the loop's replay window reads like its own, with the run's
+//! algorithm (`run.algorithm`: AlphaZero or Descent). Between rounds of games they
+//! re-read `state.json` and switch to a newly promoted model (with
+//! `run.continuous_selfplay`, AlphaZero's games in flight carry over and continue with it
+//! from their next move). Any number may run, on this machine or others sharing the directory; none
 //! of them takes the run's lock or changes anything but `shards/` and `games/`.
 
+use super::algorithm;
 use super::config::RunConfig;
 use super::layout::{model_name, RunDir};
 use super::state::LoopState;
@@ -72,7 +74,9 @@ fn play_rounds(
 ) -> Result<Ended> {
     let stopping = || stop.load(Ordering::Relaxed) || crate::interrupt::requested();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let round = (sp.games_per_worker * if sp.threads == 0 { cores } else { sp.threads }) as u64;
+    let algorithm = config.run.algorithm;
+    let per_worker = algorithm::games_per_worker(algorithm, &sp);
+    let round = (per_worker * if sp.threads == 0 { cores } else { sp.threads }) as u64;
     let mut best = LoopState::load(&run.state())?.best;
     let load = |g: u32| {
         let path = run.model(g);
@@ -101,7 +105,7 @@ fn play_rounds(
         };
         let ev: Arc<dyn selfplay::Evaluator> = evaluator.clone();
         let sink = |g: selfplay::FinishedGame| {
-            let plies = g.samples.len() as u64;
+            let plies = g.moves.len() as u64;
             writer.add(g).map_err(|e| e.to_string())?;
             finished.positions.fetch_add(plies, Ordering::Relaxed);
             finished.games.fetch_add(1, Ordering::Relaxed);
@@ -110,11 +114,16 @@ fn play_rounds(
             }
             Ok(())
         };
-        let result = if config.run.continuous_selfplay {
-            selfplay::run_selfplay_continuous(&sp, ev, n, &mut parked, sink, |_| {})
-        } else {
-            selfplay::run_selfplay(&sp, ev, n, sink, |_| {})
-        };
+        let result = algorithm::play(
+            algorithm,
+            &sp,
+            ev,
+            n,
+            false,
+            config.run.continuous_selfplay.then_some(&mut parked),
+            sink,
+            |_| {},
+        );
         let flushed = writer.flush();
         if stopping() {
             flushed.map_err(|e| anyhow!("cannot write self-play games: {e}"))?;

@@ -2,6 +2,7 @@
 //! `selfplay`, `train` and `eval` crates over a run directory.
 //!
 //! * [`config`]: [`RunConfig`](config::RunConfig), merged over the embedded default.
+//! * [`algorithm`]: AlphaZero or Descent self-play (`run.algorithm`).
 //! * [`layout`]: the run directory ([`RunDir`](layout::RunDir)), its lock and crash clean-up.
 //! * [`state`]: the saved position of the loop ([`LoopState`](state::LoopState)).
 //! * [`shards`]: naming and counting the loop's own self-play shards.
@@ -10,6 +11,7 @@
 //! * [`display`]: progress bars and summary lines (the learning curves are drawn by
 //!   [`crate::plot`]).
 
+pub mod algorithm;
 pub mod config;
 pub mod display;
 pub mod driver;

@@ -62,6 +62,7 @@ mod tests {
                 policy: vec![],
                 search_value: 0.0,
                 outcome: 0.0,
+                tree_only: false,
             });
             g.play(moves[0]).unwrap();
         }

@@ -48,7 +48,10 @@ pub fn wdl_of(z: f32) -> [f32; 3] {
 /// Builds a batch from `samples[i]` seen under board symmetry `symmetries[i]`
 /// (`0..geometry.num_symmetries`: 8 on square boards, 12 on the hexagonal one), for a
 /// network of `variant`'s layout with input `features`. Value target: `(1 − w) · outcome + w · search_value`
-/// with `w = search_value_weight`, for the side (team) to move. Errors: lengths differ, a
+/// with `w = search_value_weight`, for the side (team) to move; for a tree-only sample
+/// (Descent's tree learning, no game outcome) its `search_value` alone. A sample without
+/// a policy target (an empty `policy`: a cheap search's or a tree-only one) gets
+/// `policy_weight` 0, which masks it out of the policy loss. Errors: lengths differ, a
 /// sample of another layout, a symmetry out of range.
 pub fn make_batch(
     samples: &[&Sample],
@@ -113,7 +116,11 @@ pub fn make_batch(
             }
             weight[i] = 1.0;
         }
-        let z = (1.0 - search_value_weight) * s.outcome + search_value_weight * s.search_value;
+        let z = if s.tree_only {
+            s.search_value
+        } else {
+            (1.0 - search_value_weight) * s.outcome + search_value_weight * s.search_value
+        };
         wdl[i * 3..i * 3 + 3].copy_from_slice(&wdl_of(z));
         value[i] = z.clamp(-1.0, 1.0);
     }
@@ -156,6 +163,7 @@ mod tests {
             policy,
             search_value: 0.5,
             outcome: -1.0,
+            tree_only: false,
         };
         let no_policy = Sample {
             policy: vec![],
@@ -214,6 +222,7 @@ mod tests {
             moves,
             search_value: 0.0,
             outcome: 1.0,
+            tree_only: false,
         }
     }
 

@@ -30,6 +30,7 @@ pub fn sample_positions(variant: Variant, count: usize) -> Vec<Sample> {
             policy: vec![1.0 / n as f32; n],
             search_value: 0.0,
             outcome: [1.0, 0.0, -1.0][k % 3],
+            tree_only: false,
         });
         k = k
             .wrapping_mul(6364136223846793005)

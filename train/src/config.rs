@@ -351,7 +351,8 @@ pub struct TrainConfig {
     pub window_positions: usize,
     /// Train on positions without a policy target (the cheap searches of playout-cap
     /// randomisation) for their value; false keeps only full-search positions in the
-    /// window, as KataGo does. Default true.
+    /// window, as KataGo does (Descent's tree-only positions are kept either way).
+    /// Default true.
     pub value_only_positions: bool,
     /// Sample one of the 8 board symmetries per training position. Default true.
     pub augment_symmetries: bool,

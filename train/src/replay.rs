@@ -179,10 +179,11 @@ impl ReplayWindow {
     }
 
     /// Whether `sample` belongs in this window: its variant has the window's layout, and
-    /// it has a policy target unless value-only positions are kept.
+    /// it has a policy target unless value-only positions are kept (tree-only samples,
+    /// which are not cheap searches, always belong).
     pub fn accepts(&self, sample: &Sample) -> bool {
         same_layout(self.variant, sample.position.variant())
-            && (self.value_only || !sample.policy.is_empty())
+            && (self.value_only || sample.tree_only || !sample.policy.is_empty())
     }
 
     /// Number of shards held.
@@ -217,6 +218,7 @@ mod tests {
             policy: vec![],
             search_value: 0.0,
             outcome: 0.0,
+            tree_only: false,
         }
     }
 
@@ -330,5 +332,12 @@ mod tests {
         assert_eq!(got, vec![0, 3]);
         let mem = ReplayWindow::new(10, Variant::Standard).keep_value_only(false);
         assert!(!mem.accepts(&samples[1]) && mem.accepts(&samples[0]));
+        // Descent's tree-only positions are no cheap searches: always kept.
+        let tree = Sample {
+            moves: vec![],
+            tree_only: true,
+            ..samples[1].clone()
+        };
+        assert!(mem.accepts(&tree));
     }
 }

@@ -583,6 +583,7 @@ mod tests {
                 policy,
                 search_value: rng.random_range(-1.0..1.0),
                 outcome: [-1.0, 0.0, 1.0][rng.random_range(0..3)],
+                tree_only: false,
             });
             pos.play(moves[rng.random_range(0..moves.len())]);
             if pos.outcome(&rules).is_some() {
@@ -608,6 +609,75 @@ mod tests {
             assert!(ta.equal(tb), "optimizer state differs at {na}");
         }
         assert_eq!(a.step(), b.step());
+    }
+
+    /// The per-sample mask of the policy loss: samples without a policy target (cheap
+    /// searches, Descent's tree-only positions) add nothing to the policy loss and no
+    /// gradient to the policy head, and train the value head towards their value target
+    /// (a tree-only sample's search value alone, however the outcome is weighted).
+    #[test]
+    fn samples_without_a_policy_target_train_only_the_value() {
+        let variant = Variant::Standard;
+        let config = TrainConfig {
+            net: tiny_net(),
+            batch_size: 8,
+            search_value_weight: 0.25,
+            threads: 1,
+            ..TrainConfig::default()
+        };
+        let mut trainer = Trainer::new(config, variant).unwrap();
+        let samples = random_samples(variant, 24, 11);
+        let with_policy: Vec<&Sample> = samples.iter().filter(|s| !s.policy.is_empty()).collect();
+        let tree: Vec<Sample> = samples
+            .iter()
+            .map(|s| Sample {
+                moves: vec![],
+                policy: vec![],
+                outcome: 0.0,
+                tree_only: true,
+                ..s.clone()
+            })
+            .collect();
+        let mut mixed = with_policy.clone();
+        mixed.extend(tree.iter());
+        let alone = trainer.evaluate(&with_policy).unwrap();
+        let both = trainer.evaluate(&mixed).unwrap();
+        assert!(alone.policy_loss > 0.0);
+        assert!((both.policy_loss - alone.policy_loss).abs() < 1e-5);
+        assert_eq!(both.policy_samples, with_policy.len());
+        assert_eq!(both.samples, mixed.len());
+        // A tree-only sample's value target is its search value.
+        let refs: Vec<&Sample> = tree.iter().collect();
+        let features = trainer.model.info.net.input_features;
+        let batch = make_batch(&refs, &vec![0; refs.len()], variant, features, 0.25).unwrap();
+        let targets = Vec::<f32>::try_from(batch.value_target.shallow_clone()).unwrap();
+        let expected: Vec<f32> = tree.iter().map(|s| s.search_value).collect();
+        assert_eq!(targets, expected);
+        // Gradients of a batch of tree-only samples: none reach the policy head.
+        let out = trainer.forward(&batch.input, true);
+        let (loss, _) = trainer.losses(&out.policy, &out.wdl, &batch);
+        trainer.optimizer.zero_grad();
+        loss.backward();
+        let mut policy_params = 0;
+        let mut value_grad = 0.0;
+        for (name, var) in trainer.model.vs.variables() {
+            let grad = var.grad();
+            if !grad.defined() {
+                continue;
+            }
+            let norm = grad.abs().sum(Kind::Float).double_value(&[]);
+            if name.contains("policy.") {
+                policy_params += 1;
+                assert_eq!(norm, 0.0, "{name} got a gradient");
+            } else if name.contains("value.") {
+                value_grad += norm;
+            }
+        }
+        assert!(
+            policy_params > 0,
+            "the policy head's weights have gradients"
+        );
+        assert!(value_grad > 0.0);
     }
 
     /// N steps + checkpoint + resume + M steps == N + M uninterrupted steps, bit for bit,
@@ -858,6 +928,7 @@ mod tests {
                         .collect(),
                     search_value: 1.0,
                     outcome: 1.0,
+                    tree_only: false,
                 });
             }
             let non_winning: Vec<Move> = moves

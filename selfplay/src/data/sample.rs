@@ -9,13 +9,20 @@ pub struct Sample {
     pub position: Position,
     /// The rules the game was played under.
     pub rules: Rules,
-    /// The legal moves searched, in the order `policy` uses.
+    /// The legal moves searched, in the order `policy` uses (empty for a `tree_only`
+    /// sample).
     pub moves: Vec<Move>,
     /// Visit distribution over `moves` (sums to 1); empty when the move was not chosen by a
     /// full search (playout-cap randomisation): then only the value is a target.
     pub policy: Vec<f32>,
     /// Root value of the search for the side to move, in `[-1, 1]`.
     pub search_value: f32,
-    /// Final result of the game for the side to move: 1, 0 or −1.
+    /// Final result of the game for the side to move: 1, 0 or −1 (0 and not a target
+    /// for a `tree_only` sample).
     pub outcome: f32,
+    /// Tree learning (Descent): a position the search valued but the game did not
+    /// play. Its only target is its value, `search_value` (its backed-up minimax
+    /// value): no game outcome reaches it, and it has no policy target (`policy` and
+    /// `moves` are empty).
+    pub tree_only: bool,
 }

@@ -16,9 +16,11 @@
 //! A position is stored compactly as two bitboards, side, variant id and ply, and (since
 //! version 2) the variant's extra state ([`ExtraState`]: vanished cells, partners, seat,
 //! reserves, pending drop); the rules as their spec string (`Rules` Display / parse
-//! round-trip); moves as their 16-bit encoding. Version 1 shards (no extra state, written
-//! before the variants that need it) are still read: their positions get the extra state
-//! of [`Position::new`].
+//! round-trip); moves as their 16-bit encoding; and (since version 3) whether the sample
+//! is a tree-only position of Descent's tree learning ([`Sample::tree_only`]). Version 1
+//! shards (no extra state, written before the variants that need it) are still read:
+//! their positions get the extra state of [`Position::new`]; version 1 and 2 samples are
+//! all played positions (`tree_only` false).
 
 use super::Sample;
 use crate::atomic_file::write_atomically;
@@ -32,7 +34,7 @@ use std::path::{Path, PathBuf};
 /// First bytes of every shard.
 pub const MAGIC: &[u8; 8] = b"LOAZSHRD";
 /// Version of the shard format written by this build.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 /// Oldest shard format version this build reads.
 pub const OLDEST_READABLE_VERSION: u32 = 1;
 /// File-name extension of shards.
@@ -44,7 +46,7 @@ const MAX_SHARD_SAMPLES: usize = 1 << 24;
 /// Most serialized bytes one sample may take (positions, moves, policy: well under 1 KiB).
 const MAX_SAMPLE_BYTES: usize = 4096;
 
-/// A sample in format version 2.
+/// A sample in format version 3.
 #[derive(Serialize, Deserialize)]
 struct WireSample {
     black: u64,
@@ -62,6 +64,50 @@ struct WireSample {
     policy: Vec<f32>,
     search_value: f32,
     outcome: f32,
+    tree_only: bool,
+}
+
+/// A sample in format version 2: no tree-only flag.
+#[derive(Serialize, Deserialize)]
+struct WireSampleV2 {
+    black: u64,
+    white: u64,
+    side: u8,
+    variant: u8,
+    ply: u32,
+    vanished: u64,
+    partners: u64,
+    seat: u8,
+    reserve: [u8; 2],
+    drop_pending: bool,
+    rules: String,
+    moves: Vec<u16>,
+    policy: Vec<f32>,
+    search_value: f32,
+    outcome: f32,
+}
+
+impl WireSampleV2 {
+    fn into_current(self) -> WireSample {
+        WireSample {
+            black: self.black,
+            white: self.white,
+            side: self.side,
+            variant: self.variant,
+            ply: self.ply,
+            vanished: self.vanished,
+            partners: self.partners,
+            seat: self.seat,
+            reserve: self.reserve,
+            drop_pending: self.drop_pending,
+            rules: self.rules,
+            moves: self.moves,
+            policy: self.policy,
+            search_value: self.search_value,
+            outcome: self.outcome,
+            tree_only: false,
+        }
+    }
 }
 
 /// A sample in format version 1: no extra state.
@@ -104,6 +150,7 @@ impl WireSampleV1 {
             policy: self.policy,
             search_value: self.search_value,
             outcome: self.outcome,
+            tree_only: false,
         })
     }
 }
@@ -135,6 +182,7 @@ impl WireSample {
             policy: s.policy.clone(),
             search_value: s.search_value,
             outcome: s.outcome,
+            tree_only: s.tree_only,
         }
     }
 
@@ -179,6 +227,9 @@ impl WireSample {
         if !finite(self.search_value) || !finite(self.outcome) {
             return Err("value outside [-1, 1]".into());
         }
+        if self.tree_only && !(moves.is_empty() && self.policy.is_empty()) {
+            return Err("a tree-only sample with moves or a policy".into());
+        }
         Ok(Sample {
             position,
             rules,
@@ -186,6 +237,7 @@ impl WireSample {
             policy: self.policy,
             search_value: self.search_value,
             outcome: self.outcome,
+            tree_only: self.tree_only,
         })
     }
 }
@@ -288,6 +340,12 @@ pub fn decode_shard(path: &Path, bytes: &[u8]) -> Result<Vec<Sample>, Error> {
             .map_err(postcard_err)?
             .into_iter()
             .map(WireSampleV1::into_current)
+            .collect()
+    } else if version == 2 {
+        postcard::from_bytes::<Vec<WireSampleV2>>(&raw)
+            .map_err(postcard_err)?
+            .into_iter()
+            .map(|w| Ok(w.into_current()))
             .collect()
     } else {
         postcard::from_bytes::<Vec<WireSample>>(&raw)
@@ -423,9 +481,20 @@ mod tests {
                     },
                     search_value: 0.25 - k as f32 * 0.05,
                     outcome: [1.0, 0.0, -1.0][k % 3],
+                    tree_only: false,
                 });
                 p.play(moves[(k * 7) % n]);
             }
+            // A tree-only sample (Descent's tree learning): a value and nothing else.
+            out.push(Sample {
+                position: p,
+                rules,
+                moves: vec![],
+                policy: vec![],
+                search_value: -0.625,
+                outcome: 0.0,
+                tree_only: true,
+            });
         }
         out
     }
@@ -480,6 +549,78 @@ mod tests {
         frame(1, samples.len(), &postcard::to_allocvec(&wire).unwrap())
     }
 
+    /// The bytes a version-2 build wrote for `samples` (which must all be played
+    /// positions).
+    fn encode_v2(samples: &[Sample]) -> Vec<u8> {
+        let wire: Vec<WireSampleV2> = samples
+            .iter()
+            .map(|s| {
+                assert!(!s.tree_only);
+                let w = WireSample::from_sample(s);
+                WireSampleV2 {
+                    black: w.black,
+                    white: w.white,
+                    side: w.side,
+                    variant: w.variant,
+                    ply: w.ply,
+                    vanished: w.vanished,
+                    partners: w.partners,
+                    seat: w.seat,
+                    reserve: w.reserve,
+                    drop_pending: w.drop_pending,
+                    rules: w.rules,
+                    moves: w.moves,
+                    policy: w.policy,
+                    search_value: w.search_value,
+                    outcome: w.outcome,
+                }
+            })
+            .collect();
+        frame(2, samples.len(), &postcard::to_allocvec(&wire).unwrap())
+    }
+
+    #[test]
+    fn version_3_shards_round_trip_tree_only_samples() {
+        let s = samples();
+        let tree: Vec<&Sample> = s.iter().filter(|x| x.tree_only).collect();
+        assert_eq!(tree.len(), Variant::ALL.len());
+        let bytes = encode_shard(&s);
+        assert_eq!(u32::from_le_bytes(bytes[8..12].try_into().unwrap()), 3);
+        let back = decode_shard(Path::new("t.shard"), &bytes).unwrap();
+        assert_eq!(back, s);
+        assert!(back
+            .iter()
+            .filter(|x| x.tree_only)
+            .all(|x| x.moves.is_empty() && x.policy.is_empty() && x.search_value == -0.625));
+        // A tree-only sample with a policy target is an error naming the sample.
+        let mut w = WireSample::from_sample(tree[0]);
+        w.moves = vec![tree[0].position.legal_moves(&tree[0].rules)[0].to_bits()];
+        w.policy = vec![1.0];
+        let raw = postcard::to_allocvec(&vec![w]).unwrap();
+        let e = decode_shard(Path::new("t.shard"), &frame(3, 1, &raw))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("t.shard") && e.contains("tree-only"), "{e}");
+    }
+
+    #[test]
+    fn version_2_shards_still_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v2.shard");
+        let old: Vec<Sample> = samples().into_iter().filter(|s| !s.tree_only).collect();
+        let bytes = encode_v2(&old);
+        assert_eq!(u32::from_le_bytes(bytes[8..12].try_into().unwrap()), 2);
+        assert_ne!(bytes, encode_shard(&old));
+        fs::write(&path, &bytes).unwrap();
+        let back = read_shard(&path).unwrap();
+        assert_eq!(back, old);
+        assert!(back.iter().all(|s| !s.tree_only));
+        // Read as version 3, the version-2 payload lacks the flag: an error, not garbage.
+        let mut b = bytes.clone();
+        b[8..12].copy_from_slice(&3u32.to_le_bytes());
+        assert!(decode_shard(&path, &b).is_err());
+    }
+
     #[test]
     fn version_1_shards_still_read() {
         let dir = tempfile::tempdir().unwrap();
@@ -487,8 +628,9 @@ mod tests {
         let old: Vec<Sample> = samples()
             .into_iter()
             .filter(|s| {
-                [Variant::Standard, Variant::ScrambledEggs, Variant::Six]
-                    .contains(&s.position.variant())
+                !s.tree_only
+                    && [Variant::Standard, Variant::ScrambledEggs, Variant::Six]
+                        .contains(&s.position.variant())
             })
             .collect();
         assert_eq!(old.len(), 30);
@@ -506,6 +648,7 @@ mod tests {
             policy: vec![],
             search_value: 0.0,
             outcome: 0.0,
+            tree_only: false,
         };
         let back = decode_shard(&path, &encode_v1(std::slice::from_ref(&sample))).unwrap();
         assert_eq!(back, vec![sample]);
@@ -552,6 +695,7 @@ mod tests {
                 policy: vec![],
                 search_value: 0.0,
                 outcome: 0.0,
+                tree_only: false,
             }
         };
         let patch = |v: Variant, f: &dyn Fn(&mut WireSample)| {
@@ -592,6 +736,7 @@ mod tests {
                 policy: vec![1.0 / moves.len() as f32; moves.len()],
                 search_value: 0.0,
                 outcome: 0.0,
+                tree_only: false,
             });
             f(&mut w);
             let raw = postcard::to_allocvec(&vec![w]).unwrap();

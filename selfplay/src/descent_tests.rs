@@ -1,0 +1,176 @@
+use super::*;
+use crate::evaluators::HeuristicEvaluator;
+use crate::output::GameWriter;
+use crate::ubfm::MAX_DISTANCE;
+use loa::Variant;
+
+/// The heuristic's values scaled into [−0.4, 0.4]: any value beyond 0.5 in a sample is
+/// then a proven result.
+struct Damped(HeuristicEvaluator);
+
+impl Evaluator for Damped {
+    fn evaluate(&self, batch: &mut EvalBatch) -> Result<(), Error> {
+        self.0.evaluate(batch)?;
+        for v in &mut batch.values {
+            *v *= 0.4;
+        }
+        Ok(())
+    }
+    fn name(&self) -> String {
+        "damped heuristic".into()
+    }
+}
+
+fn config(games_per_worker: usize, threads: usize) -> SelfplayConfig {
+    SelfplayConfig {
+        threads,
+        seed: Some(7),
+        max_game_plies: 120,
+        descent: DescentConfig {
+            iterations: 2,
+            games_per_worker,
+            ..DescentConfig::default()
+        },
+        ..SelfplayConfig::default()
+    }
+}
+
+fn play(config: &SelfplayConfig, games: u64, deterministic: bool) -> (Vec<FinishedGame>, Progress) {
+    let mut finished = Vec::new();
+    let progress = run_descent_selfplay(
+        config,
+        Arc::new(Damped(HeuristicEvaluator::new())),
+        games,
+        deterministic,
+        |g| {
+            finished.push(g);
+            Ok(())
+        },
+        |_| {},
+    )
+    .unwrap();
+    (finished, progress)
+}
+
+/// Whether `v` is the terminal reward ±(1 − d/1000) of some distance d.
+fn is_terminal_reward(v: f32) -> bool {
+    (0..=MAX_DISTANCE).any(|d| v.abs() == 1.0 - d as f32 / 1000.0)
+}
+
+/// Games are legal and end by the rules or the ply cap; every move played has a
+/// sample with its policy target and the outcome; every other valued state is a
+/// tree-only sample (value only), once per game, many more than the moves; proven
+/// values follow the terminal reward.
+#[test]
+fn descent_games_record_played_and_tree_samples() {
+    let (games, progress) = play(&config(3, 1), 3, false);
+    assert_eq!(games.len(), 3);
+    assert_eq!(progress.games, 3);
+    let moves: usize = games.iter().map(|g| g.moves.len()).sum();
+    assert_eq!(progress.positions as usize, moves);
+    let mut proven = 0;
+    for g in &games {
+        let rules = g.rules;
+        let mut replay = Game::new(Variant::Standard, rules);
+        let played: Vec<&Sample> = g.samples.iter().filter(|s| !s.tree_only).collect();
+        assert_eq!(played.len(), g.moves.len());
+        for (s, &mv) in played.iter().zip(&g.moves) {
+            assert_eq!(&s.position, replay.position());
+            let mut legal = s.moves.clone();
+            legal.sort_by_key(|m| m.to_bits());
+            let mut expected = replay.legal_moves().as_slice().to_vec();
+            expected.sort_by_key(|m| m.to_bits());
+            assert_eq!(legal, expected);
+            assert_eq!(s.policy.len(), s.moves.len());
+            assert!((s.policy.iter().sum::<f32>() - 1.0).abs() < 1e-4);
+            assert_eq!(s.outcome, g.outcome.score_for(s.position.to_move()));
+            replay.play(mv).unwrap();
+        }
+        assert_eq!(
+            replay.outcome().is_some(),
+            !g.adjudicated,
+            "a game ends by the rules or at the cap"
+        );
+        let tree: Vec<&Sample> = g.samples.iter().filter(|s| s.tree_only).collect();
+        assert!(
+            tree.len() > 5 * played.len(),
+            "{} tree samples for {} moves",
+            tree.len(),
+            played.len()
+        );
+        let mut seen = HashSet::new();
+        let played_keys: HashSet<u64> = played.iter().map(|s| s.position.hash()).collect();
+        for s in &tree {
+            assert!(s.moves.is_empty() && s.policy.is_empty());
+            assert!((-1.0..=1.0).contains(&s.search_value));
+            assert!(seen.insert(s.position.hash()), "a state recorded twice");
+            assert!(!played_keys.contains(&s.position.hash()));
+            assert!(
+                s.position.outcome(&rules).is_none(),
+                "finished games are no states"
+            );
+            if s.search_value.abs() > 0.5 {
+                assert!(is_terminal_reward(s.search_value), "{}", s.search_value);
+                proven += 1;
+            }
+        }
+    }
+    assert!(proven > 0, "lines to the end of the game prove states");
+}
+
+/// Tree learning off: only the played positions.
+#[test]
+fn without_tree_learning_only_played_positions_are_recorded() {
+    let mut c = config(2, 1);
+    c.descent.tree_learning = false;
+    let (games, _) = play(&c, 2, false);
+    for g in &games {
+        assert_eq!(g.samples.len(), g.moves.len());
+        assert!(g.samples.iter().all(|s| !s.tree_only));
+    }
+}
+
+/// The worker's games share evaluator calls: with 4 games in lockstep the batches are
+/// several times those of one game at a time.
+#[test]
+fn lockstep_games_share_evaluator_batches() {
+    let (_, alone) = play(&config(1, 1), 2, false);
+    let (_, together) = play(&config(4, 1), 4, false);
+    assert!(
+        together.mean_batch() > 2.0 * alone.mean_batch(),
+        "mean batch {:.1} with 4 games, {:.1} with 1",
+        together.mean_batch(),
+        alone.mean_batch()
+    );
+}
+
+/// Deterministic mode: the same games whatever the thread timing; the samples go
+/// through a shard and back unchanged.
+#[test]
+fn deterministic_descent_games_repeat_and_their_shards_read_back() {
+    let digest = |games: &[FinishedGame]| -> Vec<String> {
+        games
+            .iter()
+            .map(|g| {
+                let moves: Vec<String> = g.moves.iter().map(|m| m.to_string()).collect();
+                format!("{} {}", moves.join(" "), g.samples.len())
+            })
+            .collect()
+    };
+    let c = config(2, 2);
+    let (a, _) = play(&c, 3, true);
+    let (b, _) = play(&c, 3, true);
+    assert_eq!(digest(&a), digest(&b));
+    assert_eq!(a[0].samples, b[0].samples);
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut writer = GameWriter::new(dir.path(), 1 << 20, false).unwrap();
+    let samples: Vec<Sample> = a.iter().flat_map(|g| g.samples.clone()).collect();
+    for g in a {
+        writer.add(g).unwrap();
+    }
+    writer.flush().unwrap();
+    let scan = crate::data::read_recent_shards(&dir.path().join("shards"), None).unwrap();
+    assert!(scan.skipped.is_empty());
+    assert_eq!(scan.samples, samples);
+}
