@@ -616,8 +616,8 @@ impl Driver {
         play_once(&dir, "decision.json", || {
             let device = &self.config.train.inference.device;
             let sims = self.config.run.gate_simulations;
-            let candidate = model_spec(&self.run.candidate(g), sims, device);
-            let best = model_spec(&self.run.model(self.state.best), sims, device);
+            let candidate = model_spec(&self.run.candidate(g), sims, device)?;
+            let best = model_spec(&self.run.model(self.state.best), sims, device)?;
             let arena = MatchConfig {
                 games: self.config.gate.max_games,
                 variant: self.config.variant(),
