@@ -136,7 +136,12 @@ pub async fn play(State(state): State<Arc<AppState>>, body: Bytes) -> ApiResult<
     let st = state.clone();
     run_blocking(&state, move || {
         if let Some((path, net)) = spec.network() {
-            check_model_variant(&st, path, &net.device.to_string(), game.position().variant())?;
+            check_model_variant(
+                &st,
+                path,
+                &net.device.to_string(),
+                game.position().variant(),
+            )?;
         }
         let mut player = st
             .factory

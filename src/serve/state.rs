@@ -86,7 +86,10 @@ impl AppState {
                     let state = weak
                         .upgrade()
                         .ok_or_else(|| anyhow::anyhow!("the server is shutting down"))?;
-                    Ok(state.model(path, &net.device.to_string())?.evaluator.clone())
+                    Ok(state
+                        .model(path, &net.device.to_string())?
+                        .evaluator
+                        .clone())
                 });
             AppState {
                 runs,
