@@ -24,6 +24,7 @@
 //! format, `eval/PROTOCOL.md`).
 
 pub mod alphabeta;
+pub mod first_legal;
 pub mod kind;
 pub mod mcts;
 pub mod model;
@@ -51,6 +52,7 @@ use std::time::Duration;
 /// new kind is registered.
 pub static KINDS: &[&PlayerKind] = &[
     &random::KIND,
+    &first_legal::KIND,
     &alphabeta::KIND,
     &mcts::KIND,
     &model::KIND,
