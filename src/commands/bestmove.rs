@@ -50,7 +50,7 @@ pub fn run(args: Args) -> Result<()> {
         );
     }
     if let Some(info) = player.last_info() {
-        println!("info {info}");
+        println!("{}", info.line());
     }
     println!("{mv}");
     Ok(())

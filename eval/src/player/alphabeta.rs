@@ -1,10 +1,11 @@
 //! The alpha-beta baseline as a [`Player`].
 
+use super::info::{Score, SearchInfo};
 use super::kind::{Key, Network, Order, PlayerKind, Serve, Shown, ValueType, SERVE_MAX_MS};
 use super::spec::{Settings, Value};
 use super::{Player, PlayerFactory, PlayerSpec};
 use crate::config::{AlphaBetaConfig, EvalWeights};
-use crate::search::{AlphaBeta, SearchLimits, SearchResult, WIN};
+use crate::search::{AlphaBeta, SearchLimits, SearchResult, WIN, WIN_THRESHOLD};
 use anyhow::{Context, Result};
 use loa::forced::Forced;
 use loa::{Game, Move};
@@ -287,21 +288,17 @@ impl Player for AlphaBetaPlayer {
         };
         self.checked_search(game, limits)
     }
-    fn last_info(&self) -> Option<String> {
+    fn last_info(&self) -> Option<SearchInfo> {
         self.last.as_ref().map(|r| {
-            format!(
-                "depth {} score {} nodes {} time {} ms nps {:.0} pv {}",
-                r.depth,
-                crate::search::score_text(r.score),
-                r.nodes,
-                r.elapsed.as_millis(),
-                r.nodes as f64 / r.elapsed.as_secs_f64().max(1e-6),
-                r.pv()
-                    .iter()
-                    .map(|m| m.to_string())
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            )
+            let score = if r.score > WIN_THRESHOLD {
+                Score::Mate(WIN - r.score)
+            } else if r.score < -WIN_THRESHOLD {
+                Score::Mate(-(WIN + r.score))
+            } else {
+                Score::Cp(r.score)
+            };
+            let pv = r.pv().iter().map(|m| m.to_string()).collect();
+            SearchInfo::new(Some(r.depth), r.nodes, r.elapsed, Some(score), pv)
         })
     }
 }

@@ -2,12 +2,13 @@
 //! interface; the `mcts` kind (a built-in evaluator) and what it shares with the `model`
 //! kind ([`super::model`]): the limit keys, the search options, the player.
 
+use super::info::{Proven, Score, SearchInfo};
 use super::kind::{Key, Network, Order, PlayerKind, Serve, Shown, ValueType, SERVE_MAX_MS};
 use super::spec::{Settings, Value};
 use super::{Player, PlayerSpec, DEFAULT_SIMS, NO_SIM_CAP};
 use anyhow::{bail, Result};
 use loa::{Game, Move};
-use selfplay::{Evaluator, HeuristicEvaluator, MctsConfig, MctsPlayer, UniformEvaluator};
+use selfplay::{Evaluator, HeuristicEvaluator, MctsConfig, MctsPlayer, Proof, UniformEvaluator};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -239,6 +240,7 @@ pub fn build(
         fixed: None,
         timed: None,
         last_timed: false,
+        last_info: None,
     }))
 }
 
@@ -254,6 +256,8 @@ struct MctsMatchPlayer {
     timed: Option<MctsPlayer>,
     /// Whether the last search was a timed one.
     last_timed: bool,
+    /// The report of the last move.
+    last_info: Option<SearchInfo>,
 }
 
 impl MctsMatchPlayer {
@@ -281,8 +285,31 @@ impl MctsMatchPlayer {
     }
 }
 
-impl Player for MctsMatchPlayer {
-    fn choose_move(&mut self, game: &Game) -> Result<Move> {
+impl MctsMatchPlayer {
+    /// The report of the move `mv` just chosen for `game` in `elapsed`: the search's, or,
+    /// when the root check settled the move without a search (the search's root is
+    /// another position), no nodes and no score.
+    fn report(&mut self, game: &Game, mv: Move, elapsed: Duration) {
+        let searched = self
+            .last()
+            .filter(|p| p.search().root_position() == game.position());
+        self.last_info = Some(match searched {
+            Some(p) => {
+                let search = p.search();
+                let score = match search.root_proof() {
+                    Some(Proof::Win) => Score::Proven(Proven::Win),
+                    Some(Proof::Loss) => Score::Proven(Proven::Loss),
+                    Some(Proof::Draw) => Score::Proven(Proven::Draw),
+                    None => Score::Value(search.root_value()),
+                };
+                let nodes = u64::from(p.last_stats().simulations);
+                SearchInfo::new(None, nodes, elapsed, Some(score), vec![mv.to_string()])
+            }
+            None => SearchInfo::new(Some(0), 0, elapsed, None, vec![mv.to_string()]),
+        });
+    }
+
+    fn choose(&mut self, game: &Game) -> Result<Move> {
         match self.time {
             Some(t) => {
                 let cap = self.sims;
@@ -293,20 +320,32 @@ impl Player for MctsMatchPlayer {
             None => Ok(self.fixed().choose_move(game)?),
         }
     }
+}
+
+impl Player for MctsMatchPlayer {
+    fn choose_move(&mut self, game: &Game) -> Result<Move> {
+        let started = Instant::now();
+        let mv = self.choose(game)?;
+        self.report(game, mv, started.elapsed());
+        Ok(mv)
+    }
     fn choose_move_within(&mut self, game: &Game, budget: Duration) -> Result<Move> {
+        let started = Instant::now();
         let cap = if self.time.is_some() {
             self.sims
         } else {
             NO_SIM_CAP
         };
-        Ok(self
+        let mv = self
             .timed()
-            .choose_move_until(game, Instant::now() + budget, cap)?)
+            .choose_move_until(game, started + budget, cap)?;
+        self.report(game, mv, started.elapsed());
+        Ok(mv)
     }
     fn name(&self) -> String {
         self.name.clone()
     }
-    fn last_info(&self) -> Option<String> {
-        self.last().map(|p| format!("{:?}", p.last_stats()))
+    fn last_info(&self) -> Option<SearchInfo> {
+        self.last_info.clone()
     }
 }

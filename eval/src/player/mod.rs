@@ -25,6 +25,7 @@
 
 pub mod alphabeta;
 pub mod first_legal;
+pub mod info;
 pub mod kind;
 pub mod mcts;
 pub mod model;
@@ -34,6 +35,7 @@ pub mod spec;
 pub mod ubfm;
 
 pub use alphabeta::AlphaBetaPlayer;
+pub use info::{Score, SearchInfo};
 pub use kind::{mentions_network, PlayerKind};
 pub use mcts::SearchOptions;
 pub use net::{Device, NetOptions, Precision};
@@ -88,8 +90,9 @@ pub trait Player: Send {
         let _ = budget;
         self.choose_move(game)
     }
-    /// A one-line summary of the last search (depth, score, nodes), if the player searches.
-    fn last_info(&self) -> Option<String> {
+    /// The report of the last search ([`SearchInfo`], one `info` line format), if the
+    /// player searches and has searched.
+    fn last_info(&self) -> Option<SearchInfo> {
         None
     }
 }
@@ -269,6 +272,97 @@ mod tests {
                 .unwrap();
             assert!(legal.contains(&mv), "{text}");
         }
+    }
+
+    /// Every searching player reports each search in the one format: the line reads back
+    /// to the same report, the principal variation starts with the move played, and the
+    /// nodes are what the spec's limit counts. Players that do not search report nothing.
+    #[test]
+    fn every_searching_player_reports_one_info_format() {
+        let f = PlayerFactory::new();
+        let game = Game::new(loa::Variant::Standard, loa::Rules::classic());
+        for (text, nodes) in [
+            ("alphabeta:depth=2", None),
+            ("alphabeta:ms=20", None),
+            ("mcts:evaluator=heuristic,sims=50", Some(50)),
+            ("mcts:evaluator=uniform,ms=20", None),
+            ("mcts:evaluator=uniform,sims=32,gumbel=on", Some(32)),
+            ("ubfm:evaluator=heuristic,nodes=20", Some(20)),
+            ("ubfm:evaluator=heuristic,ms=20", None),
+        ] {
+            let mut p = f.build(&PlayerSpec::parse(text).unwrap(), 1).unwrap();
+            assert_eq!(p.last_info(), None, "{text}");
+            for timed in [false, true] {
+                let mv = if timed {
+                    p.choose_move_within(&game, Duration::from_millis(20))
+                } else {
+                    p.choose_move(&game)
+                }
+                .unwrap();
+                let info = p.last_info().unwrap();
+                let line = info.line();
+                assert_eq!(SearchInfo::parse(&line).unwrap(), info, "{text}");
+                assert_eq!(info.pv.first(), Some(&mv.to_string()), "{text}: {line}");
+                assert!(info.nodes > 0 && info.score.is_some(), "{text}: {line}");
+                if let (Some(n), false) = (nodes, timed) {
+                    assert_eq!(info.nodes, n, "{text}: {line}");
+                }
+                if text.starts_with("alphabeta") {
+                    assert!(matches!(info.score, Some(Score::Cp(_))), "{line}");
+                    assert!(info.depth.is_some_and(|d| d >= 1), "{line}");
+                } else {
+                    assert!(
+                        matches!(info.score, Some(Score::Value(v)) if (-1.0..=1.0).contains(&v)),
+                        "{line}"
+                    );
+                }
+            }
+        }
+        for text in ["random", "first-legal"] {
+            let mut p = f.build(&PlayerSpec::parse(text).unwrap(), 1).unwrap();
+            p.choose_move(&game).unwrap();
+            assert_eq!(p.last_info(), None, "{text}");
+        }
+    }
+
+    /// A spec echoed back states the limit it searched by: a spec without a limit of its
+    /// own given a time is the spec with that time, not its default count.
+    #[test]
+    fn specs_searching_by_time_say_so() {
+        for (text, ms, echoed) in [
+            ("model:path=m.st", 200, "model:path=m.st,ms=200"),
+            ("mcts", 50, "mcts:evaluator=heuristic,ms=50"),
+            ("alphabeta", 200, "alphabeta:ms=200"),
+            ("ubfm:evaluator=uniform", 30, "ubfm:evaluator=uniform,ms=30"),
+            ("random", 30, "random"),
+            ("first-legal", 30, "first-legal"),
+        ] {
+            let spec = PlayerSpec::parse(text).unwrap();
+            assert!(!spec.gives_limit(), "{text}");
+            let timed = spec.searching_for(ms).unwrap();
+            assert_eq!(timed.name(), echoed);
+            assert_eq!(PlayerSpec::parse(echoed).unwrap(), timed);
+        }
+        for text in [
+            "model:path=m.st,sims=64",
+            "alphabeta:depth=3",
+            "ubfm:nodes=9",
+            "mcts:ms=5",
+        ] {
+            assert!(PlayerSpec::parse(text).unwrap().gives_limit(), "{text}");
+        }
+        let (limits, config) = alphabeta::search_settings(
+            &PlayerSpec::parse("alphabeta")
+                .unwrap()
+                .searching_for(200)
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            (limits.depth, limits.time),
+            (None, Some(Duration::from_millis(200)))
+        );
+        assert!(config.late_move_reductions);
     }
 
     /// Search options parse in any order, print in a fixed one, and reach the search.

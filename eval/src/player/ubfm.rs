@@ -2,14 +2,16 @@
 //! with completion) behind the [`Player`] interface, with a built-in evaluator or a
 //! trained network's values.
 
+use super::info::{Proven, Score, SearchInfo};
 use super::kind::{Key, Network, Order, PlayerKind, Serve, Shown, ValueType};
 use super::mcts::{self, EVALUATOR, MS};
 use super::model::{DEVICE, PATH, PRECISION};
 use super::spec::{Settings, Value};
 use super::{Player, DEFAULT_UBFM_NODES, NO_NODE_CAP};
 use anyhow::Result;
+use loa::forced::Forced;
 use loa::{Game, Move};
-use selfplay::{Evaluator, RootCheck, Ubfm, UbfmConfig, UbfmLimits};
+use selfplay::{Evaluator, Resolution, RootCheck, Ubfm, UbfmConfig, UbfmLimits};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -113,7 +115,7 @@ pub fn build(
         search: Ubfm::new(config),
         nodes,
         time: ms.map(Duration::from_millis),
-        searched: false,
+        last_info: None,
     })
 }
 
@@ -124,8 +126,8 @@ struct UbfmPlayer {
     search: Ubfm,
     nodes: u32,
     time: Option<Duration>,
-    /// Whether a search ran (so that [`Player::last_info`] has something to say).
-    searched: bool,
+    /// The report of the last move.
+    last_info: Option<SearchInfo>,
 }
 
 impl UbfmPlayer {
@@ -134,21 +136,48 @@ impl UbfmPlayer {
     /// search; after the search a move the check refutes gives way to the search's next
     /// most visited move.
     fn run(&mut self, game: &Game, iterations: u32, time: Option<Duration>) -> Result<Move> {
+        let started = Instant::now();
         let check = RootCheck::of(game);
         if let Some(mv) = check.settled() {
+            let score = match *check.verdict() {
+                Forced::Win { plies, .. } => Some(Score::Mate(plies as i32)),
+                Forced::Loss { plies, .. } => Some(Score::Mate(-(plies as i32))),
+                Forced::Open { .. } => None,
+            };
+            let pv = vec![mv.to_string()];
+            self.last_info = Some(SearchInfo::new(Some(0), 0, started.elapsed(), score, pv));
             return Ok(mv);
         }
         let limits = UbfmLimits {
             iterations,
-            deadline: time.map(|t| Instant::now() + t),
+            deadline: time.map(|t| started + t),
         };
-        self.searched = true;
         let searched = self
             .search
             .choose_move(game, self.evaluator.as_ref(), limits)?;
         let mut preference = self.search.root_moves();
         preference.sort_by_key(|m| std::cmp::Reverse(m.visits));
-        Ok(check.overrule(searched, preference.iter().map(|m| m.mv)))
+        let mv = check.overrule(searched, preference.iter().map(|m| m.mv));
+        let stats = self.search.stats();
+        let score = match stats.resolution {
+            Resolution::Unresolved => Score::Value(stats.value),
+            Resolution::Win(d) => Score::Mate(i32::from(d)),
+            Resolution::Loss(d) => Score::Mate(-i32::from(d)),
+            Resolution::Draw => Score::Proven(Proven::Draw),
+        };
+        // The line played first: the search's, unless the root check overruled its move.
+        let mut pv: Vec<String> = stats.pv.iter().map(|m| m.to_string()).collect();
+        if stats.pv.first() != Some(&mv) {
+            pv = vec![mv.to_string()];
+        }
+        self.last_info = Some(SearchInfo::new(
+            Some(pv.len() as u32),
+            u64::from(stats.iterations),
+            started.elapsed(),
+            Some(score),
+            pv,
+        ));
+        Ok(mv)
     }
 }
 
@@ -170,8 +199,8 @@ impl Player for UbfmPlayer {
         self.name.clone()
     }
 
-    fn last_info(&self) -> Option<String> {
-        self.searched.then(|| self.search.stats().summary())
+    fn last_info(&self) -> Option<SearchInfo> {
+        self.last_info.clone()
     }
 }
 
@@ -290,7 +319,8 @@ mod tests {
                 let mv = player.choose_move(game).unwrap();
                 assert!(legal.contains(&mv), "{text} {}", game.position().to_text());
                 let info = player.last_info().unwrap();
-                assert!(info.starts_with("ubfm iterations"), "{info}");
+                assert_eq!(SearchInfo::parse(&info.line()).unwrap(), info);
+                assert_eq!(info.pv.first(), Some(&mv.to_string()), "{}", info.line());
                 let mv = player
                     .choose_move_within(game, Duration::from_millis(5))
                     .unwrap();
