@@ -152,6 +152,7 @@ impl ValueType {
     pub fn describe(self) -> String {
         match self {
             ValueType::Int { min: 1, max } if max >= u32::MAX as i64 => "positive integer".into(),
+            ValueType::Int { min: 0, max } if max >= u32::MAX as i64 => "integer ≥ 0".into(),
             ValueType::Int { min, max } if min <= i32::MIN as i64 && max >= i32::MAX as i64 => {
                 "integer".into()
             }
@@ -283,7 +284,7 @@ pub fn markdown() -> String {
             " Not served to clients."
         };
         s += &format!(
-            "\n### `{}`{aliases}\n\n{}{network}{served}\n",
+            "\n### `{}`{aliases}\n\n{}.{network}{served}\n",
             kind.name, kind.summary
         );
         if kind.keys.is_empty() {
@@ -292,10 +293,12 @@ pub fn markdown() -> String {
         }
         s += "\n| key | values | default | meaning | serve |\n|---|---|---|---|---|\n";
         for key in kind.keys {
+            // A `|` inside a cell would end it.
+            let cell = |text: String| text.replace('|', "\\|");
             s += &format!(
                 "| `{}` | {} | {} | {} | {} |\n",
                 key.name,
-                key.value.describe(),
+                cell(key.value.describe()),
                 if key.default.is_empty() {
                     "—".to_string()
                 } else {
@@ -359,4 +362,33 @@ pub fn mentions_network(arg: &str) -> bool {
         Network::Always => lower.contains(kind.name),
         Network::WithKey(key) => lower.contains(&format!("{key}=")),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    /// `docs/api.md`'s player section is [`super::markdown`] (rewritten under
+    /// `LOAZERO_BLESS=1`).
+    #[test]
+    fn the_api_docs_list_the_registry() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/api.md");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let (begin, end) = ("<!-- players:begin -->\n", "<!-- players:end -->");
+        let start = text
+            .find(begin)
+            .expect("docs/api.md: no players:begin marker")
+            + begin.len();
+        let stop = text.find(end).expect("docs/api.md: no players:end marker");
+        let generated = super::markdown();
+        if text[start..stop] != generated {
+            if std::env::var_os("LOAZERO_BLESS").is_some() {
+                let new = format!("{}{generated}{}", &text[..start], &text[stop..]);
+                std::fs::write(&path, new).unwrap();
+            } else {
+                panic!(
+                    "docs/api.md's player section differs from the registry; rewrite it with \
+                     LOAZERO_BLESS=1 cargo test -p eval player::kind"
+                );
+            }
+        }
+    }
 }
