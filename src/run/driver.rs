@@ -694,7 +694,13 @@ impl Driver {
         let anchors: Vec<String> = table
             .ratings
             .iter()
-            .filter(|r| self.config.rating.anchors.contains(&r.name))
+            .filter(|r| {
+                self.config
+                    .rating
+                    .anchors
+                    .iter()
+                    .any(|a| a.name() == r.name)
+            })
             .map(|r| format!("{} {:+.0}", r.name, r.elo))
             .collect();
         if let Some(r) = table.ratings.iter().find(|r| r.name == name) {

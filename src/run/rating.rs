@@ -95,11 +95,7 @@ pub fn rate(
     on_game: &(dyn Fn(&str, &GameResult, &Tally) + Sync),
 ) -> Result<RatingTable> {
     let q = &config.rating;
-    let anchors: Vec<PlayerSpec> = q
-        .anchors
-        .iter()
-        .map(|a| PlayerSpec::parse(a))
-        .collect::<Result<_>>()?;
+    let anchors: &[PlayerSpec] = &q.anchors;
     if q.anchor_games > 0 {
         for k in 0..anchors.len().saturating_sub(1) {
             let label = format!("{} vs {}", anchors[k], anchors[k + 1]);

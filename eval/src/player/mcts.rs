@@ -6,14 +6,67 @@ use super::info::{Proven, Score, SearchInfo};
 use super::kind::{Key, Network, Order, PlayerKind, Serve, Shown, ValueType, SERVE_MAX_MS};
 use super::spec::{Settings, Value};
 use super::{Player, PlayerSpec, DEFAULT_SIMS, NO_SIM_CAP};
-use anyhow::{bail, Result};
+use anyhow::Result;
 use loa::{Game, Move};
 use selfplay::{Evaluator, HeuristicEvaluator, MctsConfig, MctsPlayer, Proof, UniformEvaluator};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The built-in evaluators a spec names with `evaluator=` (`mcts`, `ubfm`).
-pub const BUILTIN_EVALUATORS: &[&str] = &["heuristic", "uniform"];
+/// A built-in evaluator (an implementation of the [`Evaluator`] trait without a network),
+/// as a spec's `evaluator=` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BuiltinEvaluator {
+    /// Concentration / centre-of-mass evaluation ([`HeuristicEvaluator`]).
+    Heuristic,
+    /// Uniform priors, value 0 ([`UniformEvaluator`]).
+    Uniform,
+}
+
+impl BuiltinEvaluator {
+    /// Every built-in evaluator.
+    pub const ALL: [BuiltinEvaluator; 2] = [BuiltinEvaluator::Heuristic, BuiltinEvaluator::Uniform];
+
+    /// Its name in specs.
+    pub const fn name(self) -> &'static str {
+        match self {
+            BuiltinEvaluator::Heuristic => "heuristic",
+            BuiltinEvaluator::Uniform => "uniform",
+        }
+    }
+
+    /// A fresh evaluator of this kind.
+    pub fn evaluator(self) -> Arc<dyn Evaluator> {
+        match self {
+            BuiltinEvaluator::Heuristic => Arc::new(HeuristicEvaluator::new()),
+            BuiltinEvaluator::Uniform => Arc::new(UniformEvaluator::new()),
+        }
+    }
+}
+
+impl std::str::FromStr for BuiltinEvaluator {
+    type Err = String;
+    fn from_str(text: &str) -> Result<BuiltinEvaluator, String> {
+        let lower = text.trim().to_ascii_lowercase();
+        BuiltinEvaluator::ALL
+            .into_iter()
+            .find(|e| e.name() == lower)
+            .ok_or_else(|| {
+                format!("unknown built-in evaluator '{text}' (expected heuristic or uniform)")
+            })
+    }
+}
+
+impl std::fmt::Display for BuiltinEvaluator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The names a spec's `evaluator=` takes (`mcts`, `ubfm`).
+pub const BUILTIN_EVALUATORS: &[&str] = &[
+    BuiltinEvaluator::Heuristic.name(),
+    BuiltinEvaluator::Uniform.name(),
+];
 
 /// `evaluator=`: a built-in evaluator, default `heuristic`.
 pub const EVALUATOR: Key = Key {
@@ -199,11 +252,8 @@ impl SearchOptions {
 
 /// The built-in evaluator called `name` (`heuristic` or `uniform`).
 pub fn builtin_evaluator(name: &str) -> Result<Arc<dyn Evaluator>> {
-    Ok(match name {
-        "heuristic" => Arc::new(HeuristicEvaluator::new()),
-        "uniform" => Arc::new(UniformEvaluator::new()),
-        other => bail!("unknown built-in evaluator '{other}' (expected heuristic or uniform)"),
-    })
+    let kind: BuiltinEvaluator = name.parse().map_err(anyhow::Error::msg)?;
+    Ok(kind.evaluator())
 }
 
 /// The search settings of an MCTS player: one for searches of a fixed number of
@@ -347,5 +397,25 @@ impl Player for MctsMatchPlayer {
     }
     fn last_info(&self) -> Option<SearchInfo> {
         self.last_info.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_evaluators_parse_and_print() {
+        for e in BuiltinEvaluator::ALL {
+            assert_eq!(e.to_string().parse::<BuiltinEvaluator>(), Ok(e));
+            assert!(BUILTIN_EVALUATORS.contains(&e.name()));
+            assert_eq!(
+                e.evaluator().name(),
+                builtin_evaluator(e.name()).unwrap().name()
+            );
+        }
+        assert_eq!("Uniform".parse(), Ok(BuiltinEvaluator::Uniform));
+        let e = "oracle".parse::<BuiltinEvaluator>().unwrap_err();
+        assert!(e.contains("'oracle'") && e.contains("heuristic"), "{e}");
     }
 }
