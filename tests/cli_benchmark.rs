@@ -196,14 +196,19 @@ fn engine_model_player_under_time_controls() {
         }
     };
     assert_eq!(ask("variant 6x6"), ["ok"]);
-    let sims = |out: &[String]| -> u32 {
-        let info = out.iter().find(|l| l.starts_with("info ")).unwrap();
-        let rest = info.split("simulations: ").nth(1).unwrap();
-        rest.split(|c: char| !c.is_ascii_digit())
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap()
+    // The model player's report, read back as a GUI would (the one `info` format): its
+    // nodes are simulations, its score a value, its principal variation starts with the
+    // move played.
+    let sims = |out: &[String]| -> u64 {
+        let line = out.iter().find(|l| l.starts_with("info ")).unwrap();
+        let info = eval::player::SearchInfo::parse(line).unwrap();
+        let mv = out.last().unwrap().strip_prefix("move ").unwrap();
+        assert_eq!(info.pv.first().map(String::as_str), Some(mv), "{out:?}");
+        assert!(
+            matches!(info.score, Some(eval::player::Score::Value(v)) if (-1.0..=1.0).contains(&v)),
+            "{out:?}"
+        );
+        info.nodes
     };
     let out = ask("genmove");
     assert!(out.last().unwrap().starts_with("move "), "{out:?}");

@@ -123,6 +123,45 @@ fn variants_and_positions() {
     error_of(&text);
 }
 
+/// The registry of players, as the web app reads it: every served kind's opponents play a
+/// move, and the kinds that search report it in the one info format.
+#[test]
+fn the_player_registry_is_served_and_its_opponents_play() {
+    let s = Server::start(&[&tiny()]);
+    let r = s.get_json("/api/players");
+    let kinds = r["kinds"].as_array().unwrap();
+    let names: Vec<&str> = kinds.iter().map(|k| k["name"].as_str().unwrap()).collect();
+    for name in [
+        "random",
+        "first-legal",
+        "alphabeta",
+        "mcts",
+        "model",
+        "ubfm",
+    ] {
+        assert!(names.contains(&name), "{names:?}");
+    }
+    for kind in kinds.iter().filter(|k| k["served"] == true) {
+        for o in kind["opponents"].as_array().unwrap() {
+            let spec = o["spec"].as_str().unwrap();
+            let r = s.post_json(
+                "/api/play",
+                &json!({"variant": "6x6", "player": spec, "ms": 20}),
+            );
+            assert_eq!(r["position"]["ply"], 1, "{spec}: {r}");
+            let searches = !["random", "first-legal"].contains(&kind["name"].as_str().unwrap());
+            assert_eq!(r["info"].is_object(), searches, "{spec}: {r}");
+            if searches {
+                assert_eq!(r["info"]["pv"][0], r["move"]["text"], "{spec}: {r}");
+            }
+        }
+    }
+    // first-legal plays the first legal move the position lists.
+    let r = s.post_json("/api/play", &json!({"player": "first-legal"}));
+    let p = s.post_json("/api/position", &json!({}));
+    assert_eq!(r["move"]["text"], p["legal"][0]["text"], "{r}");
+}
+
 #[test]
 fn players_move_and_bad_players_are_refused() {
     let s = Server::start(&[&tiny()]);
@@ -150,6 +189,21 @@ fn players_move_and_bad_players_are_refused() {
         &json!({"variant": "6x6", "player": format!("model:path={}", model.display()), "ms": 50}),
     );
     assert_eq!(r["position"]["ply"], 1);
+    // Echoed with the limit it searched by (the request's time, not the default
+    // simulations), and its search reported in the one info format.
+    let player = r["player"].as_str().unwrap();
+    assert!(
+        player.starts_with("model:path=") && player.ends_with("gen-0002.safetensors,ms=50"),
+        "{r}"
+    );
+    let info = &r["info"];
+    assert!(
+        info["depth"].is_null() && info["nodes"].as_u64().unwrap() > 0,
+        "{r}"
+    );
+    let value = info["score"]["value"].as_f64().unwrap();
+    assert!((-1.0..=1.0).contains(&value), "{r}");
+    assert_eq!(info["pv"][0], r["move"]["text"], "{r}");
 
     // Two games at once (two tabs).
     let handles: Vec<_> = (0..2)

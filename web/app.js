@@ -46,7 +46,7 @@ function download(filename, text) {
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
-const App = { variants: {}, variantList: [], runs: [] };
+const App = { variants: {}, variantList: [], runs: [], players: [] };
 
 // ---------------------------------------------------------------- board drawing
 
@@ -264,13 +264,8 @@ const Play = {
     const sel = $('play-opponent');
     const keep = sel.value;
     sel.textContent = '';
-    const opts = [
-      ['alphabeta:depth=1', 'Alpha-beta depth 1'], ['alphabeta:depth=2', 'Alpha-beta depth 2'],
-      ['alphabeta:depth=3', 'Alpha-beta depth 3'], ['alphabeta:depth=4', 'Alpha-beta depth 4'],
-      ['alphabeta', 'Alpha-beta, time per move'], ['mcts:evaluator=heuristic', 'MCTS heuristic, time per move'],
-      ['ubfm:evaluator=heuristic', 'UBFM heuristic (best-first minimax), time per move'],
-      ['random', 'Random'],
-    ];
+    // The served kinds' opponents, from the registry of players (GET /api/players).
+    const opts = App.players.filter((k) => k.served).flatMap((k) => k.opponents.map((o) => [o.spec, o.label]));
     for (const r of App.runs.filter((x) => x.variant === $('play-variant').value)) {
       // The best model by the run's ratings; the model its self-play plays now (the newest
       // without a gate) when that is another one.
@@ -363,7 +358,7 @@ const Play = {
       this.game.moves.push(reply.move.text);
       this.pos = reply.position;
       replied = true;
-      $('play-info').textContent = `${reply.player}: ${reply.move.text} in ${reply.time_ms.toFixed(0)} ms` + (reply.info ? ` — ${reply.info}` : '');
+      $('play-info').textContent = `${reply.player}: ${reply.move.text} in ${reply.time_ms.toFixed(0)} ms` + (reply.info ? ` — ${infoText(reply.info)}` : '');
       status('');
     } catch (e) {
       if (token === this.token) status(e.message, true);
@@ -917,6 +912,22 @@ function showView() {
   if (App.view === 'analyse' && Analyse.pos && !Analyse.result) Analyse.analyse();
 }
 
+// A search's report as the engine's info line writes it (eval/PROTOCOL.md).
+function infoText(info) {
+  const parts = [];
+  if (info.depth !== null) parts.push(`depth ${info.depth}`);
+  parts.push(`nodes ${info.nodes}`, `nps ${info.nps}`, `time ${info.time}`);
+  const s = info.score;
+  if (s) {
+    if ('cp' in s) parts.push(`score cp ${s.cp}`);
+    else if ('value' in s) parts.push(`score value ${s.value.toFixed(3)}`);
+    else if ('mate' in s) parts.push(`score mate ${s.mate}`);
+    else if ('proven' in s) parts.push(`score ${s.proven}`);
+  }
+  parts.push('pv', ...info.pv);
+  return parts.join(' ');
+}
+
 async function start() {
   try {
     const v = await api('/api/variants');
@@ -924,6 +935,7 @@ async function start() {
     for (const x of v.variants) App.variants[x.name] = x;
     const r = await api('/api/runs');
     App.runs = r.runs;
+    App.players = (await api('/api/players')).kinds;
     App.defaultVariant = App.runs.length ? App.runs[0].variant : 'standard';
     if (!App.variants[App.defaultVariant]) App.defaultVariant = 'standard';
   } catch (e) { status('cannot reach the server: ' + e.message, true); return; }

@@ -213,7 +213,7 @@ impl<'f> Session<'f> {
                 }
                 let mut lines = Vec::new();
                 if let Some(info) = player.last_info() {
-                    lines.push(format!("info {info}"));
+                    lines.push(info.line());
                 }
                 self.game.play(mv).map_err(|e| anyhow!("engine chose an illegal move: {e}"))?;
                 lines.push(format!("move {mv}"));

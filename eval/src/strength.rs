@@ -13,7 +13,8 @@
 
 use crate::arena::{play_match, Control, GameResult, MatchConfig, Openings};
 use crate::elo::Tally;
-use crate::player::{PlayerFactory, PlayerSpec, NO_SIM_CAP};
+use crate::player::spec::Value;
+use crate::player::{PlayerFactory, PlayerSpec};
 use anyhow::{anyhow, bail, Context, Result};
 use loa::{Rules, Variant};
 use serde::{Deserialize, Serialize};
@@ -159,24 +160,21 @@ mod maybe_infinite {
 
 /// `spec` limited to `ms` per move (no simulation cap). Errors unless it is an MCTS spec.
 pub fn with_time(spec: &PlayerSpec, ms: u64) -> Result<PlayerSpec> {
-    set_limits(spec, NO_SIM_CAP, Some(ms))
+    set_limits(spec, None, Some(ms))
 }
 
 /// `spec` at `sims` simulations per move (no time limit). Errors unless it is an MCTS spec.
 pub fn with_sims(spec: &PlayerSpec, sims: u32) -> Result<PlayerSpec> {
-    set_limits(spec, sims, None)
+    set_limits(spec, Some(sims), None)
 }
 
-fn set_limits(spec: &PlayerSpec, new_sims: u32, new_ms: Option<u64>) -> Result<PlayerSpec> {
-    let mut spec = spec.clone();
-    match &mut spec {
-        PlayerSpec::Mcts { sims, ms, .. } | PlayerSpec::Model { sims, ms, .. } => {
-            *sims = new_sims;
-            *ms = new_ms;
-        }
-        _ => bail!("benchmark: the player '{spec}' is not an mcts: or model: player"),
+fn set_limits(spec: &PlayerSpec, sims: Option<u32>, ms: Option<u64>) -> Result<PlayerSpec> {
+    if !spec.kind().keys.iter().any(|k| k.name == "sims") {
+        bail!("benchmark: the player '{spec}' is not an mcts: or model: player");
     }
-    Ok(spec)
+    let int = |n: Option<u64>| n.map(|n| Value::Int(n as i64));
+    spec.with("sims", int(sims.map(u64::from)))?
+        .with("ms", int(ms))
 }
 
 impl StrengthConfig {

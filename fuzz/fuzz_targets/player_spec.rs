@@ -18,7 +18,7 @@ fuzz_target!(|data: &[u8]| {
     let name = spec.name();
     let again = PlayerSpec::parse(&name).unwrap_or_else(|e| panic!("{name}: {e}"));
     assert_eq!(again, spec, "{name}");
-    if let PlayerSpec::Mcts { search, .. } | PlayerSpec::Model { search, .. } = &spec {
-        let _ = search.mcts_configs(true);
-    }
+    assert_eq!(again.name(), name);
+    let _ = eval::player::SearchOptions::of(&spec).mcts_configs(true);
+    let _ = PlayerSpec::parse_for_client(text);
 });

@@ -14,7 +14,6 @@ use anyhow::{anyhow, bail, Result};
 use eval::arena::{GameResult, Openings};
 use eval::elo::{EloEstimate, Tally};
 use eval::strength::{self, Level, PairingResult, StrengthConfig};
-use eval::PlayerSpec;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::PathBuf;
@@ -90,13 +89,7 @@ pub fn run(args: Args) -> Result<()> {
     let times: Vec<u64> = parse_list("--times", &args.times)?;
     let depths: Vec<u32> = parse_list("--depths", &args.depths)?;
     let variant = args.game.variant;
-    let player = PlayerSpec::Model {
-        path: args.model.clone(),
-        sims: args.sims,
-        net: eval::player::NetOptions::on(&args.pairing.device),
-        ms: None,
-        search: Default::default(),
-    };
+    let player = crate::run::rating::model_spec(&args.model, args.sims, &args.pairing.device)?;
     let config = StrengthConfig {
         player,
         times_ms: times,

@@ -7,6 +7,7 @@ use loa::Game;
 
 /// Arguments of `loazero bestmove`.
 #[derive(clap::Args)]
+#[command(after_help = eval::player::kind::spec_help())]
 pub struct Args {
     /// The position (position text, e.g. "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b");
     /// default: the variant's start.
@@ -17,7 +18,7 @@ pub struct Args {
     pub moves: Option<String>,
     #[command(flatten)]
     pub game: GameArgs,
-    /// The player that chooses (see `loazero match --help` for the forms).
+    /// The player that chooses (a player spec: every kind and key below).
     #[arg(long, default_value = "alphabeta:ms=1000")]
     pub player: String,
     /// Seed of randomised players.
@@ -50,7 +51,7 @@ pub fn run(args: Args) -> Result<()> {
         );
     }
     if let Some(info) = player.last_info() {
-        println!("info {info}");
+        println!("{}", info.line());
     }
     println!("{mv}");
     Ok(())

@@ -7,8 +7,10 @@ use std::io::{BufRead, Write};
 
 /// Arguments of `loazero engine`.
 #[derive(clap::Args)]
+#[command(after_help = eval::player::kind::spec_help())]
 pub struct Args {
-    /// The engine's player until a `player` command changes it.
+    /// The engine's player (a player spec: every kind and key below) until a `player`
+    /// command changes it.
     #[arg(long, default_value = eval::protocol::DEFAULT_PLAYER)]
     pub player: String,
 }

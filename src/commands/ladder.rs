@@ -29,7 +29,6 @@ use anyhow::{bail, Context, Result};
 use eval::arena::Openings;
 use eval::elo::EloEstimate;
 use eval::strength::{self, csv_field, Level, PairingResult, StrengthConfig};
-use eval::PlayerSpec;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::collections::BTreeMap;
@@ -477,25 +476,25 @@ pub fn run(args: Args) -> Result<()> {
         (config.variant(), config.rules())
     };
     let openings = Openings::parse(&args.pairing.play.openings, variant, rules)?;
-    let config_of = |c: &Checkpoint| StrengthConfig {
-        player: PlayerSpec::Model {
-            path: run_dir.model(c.generation),
+    let config_of = |c: &Checkpoint| -> Result<StrengthConfig> {
+        Ok(StrengthConfig {
+            player: crate::run::rating::model_spec(
+                &run_dir.model(c.generation),
+                1,
+                &args.pairing.device,
+            )?,
+            times_ms: times_ms.clone(),
+            depths: Vec::new(),
             sims: 1,
-            net: eval::player::NetOptions::on(&args.pairing.device),
-            ms: None,
-            search: Default::default(),
-        },
-        times_ms: times_ms.clone(),
-        depths: Vec::new(),
-        sims: 1,
-        games: args.games,
-        timed_threads: 1,
-        depth_threads: 1,
-        variant,
-        rules,
-        openings: openings.clone(),
-        max_plies: args.pairing.play.max_plies,
-        seed: args.pairing.play.seed,
+            games: args.games,
+            timed_threads: 1,
+            depth_threads: 1,
+            variant,
+            rules,
+            openings: openings.clone(),
+            max_plies: args.pairing.play.max_plies,
+            seed: args.pairing.play.seed,
+        })
     };
     // One torch thread, no batch wait: the model's time budget is spent on search, and
     // one core is left to the opponent (as in `loazero benchmark`).
@@ -503,7 +502,7 @@ pub fn run(args: Args) -> Result<()> {
         super::net::model_player_factory(super::net::timed_inference("cpu"), Some(variant));
     // Every argument and model is checked before the first game.
     for c in &chosen {
-        let pairings = config_of(c).pairings()?;
+        let pairings = config_of(c)?.pairings()?;
         factory
             .build(&pairings[0].player, 0)
             .with_context(|| format!("model {}", run_dir.model(c.generation).display()))?;
@@ -548,7 +547,7 @@ pub fn run(args: Args) -> Result<()> {
         let on_game = game_progress(args.games, &prefix);
         let results = strength::run(
             &factory,
-            &config_of(c),
+            &config_of(c)?,
             &out.join(&name),
             &on_game,
             &mut |p, all, reused| {

@@ -10,11 +10,10 @@ use std::time::{Duration, Instant};
 
 /// Arguments of `loazero match`.
 #[derive(clap::Args)]
+#[command(after_help = eval::player::kind::spec_help())]
 pub struct Args {
-    /// Player A: random, alphabeta:depth=D | alphabeta:ms=T | alphabeta:nodes=N,
-    /// mcts:evaluator=heuristic|uniform,sims=N, model:path=P,sims=N (also device=cuda,
-    /// precision=float|bfloat16); MCTS players take ms=T for a time per move (sims then
-    /// caps the simulations).
+    /// Player A: a player spec, e.g. alphabeta:depth=3, mcts:sims=400 or
+    /// model:path=P,ms=200 (every kind and key below).
     #[arg(long)]
     pub a: String,
     /// Player B (same forms as --a).

@@ -19,9 +19,9 @@ pub fn model_player_factory(
 ) -> PlayerFactory {
     PlayerFactory::new().with_model_loader(Arc::new(move |path, net| {
         let config = train::InferenceConfig {
-            device: net.device.clone(),
-            precision: match &net.precision {
-                Some(p) => p.parse()?,
+            device: net.device.to_string(),
+            precision: match net.precision {
+                Some(p) => p.name().parse()?,
                 None => inference.precision,
             },
             ..inference.clone()

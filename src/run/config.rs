@@ -92,6 +92,18 @@ pub struct LoopConfig {
     pub deterministic: bool,
 }
 
+/// `rating.anchors`: player specs, each parsed once here; an error names the key.
+fn anchor_specs<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<eval::PlayerSpec>, D::Error> {
+    let texts = Vec::<String>::deserialize(d)?;
+    texts
+        .iter()
+        .map(|t| {
+            eval::PlayerSpec::parse(t)
+                .map_err(|e| serde::de::Error::custom(format!("rating.anchors: {e:#}")))
+        })
+        .collect()
+}
+
 /// Rating against fixed anchors (`[rating]`). Defaults: those of `configs/default.toml`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -99,9 +111,11 @@ pub struct RatingConfig {
     /// Rate the best model every this many generations (0 = only generation 0 and the
     /// end of the run).
     pub every: u32,
-    /// The anchors: player specs that never change (`random`, `alphabeta:depth=D`, …).
-    /// The first one is fixed at Elo 0 when it is `random`.
-    pub anchors: Vec<String>,
+    /// The anchors: player specs that never change (`random`, `alphabeta:depth=D`, …),
+    /// parsed when the config loads (errors name `rating.anchors`). The first one is fixed
+    /// at Elo 0 when it is `random`.
+    #[serde(deserialize_with = "anchor_specs")]
+    pub anchors: Vec<eval::PlayerSpec>,
     /// Games of a rated model against each anchor.
     pub games: usize,
     /// Games between each pair of neighbouring anchors (played once per run).
@@ -146,7 +160,7 @@ impl Default for RatingConfig {
                 "alphabeta:depth=3",
                 "alphabeta:depth=4",
             ]
-            .map(String::from)
+            .map(|a| eval::PlayerSpec::parse(a).expect("a built-in anchor spec parses"))
             .to_vec(),
             games: 20,
             anchor_games: 20,
@@ -373,8 +387,7 @@ impl RunConfig {
             return Err("rating.anchors: at least one anchor is needed".into());
         }
         for a in &q.anchors {
-            let spec = eval::PlayerSpec::parse(a).map_err(|e| format!("rating.anchors: {e}"))?;
-            if spec.network().is_some() {
+            if a.network().is_some() {
                 return Err(format!(
                     "rating.anchors: `{a}`: anchors must not change, so no players with a \
                      network (model:, ubfm:path=)"
@@ -578,7 +591,10 @@ mod tests {
         let c = RunConfig::from_toml_str("", "x", &sets).unwrap();
         assert_eq!(c.selfplay.mcts.cpuct, 2.5);
         assert_eq!(c.train.net.blocks, 2);
-        assert_eq!(c.rating.anchors, vec!["random".to_string()]);
+        assert_eq!(
+            c.rating.anchors,
+            vec![eval::PlayerSpec::parse("random").unwrap()]
+        );
         assert_eq!(c.variant(), loa::Variant::Six);
         assert!(!c.run.gate);
         for (bad, needle) in [
@@ -587,6 +603,10 @@ mod tests {
             ("run..x=1", "bad key"),
             ("train.lr=\"fast\"", "train.lr"),
             ("rating.anchors=[\"model:path=x\"]", "anchors"),
+            (
+                "rating.anchors=[\"alphabeta:depth=0\"]",
+                "rating.anchors: player spec",
+            ),
             ("selfplay.variant=chess", "variant"),
         ] {
             let e = RunConfig::from_toml_str("", "x", &[bad.to_string()])

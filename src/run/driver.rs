@@ -637,8 +637,8 @@ impl Driver {
         play_once(&dir, "decision.json", || {
             let device = &self.config.train.inference.device;
             let sims = self.config.run.gate_simulations;
-            let candidate = model_spec(&self.run.candidate(g), sims, device);
-            let best = model_spec(&self.run.model(self.state.best), sims, device);
+            let candidate = model_spec(&self.run.candidate(g), sims, device)?;
+            let best = model_spec(&self.run.model(self.state.best), sims, device)?;
             let arena = MatchConfig {
                 games: self.config.gate.max_games,
                 variant: self.config.variant(),
@@ -715,7 +715,13 @@ impl Driver {
         let anchors: Vec<String> = table
             .ratings
             .iter()
-            .filter(|r| self.config.rating.anchors.contains(&r.name))
+            .filter(|r| {
+                self.config
+                    .rating
+                    .anchors
+                    .iter()
+                    .any(|a| a.name() == r.name)
+            })
             .map(|r| format!("{} {:+.0}", r.name, r.elo))
             .collect();
         if let Some(r) = table.ratings.iter().find(|r| r.name == name) {

@@ -30,8 +30,9 @@ pub struct MatchDone {
 /// (`gen-0003`), anything else by its spec.
 pub fn display_name(spec_text: &str) -> String {
     match PlayerSpec::parse(spec_text) {
-        Ok(PlayerSpec::Model { path, .. }) => path
-            .file_stem()
+        Ok(spec) if spec.kind().name == eval::player::model::KIND.name => spec
+            .file("path")
+            .and_then(|p| p.file_stem())
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| spec_text.to_string()),
         _ => spec_text.to_string(),

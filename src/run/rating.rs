@@ -14,15 +14,11 @@ use eval::{PlayerFactory, PlayerSpec};
 use std::path::Path;
 use train::metrics::RatingRow;
 
-/// The player spec of a model file at `sims` simulations on `device`.
-pub fn model_spec(path: &Path, sims: u32, device: &str) -> PlayerSpec {
-    PlayerSpec::Model {
-        path: path.to_path_buf(),
-        sims,
-        net: eval::player::NetOptions::on(device),
-        ms: None,
-        search: Default::default(),
-    }
+/// The player spec of a model file at `sims` simulations on `device` (`cpu`, `cuda`,
+/// `cuda:N`).
+pub fn model_spec(path: &Path, sims: u32, device: &str) -> Result<PlayerSpec> {
+    let device: eval::player::Device = device.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
+    eval::player::model::spec(path, sims, device)
 }
 
 /// Plays a match into `dir` unless it already finished there (then its recorded tally is
@@ -99,11 +95,7 @@ pub fn rate(
     on_game: &(dyn Fn(&str, &GameResult, &Tally) + Sync),
 ) -> Result<RatingTable> {
     let q = &config.rating;
-    let anchors: Vec<PlayerSpec> = q
-        .anchors
-        .iter()
-        .map(|a| PlayerSpec::parse(a))
-        .collect::<Result<_>>()?;
+    let anchors: &[PlayerSpec] = &q.anchors;
     if q.anchor_games > 0 {
         for k in 0..anchors.len().saturating_sub(1) {
             let label = format!("{} vs {}", anchors[k], anchors[k + 1]);
@@ -124,7 +116,7 @@ pub fn rate(
         &run.model(generation),
         q.simulations,
         &config.train.inference.device,
-    );
+    )?;
     for (k, anchor) in anchors.iter().enumerate() {
         let label = format!("{} vs {anchor}", model_name(generation));
         resumable_match(
@@ -168,7 +160,7 @@ mod tests {
 
     #[test]
     fn model_players_are_named_by_their_file() {
-        let spec = model_spec(Path::new("/x/run/models/gen-0007.safetensors"), 64, "cpu");
+        let spec = model_spec(Path::new("/x/run/models/gen-0007.safetensors"), 64, "cpu").unwrap();
         assert_eq!(display_name(&spec.name()), "gen-0007");
         assert_eq!(display_name("alphabeta:depth=2"), "alphabeta:depth=2");
         assert_eq!(display_name("random"), "random");

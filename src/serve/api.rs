@@ -56,6 +56,12 @@ macro_rules! unknown_keys_in_field {
 }
 unknown_keys_in_field!(PlayRequest, AnalyseRequest, ExportRequest);
 
+/// `GET /api/players`: the registry of player kinds (keys, defaults, what a client may
+/// ask for, the opponents each offers the Play screen; `docs/api.md`).
+pub async fn players() -> Json<Value> {
+    Json(eval::player::kind::catalogue())
+}
+
 /// `GET /api/variants`: every variant with its board, players, drops/vanishing flags and
 /// start position, and the rule presets.
 pub async fn variants() -> Json<Value> {
@@ -104,14 +110,6 @@ struct PlayRequest {
     unknown: serde_json::Map<String, Value>,
 }
 
-/// Whether the spec text sets a search limit of its own (`depth`, `nodes`, `sims`, `ms`).
-fn has_own_limit(spec: &str) -> bool {
-    let lower = spec.to_ascii_lowercase();
-    ["depth=", "nodes=", "sims=", "ms="]
-        .iter()
-        .any(|k| lower.contains(k))
-}
-
 /// `POST /api/play`: the move of `player` in the game's position, the time it used, its
 /// search summary and the position after the move.
 pub async fn play(State(state): State<Arc<AppState>>, body: Bytes) -> ApiResult<Json<Value>> {
@@ -120,6 +118,14 @@ pub async fn play(State(state): State<Arc<AppState>>, body: Bytes) -> ApiResult<
         return Err(ApiError::bad(format!("ms must be 1..={MAX_MS}")));
     }
     let spec = state.vet_spec(&req.player)?;
+    // A spec without a limit of its own searches for the request's time, as the spec that
+    // says so (echoed back as the player: the limit actually used).
+    let spec = match req.ms {
+        Some(ms) if !spec.gives_limit() => spec
+            .searching_for(ms)
+            .map_err(|e| ApiError::bad(format!("player: {e:#}")))?,
+        _ => spec,
+    };
     let mut game = req.game.replay()?;
     if let Some(o) = game.outcome() {
         return Err(ApiError::bad(format!(
@@ -127,21 +133,22 @@ pub async fn play(State(state): State<Arc<AppState>>, body: Bytes) -> ApiResult<
             o.name()
         )));
     }
-    let timed = !has_own_limit(&req.player);
     let st = state.clone();
     run_blocking(&state, move || {
         if let Some((path, net)) = spec.network() {
-            check_model_variant(&st, path, &net.device, game.position().variant())?;
+            check_model_variant(
+                &st,
+                path,
+                &net.device.to_string(),
+                game.position().variant(),
+            )?;
         }
         let mut player = st
             .factory
             .build(&spec, req.seed.unwrap_or(1))
             .map_err(|e| ApiError::bad(format!("player: {e:#}")))?;
         let started = Instant::now();
-        let chosen = match (timed, req.ms) {
-            (true, Some(ms)) => player.choose_move_within(&game, Duration::from_millis(ms)),
-            _ => player.choose_move(&game),
-        };
+        let chosen = player.choose_move(&game);
         let mv = chosen.map_err(|e| ApiError::bad(format!("player {}: {e:#}", spec)))?;
         let elapsed = started.elapsed();
         let g = game.position().geometry();

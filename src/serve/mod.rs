@@ -53,6 +53,7 @@ pub fn router(state: Arc<state::AppState>) -> Router {
         .route("/app.js", get(assets::app_js))
         .route("/style.css", get(assets::style_css))
         .route("/api/variants", get(api::variants))
+        .route("/api/players", get(api::players))
         .route("/api/position", post(api::position))
         .route("/api/play", post(api::play))
         .route("/api/analyse", post(api::analyse))

@@ -3,28 +3,19 @@
 //! searches run on.
 
 use super::error::{ApiError, ApiResult};
-use eval::player::UbfmValues;
 use eval::{PlayerFactory, PlayerSpec};
 use selfplay::Evaluator;
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 use tokio::sync::Semaphore;
 
-/// Longest thinking time a request may ask for.
-pub const MAX_MS: u64 = 30_000;
-/// Deepest fixed-depth alpha-beta search a request may ask for (without a time limit).
-pub const MAX_DEPTH: u32 = 8;
-/// Most alpha-beta nodes a request may ask for.
-pub const MAX_NODES: u64 = 50_000_000;
-/// Most MCTS simulations a request may ask for.
-pub const MAX_SIMS: u32 = 20_000;
-/// Most UBFM iterations a request may ask for (each evaluates the children of one
-/// position, about 30, so about the evaluations of [`MAX_SIMS`] × 30 / 20).
-pub const MAX_UBFM_NODES: u32 = 20_000;
-/// Largest alpha-beta transposition table a request may ask for (MiB).
-pub const MAX_TT_MIB: usize = 64;
+/// Longest thinking time a request may ask for (the registry's cap for player specs).
+pub const MAX_MS: u64 = eval::player::kind::SERVE_MAX_MS as u64;
+/// Deepest fixed-depth alpha-beta search an analysis may ask for (as a player spec may).
+pub const MAX_DEPTH: u32 = eval::player::alphabeta::DEPTH.serve_cap() as u32;
+/// Most MCTS simulations an analysis may ask for (as a player spec may).
+pub const MAX_SIMS: u32 = eval::player::mcts::SIMS.serve_cap() as u32;
 
 /// One served run directory.
 #[derive(Clone, Debug)]
@@ -95,7 +86,10 @@ impl AppState {
                     let state = weak
                         .upgrade()
                         .ok_or_else(|| anyhow::anyhow!("the server is shutting down"))?;
-                    Ok(state.model(path, &net.device)?.evaluator.clone())
+                    Ok(state
+                        .model(path, &net.device.to_string())?
+                        .evaluator
+                        .clone())
                 });
             AppState {
                 runs,
@@ -201,133 +195,20 @@ impl AppState {
     }
 
     /// Parses a player spec from a request and checks that it is safe to run for a
-    /// client: a model path under a served directory (replaced by its canonical path), on
-    /// the CPU in the server's precision (`model:` and `ubfm:path=` alike), no weight
-    /// files read from disk, and searches within the server's limits ([`MAX_DEPTH`],
-    /// [`MAX_NODES`], [`MAX_SIMS`], [`MAX_UBFM_NODES`], [`MAX_MS`], [`MAX_TT_MIB`]).
+    /// client by the registry's rules for clients ([`PlayerSpec::parse_for_client`]: served
+    /// kinds, caps on limits, models on the CPU in the server's precision, no files read),
+    /// with every model path under a served directory (replaced by its canonical path).
     pub fn vet_spec(&self, text: &str) -> ApiResult<PlayerSpec> {
         if text.len() > 500 {
             return Err(ApiError::bad("player: spec longer than 500 bytes"));
         }
-        let lower = text.to_ascii_lowercase();
-        if lower.contains("weights=") {
-            return Err(ApiError::bad(
-                "player: weights=FILE is not accepted by the server (use w.NAME=VALUE)",
-            ));
+        let mut spec = PlayerSpec::parse_for_client(text)
+            .map_err(|e| ApiError::bad(format!("player: {e:#}")))?;
+        for path in spec.served_files_mut() {
+            *path = self.served_file(path)?;
         }
-        let spec = PlayerSpec::parse(text).map_err(|e| ApiError::bad(format!("player: {e:#}")))?;
-        let too_long = |ms: Option<u64>| ms.is_some_and(|ms| ms > MAX_MS);
-        match spec {
-            PlayerSpec::Random { .. } => Ok(spec),
-            PlayerSpec::AlphaBeta {
-                ref limits,
-                ref config,
-                ..
-            } => {
-                if config.tt_mib > MAX_TT_MIB {
-                    return Err(ApiError::bad(format!(
-                        "player: tt at most {MAX_TT_MIB} MiB"
-                    )));
-                }
-                if limits
-                    .time
-                    .is_some_and(|t| t > Duration::from_millis(MAX_MS))
-                {
-                    return Err(ApiError::bad(format!("player: ms at most {MAX_MS}")));
-                }
-                if limits.nodes.is_some_and(|n| n > MAX_NODES) {
-                    return Err(ApiError::bad(format!("player: nodes at most {MAX_NODES}")));
-                }
-                if limits.time.is_none()
-                    && limits.nodes.is_none()
-                    && limits.depth.is_some_and(|d| d > MAX_DEPTH)
-                {
-                    return Err(ApiError::bad(format!(
-                        "player: depth at most {MAX_DEPTH} without ms or nodes"
-                    )));
-                }
-                Ok(spec)
-            }
-            PlayerSpec::Mcts { sims, ms, .. } => {
-                if too_long(ms) {
-                    return Err(ApiError::bad(format!("player: ms at most {MAX_MS}")));
-                }
-                if ms.is_none() && sims > MAX_SIMS {
-                    return Err(ApiError::bad(format!("player: sims at most {MAX_SIMS}")));
-                }
-                Ok(spec)
-            }
-            PlayerSpec::Model {
-                path,
-                sims,
-                net,
-                ms,
-                search,
-            } => {
-                if too_long(ms) {
-                    return Err(ApiError::bad(format!("player: ms at most {MAX_MS}")));
-                }
-                if ms.is_none() && sims > MAX_SIMS {
-                    return Err(ApiError::bad(format!("player: sims at most {MAX_SIMS}")));
-                }
-                check_net(&net)?;
-                let path = self.served_file(&path)?;
-                Ok(PlayerSpec::Model {
-                    path,
-                    sims,
-                    net,
-                    ms,
-                    search,
-                })
-            }
-            PlayerSpec::Ubfm {
-                values,
-                nodes,
-                ms,
-                completion,
-            } => {
-                if too_long(ms) {
-                    return Err(ApiError::bad(format!("player: ms at most {MAX_MS}")));
-                }
-                if ms.is_none() && nodes > MAX_UBFM_NODES {
-                    return Err(ApiError::bad(format!(
-                        "player: nodes at most {MAX_UBFM_NODES} without ms"
-                    )));
-                }
-                let values = match values {
-                    UbfmValues::Builtin(e) => UbfmValues::Builtin(e),
-                    UbfmValues::Network { path, net } => {
-                        check_net(&net)?;
-                        UbfmValues::Network {
-                            path: self.served_file(&path)?,
-                            net,
-                        }
-                    }
-                };
-                Ok(PlayerSpec::Ubfm {
-                    values,
-                    nodes,
-                    ms,
-                    completion,
-                })
-            }
-        }
+        Ok(spec)
     }
-}
-
-/// A client's network options: the CPU, in the server's own precision.
-fn check_net(net: &eval::player::NetOptions) -> ApiResult<()> {
-    if net.device != "cpu" {
-        return Err(ApiError::bad(
-            "player: the server runs models on the cpu only",
-        ));
-    }
-    if net.precision.is_some() {
-        return Err(ApiError::bad(
-            "player: the server chooses the precision of its models (precision=)",
-        ));
-    }
-    Ok(())
 }
 
 pub use super::error::shorten;

@@ -1,13 +1,219 @@
 //! The alpha-beta baseline as a [`Player`].
 
-use super::Player;
-use crate::config::AlphaBetaConfig;
-use crate::search::{AlphaBeta, SearchLimits, SearchResult, WIN};
-use anyhow::Result;
+use super::info::{Score, SearchInfo};
+use super::kind::{Key, Network, Order, PlayerKind, Serve, Shown, ValueType, SERVE_MAX_MS};
+use super::spec::{Settings, Value};
+use super::{Player, PlayerFactory, PlayerSpec};
+use crate::config::{AlphaBetaConfig, EvalWeights};
+use crate::search::{AlphaBeta, SearchLimits, SearchResult, WIN, WIN_THRESHOLD};
+use anyhow::{Context, Result};
 use loa::forced::Forced;
 use loa::{Game, Move};
 use selfplay::RootCheck;
 use std::time::{Duration, Instant};
+
+/// Largest transposition table a spec may ask for (`tt=`, MiB): 64 GiB.
+pub const MAX_TT_MIB: i64 = 1 << 16;
+
+/// Depth of a spec without limits.
+pub const DEFAULT_DEPTH: u32 = 4;
+
+/// `depth=`: the depth limit.
+pub const DEPTH: Key = Key {
+    name: "depth",
+    aliases: &[],
+    value: ValueType::Int { min: 1, max: 60 },
+    default: "4 without other limits",
+    help: "depth limit in plies",
+    shown: Shown::Always,
+    limit: true,
+    serve: Serve::AtMost {
+        max: 8,
+        unless: &["ms", "nodes"],
+    },
+};
+
+/// A switch key of the search's options.
+const fn switch(name: &'static str, help: &'static str) -> Key {
+    Key {
+        name,
+        aliases: &[],
+        value: ValueType::Switch,
+        default: "",
+        help,
+        shown: Shown::Always,
+        limit: false,
+        serve: Serve::Any,
+    }
+}
+
+/// `alphabeta[:depth=D][,ms=T][,nodes=N]...`: limits combine; with none, depth 4. Late move
+/// reductions default on without a depth limit and off with one: they cost strength at a
+/// fixed depth but pay at a fixed time or node budget (ms=50: +76 Elo [-10, +173] over 60
+/// games). Named by its text as given (keys in the given order), as results files name it.
+pub static KIND: PlayerKind = PlayerKind {
+    name: "alphabeta",
+    aliases: &["ab"],
+    summary: "the alpha-beta baseline (iterative deepening with a transposition table and \
+              the root check)",
+    keys: &[
+        DEPTH,
+        Key {
+            name: "ms",
+            aliases: &[],
+            value: ValueType::positive(i64::MAX),
+            default: "",
+            help: "thinking time per move in milliseconds",
+            shown: Shown::Always,
+            limit: true,
+            serve: Serve::AtMost {
+                max: SERVE_MAX_MS,
+                unless: &[],
+            },
+        },
+        Key {
+            name: "nodes",
+            aliases: &[],
+            value: ValueType::positive(i64::MAX),
+            default: "",
+            help: "node limit per move",
+            shown: Shown::Always,
+            limit: true,
+            serve: Serve::AtMost {
+                max: 50_000_000,
+                unless: &[],
+            },
+        },
+        Key {
+            name: "tt",
+            aliases: &[],
+            value: ValueType::Int {
+                min: 1,
+                max: MAX_TT_MIB,
+            },
+            default: "16",
+            help: "transposition table size in MiB",
+            shown: Shown::Always,
+            limit: false,
+            serve: Serve::AtMost {
+                max: 64,
+                unless: &[],
+            },
+        },
+        switch(
+            "lmr",
+            "late move reductions (default on without a depth limit, off with one)",
+        ),
+        switch("leafwin", "checks for wins at the leaves"),
+        switch("threat", "extends the search at threats"),
+        Key {
+            name: "aspiration",
+            aliases: &[],
+            value: ValueType::Int {
+                min: i32::MIN as i64,
+                max: i32::MAX as i64,
+            },
+            default: "",
+            help: "aspiration window half-width in evaluation units",
+            shown: Shown::Always,
+            limit: false,
+            serve: Serve::Any,
+        },
+        Key {
+            name: "weights",
+            aliases: &[],
+            value: ValueType::File,
+            default: "",
+            help: "a JSON file of evaluation weights (an EvalWeights object)",
+            shown: Shown::Always,
+            limit: false,
+            serve: Serve::Refused("weights=FILE is not accepted by the server (use w.NAME=VALUE)"),
+        },
+        Key {
+            name: "w.NAME",
+            aliases: &[],
+            value: ValueType::Real,
+            default: "",
+            help: "one evaluation weight (e.g. w.mobility=0)",
+            shown: Shown::Always,
+            limit: false,
+            serve: Serve::Any,
+        },
+    ],
+    order: Order::Given,
+    network: Network::Never,
+    served: true,
+    opponents: &[
+        ("alphabeta:depth=1", "Alpha-beta depth 1"),
+        ("alphabeta:depth=2", "Alpha-beta depth 2"),
+        ("alphabeta:depth=3", "Alpha-beta depth 3"),
+        ("alphabeta:depth=4", "Alpha-beta depth 4"),
+        ("alphabeta", "Alpha-beta, time per move"),
+    ],
+    complete,
+    build,
+};
+
+/// Every `w.NAME` names a weight.
+fn complete(settings: &mut Settings) -> Result<(), String> {
+    let mut weights = EvalWeights::default();
+    for s in settings.iter() {
+        if let (Some(name), Value::Real(w)) = (s.name.strip_prefix("w."), &s.value) {
+            weights.set(name, *w as f32).map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(())
+}
+
+/// The search limits and options of a spec of [`KIND`] (reads its `weights=` file).
+pub fn search_settings(spec: &PlayerSpec) -> Result<(SearchLimits, AlphaBetaConfig)> {
+    let mut limits = SearchLimits {
+        depth: spec.int("depth").map(|d| d as u32),
+        nodes: spec.int("nodes").map(|n| n as u64),
+        time: spec.int("ms").map(|ms| Duration::from_millis(ms as u64)),
+    };
+    if limits == SearchLimits::default() {
+        limits.depth = Some(DEFAULT_DEPTH);
+    }
+    let mut config = AlphaBetaConfig::default();
+    if let Some(mib) = spec.int("tt") {
+        config.tt_mib = mib as usize;
+    }
+    config.late_move_reductions = spec.switch("lmr").unwrap_or(limits.depth.is_none());
+    if let Some(on) = spec.switch("leafwin") {
+        config.leaf_win_check = on;
+    }
+    if let Some(on) = spec.switch("threat") {
+        config.threat_extension = on;
+    }
+    if let Some(a) = spec.int("aspiration") {
+        config.aspiration = a as i32;
+    }
+    if let Some(file) = spec.file("weights") {
+        let text = std::fs::read_to_string(file).with_context(|| {
+            format!(
+                "player '{spec}': cannot read weights file {}",
+                file.display()
+            )
+        })?;
+        config.weights = serde_json::from_str(&text)
+            .with_context(|| format!("player '{spec}': bad weights file {}", file.display()))?;
+    }
+    for s in spec.settings().iter() {
+        if let (Some(name), Value::Real(w)) = (s.name.strip_prefix("w."), &s.value) {
+            config
+                .weights
+                .set(name, *w as f32)
+                .with_context(|| format!("player '{spec}'"))?;
+        }
+    }
+    Ok((limits, config))
+}
+
+fn build(spec: &PlayerSpec, _: &PlayerFactory, _seed: u64) -> Result<Box<dyn Player>> {
+    let (limits, config) = search_settings(spec)?;
+    Ok(Box::new(AlphaBetaPlayer::new(spec.name(), config, limits)))
+}
 
 /// The alpha-beta baseline as a player. Every move starts with the root check
 /// ([`RootCheck`]): a forced win within three turns, or the latest loss when every move
@@ -82,21 +288,17 @@ impl Player for AlphaBetaPlayer {
         };
         self.checked_search(game, limits)
     }
-    fn last_info(&self) -> Option<String> {
+    fn last_info(&self) -> Option<SearchInfo> {
         self.last.as_ref().map(|r| {
-            format!(
-                "depth {} score {} nodes {} time {} ms nps {:.0} pv {}",
-                r.depth,
-                crate::search::score_text(r.score),
-                r.nodes,
-                r.elapsed.as_millis(),
-                r.nodes as f64 / r.elapsed.as_secs_f64().max(1e-6),
-                r.pv()
-                    .iter()
-                    .map(|m| m.to_string())
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            )
+            let score = if r.score > WIN_THRESHOLD {
+                Score::Mate(WIN - r.score)
+            } else if r.score < -WIN_THRESHOLD {
+                Score::Mate(-(WIN + r.score))
+            } else {
+                Score::Cp(r.score)
+            };
+            let pv = r.pv().iter().map(|m| m.to_string()).collect();
+            SearchInfo::new(Some(r.depth), r.nodes, r.elapsed, Some(score), pv)
         })
     }
 }

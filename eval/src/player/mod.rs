@@ -1,42 +1,12 @@
 //! Players behind one interface, described by text specs ([`spec`]) and built by a
-//! [`PlayerFactory`]: [`random`], [`alphabeta`] (the baseline), [`mcts`] (with a
-//! built-in evaluator or a trained network) and [`ubfm`] (unbounded best-first minimax
-//! with completion, on the same values).
+//! [`PlayerFactory`]. Every kind of player is one module with one [`kind::PlayerKind`]
+//! entry, listed once in [`KINDS`]: its name, keys (types, defaults, limits, help), whether
+//! it loads a network, what a `serve` client may ask of it, and how it is built. Parsing,
+//! names, `--help` ([`kind::spec_help`]), `docs/api.md` ([`kind::markdown`]), the server's
+//! checks and the web app's opponents ([`kind::catalogue`]) come from there.
 //!
-//! Spec grammar: `KIND[:key=value[,key=value]...]`:
-//! * `random[:seed=S]` — a uniformly random legal move.
-//! * `alphabeta:depth=D` / `alphabeta:ms=T` / `alphabeta:nodes=N` (limits combine; with
-//!   none, depth 4; late move reductions default on without a depth limit, off with
-//!   one), plus `tt=MiB` (1 to 65536), `lmr=on|off`, `leafwin=on|off`, `threat=on|off`,
-//!   `aspiration=N`, `weights=FILE.json`
-//!   (an [`crate::EvalWeights`] object) and single weights as `w.NAME=VALUE`
-//!   (e.g. `w.mobility=0`).
-//! * `mcts:evaluator=heuristic|uniform[,sims=N][,ms=T]` — the selfplay crate's MCTS.
-//! * `model:path=P[,sims=N][,ms=T][,device=cpu|cuda][,precision=auto|float|half|bfloat16]`
-//!   — MCTS with a trained network (precision: of its inference, default the command's
-//!   setting, `train.inference.precision`); the binary supplies the network loader
-//!   ([`PlayerFactory::with_model_loader`]) so this crate
-//!   stays free of torch.
-//! * Both MCTS kinds take search options ([`SearchOptions`]) over the defaults of
-//!   [`selfplay::MctsConfig`]: `cpuct=C`, `fpu=R` (first-play urgency reduction), `gumbel=on|off`
-//!   (Gumbel root with sequential halving, no noise), `topk=K` (its root moves). `model`
-//!   players search a fixed number of simulations with the Gumbel root unless `gumbel=off`:
-//!   it is how their networks were trained to be searched (self-play's policy targets are
-//!   the Gumbel root's), and it measured +247 Elo over PUCT at 64 simulations against
-//!   `alphabeta:depth=2` (`docs/experiments.md`, batch 4). Against the clock (`ms=T`, the
-//!   engine's time controls) they search with PUCT unless `gumbel=on`: at 200 ms per move
-//!   against `alphabeta:ms=200` PUCT scored 67.5% and the Gumbel root 49% over 80 games
-//!   each (`docs/experiments.md`, play-time search). `mcts` players (the built-in
-//!   evaluators, the run's anchors) keep PUCT unless `gumbel=on`, so the anchors never
-//!   change.
-//!
-//! * `ubfm:evaluator=heuristic|uniform[,nodes=N][,ms=T][,completion=on|off]` and
-//!   `ubfm:path=P[,nodes=N][,ms=T][,device=…][,precision=…][,completion=on|off]` —
-//!   [`selfplay::Ubfm`], unbounded best-first minimax with completion, on a built-in
-//!   evaluator's values or a trained network's (loaded like a `model` player's, so
-//!   `path=` needs the binary's network loader); no evaluator and no path: `heuristic`.
-//!   `completion=off` is the papers' plain UBFM, for comparisons. The move played is
-//!   the papers' safest action (see [`selfplay::ubfm`]).
+//! Spec grammar: `KIND[:key=value[,key=value]...]` (kinds and keys: [`KINDS`], or
+//! `loazero match --help`).
 //!
 //! MCTS players (`mcts`, `model`) search `sims` simulations per move (default 800); with
 //! `ms=T` they search for T milliseconds per move instead, and `sims`, if given, caps the
@@ -49,16 +19,28 @@
 //! movetime` and `time`): the budget replaces the spec's `ms`. A spec with `ms` keeps its
 //! other limits (`depth`, `nodes`, `sims`) as caps; a spec without `ms` (a fixed depth,
 //! node, simulation or iteration count) searches by the budget alone.
+//!
+//! Every searching player reports its last search as a [`SearchInfo`] (one `info` line
+//! format, `eval/PROTOCOL.md`).
 
 pub mod alphabeta;
+pub mod first_legal;
+pub mod info;
+pub mod kind;
 pub mod mcts;
+pub mod model;
+pub mod net;
 pub mod random;
 pub mod spec;
 pub mod ubfm;
 
 pub use alphabeta::AlphaBetaPlayer;
+pub use info::{Score, SearchInfo};
+pub use kind::{mentions_network, PlayerKind};
+pub use mcts::SearchOptions;
+pub use net::{Device, NetOptions, Precision};
 pub use random::RandomPlayer;
-pub use spec::{mentions_network, NetOptions, PlayerSpec, SearchOptions, UbfmValues};
+pub use spec::PlayerSpec;
 
 use anyhow::{anyhow, Context, Result};
 use loa::{Game, Move};
@@ -67,6 +49,17 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+/// Every kind of player, in the order help texts and the docs list them: the one place a
+/// new kind is registered.
+pub static KINDS: &[&PlayerKind] = &[
+    &random::KIND,
+    &first_legal::KIND,
+    &alphabeta::KIND,
+    &mcts::KIND,
+    &model::KIND,
+    &ubfm::KIND,
+];
 
 /// The `sims` of an MCTS spec with `ms` and no `sims`: no simulation cap.
 pub const NO_SIM_CAP: u32 = u32::MAX;
@@ -97,8 +90,9 @@ pub trait Player: Send {
         let _ = budget;
         self.choose_move(game)
     }
-    /// A one-line summary of the last search (depth, score, nodes), if the player searches.
-    fn last_info(&self) -> Option<String> {
+    /// The report of the last search ([`SearchInfo`], one `info` line format), if the
+    /// player searches and has searched.
+    fn last_info(&self) -> Option<SearchInfo> {
         None
     }
 }
@@ -130,66 +124,11 @@ impl PlayerFactory {
 
     /// Builds a fresh player (with its own tables and random stream seeded by `seed`).
     pub fn build(&self, spec: &PlayerSpec, seed: u64) -> Result<Box<dyn Player>> {
-        match spec {
-            PlayerSpec::Random { seed: fixed } => {
-                Ok(Box::new(RandomPlayer::new(fixed.unwrap_or(seed))))
-            }
-            PlayerSpec::AlphaBeta {
-                limits,
-                config,
-                text,
-            } => Ok(Box::new(AlphaBetaPlayer::new(
-                text.clone(),
-                config.clone(),
-                *limits,
-            ))),
-            PlayerSpec::Mcts {
-                evaluator,
-                sims,
-                ms,
-                search,
-            } => {
-                let ev = mcts::builtin_evaluator(evaluator)?;
-                mcts::build(
-                    spec.name(),
-                    ev,
-                    search.mcts_configs(false),
-                    *sims,
-                    *ms,
-                    seed,
-                )
-            }
-            PlayerSpec::Model {
-                path,
-                sims,
-                net,
-                ms,
-                search,
-            } => {
-                let ev = self.network(spec, path, net)?;
-                mcts::build(spec.name(), ev, search.mcts_configs(true), *sims, *ms, seed)
-            }
-            PlayerSpec::Ubfm {
-                values,
-                nodes,
-                ms,
-                completion,
-            } => {
-                let ev = match values {
-                    UbfmValues::Builtin(name) => mcts::builtin_evaluator(name)?,
-                    UbfmValues::Network { path, net } => self.network(spec, path, net)?,
-                };
-                let config = selfplay::UbfmConfig {
-                    completion: *completion,
-                    ..selfplay::UbfmConfig::default()
-                };
-                Ok(ubfm::build(spec.name(), ev, config, *nodes, *ms))
-            }
-        }
+        (spec.kind().build)(spec, self, seed)
     }
 
     /// The network at `path` as `net` says, loaded once and shared (for `spec`'s errors).
-    fn network(
+    pub(crate) fn network(
         &self,
         spec: &PlayerSpec,
         path: &Path,
@@ -201,7 +140,7 @@ impl PlayerFactory {
                  build of loazero does not provide yet"
             )
         })?;
-        let key = (path.to_path_buf(), net.clone());
+        let key = (path.to_path_buf(), *net);
         let mut models = self.models.lock().expect("model cache lock");
         if let Some(ev) = models.get(&key) {
             return Ok(ev.clone());
@@ -220,27 +159,21 @@ mod root_check_tests;
 mod tests {
     use super::*;
     use selfplay::MctsConfig;
+    use std::time::Duration;
 
     #[test]
     fn specs_parse_and_print() {
         assert_eq!(PlayerSpec::parse("random").unwrap().name(), "random");
         let s = PlayerSpec::parse("AlphaBeta: depth=3, w.mobility=0").unwrap();
         assert_eq!(s.name(), "alphabeta:depth=3,w.mobility=0");
-        match s {
-            PlayerSpec::AlphaBeta { limits, config, .. } => {
-                assert_eq!(limits.depth, Some(3));
-                assert_eq!(config.weights.features[crate::Feature::Mobility], 0.0);
-            }
-            _ => panic!(),
-        }
-        match PlayerSpec::parse("alphabeta:ms=50").unwrap() {
-            PlayerSpec::AlphaBeta { limits, config, .. } => {
-                assert_eq!(limits.time, Some(Duration::from_millis(50)));
-                assert_eq!(limits.depth, None);
-                assert!(config.late_move_reductions);
-            }
-            _ => panic!(),
-        }
+        let (limits, config) = alphabeta::search_settings(&s).unwrap();
+        assert_eq!(limits.depth, Some(3));
+        assert_eq!(config.weights.features[crate::Feature::Mobility], 0.0);
+        let (limits, config) =
+            alphabeta::search_settings(&PlayerSpec::parse("alphabeta:ms=50").unwrap()).unwrap();
+        assert_eq!(limits.time, Some(Duration::from_millis(50)));
+        assert_eq!(limits.depth, None);
+        assert!(config.late_move_reductions);
         assert_eq!(
             PlayerSpec::parse("mcts:evaluator=heuristic,sims=1000")
                 .unwrap()
@@ -257,12 +190,10 @@ mod tests {
         let spec = PlayerSpec::parse("model:path=m.st,sims=64,precision=BFloat16").unwrap();
         assert_eq!(spec.name(), "model:path=m.st,sims=64,precision=bfloat16");
         assert_eq!(PlayerSpec::parse(&spec.name()).unwrap(), spec);
-        let PlayerSpec::Model { net, .. } = &spec else {
-            panic!("{spec}")
-        };
+        let (_, net) = spec.network().unwrap();
         assert_eq!(
-            (net.device.as_str(), net.precision.as_deref()),
-            ("cpu", Some("bfloat16"))
+            (net.device, net.precision),
+            (Device::Cpu, Some(Precision::BFloat16))
         );
         let err = PlayerSpec::parse("model:path=m.st,precision=fp8")
             .unwrap_err()
@@ -276,17 +207,18 @@ mod tests {
     #[test]
     fn timed_mcts_specs_round_trip() {
         for (text, sims, ms) in [
-            ("mcts:evaluator=heuristic,ms=50", NO_SIM_CAP, Some(50)),
-            ("mcts:evaluator=uniform,sims=64,ms=5", 64, Some(5)),
-            ("mcts:evaluator=heuristic,sims=800", DEFAULT_SIMS, None),
+            ("mcts:evaluator=heuristic,ms=50", None, Some(50)),
+            ("mcts:evaluator=uniform,sims=64,ms=5", Some(64), Some(5)),
+            (
+                "mcts:evaluator=heuristic,sims=800",
+                Some(DEFAULT_SIMS as i64),
+                None,
+            ),
         ] {
             let spec = PlayerSpec::parse(text).unwrap();
             assert_eq!(spec.name(), text);
             assert_eq!(PlayerSpec::parse(&spec.name()).unwrap(), spec);
-            match spec {
-                PlayerSpec::Mcts { sims: s, ms: m, .. } => assert_eq!((s, m), (sims, ms)),
-                _ => panic!(),
-            }
+            assert_eq!((spec.int("sims"), spec.int("ms")), (sims, ms));
         }
         assert_eq!(
             PlayerSpec::parse("mcts").unwrap().name(),
@@ -296,29 +228,26 @@ mod tests {
             (
                 "model:path=m.st,ms=200",
                 "model:path=m.st,ms=200",
-                NO_SIM_CAP,
+                None,
                 Some(200),
             ),
             (
                 "model: ms=200, sims=9, path=m.st, device=cuda",
                 "model:path=m.st,sims=9,ms=200,device=cuda",
-                9,
+                Some(9),
                 Some(200),
             ),
             (
                 "model:path=m.st",
                 "model:path=m.st,sims=800",
-                DEFAULT_SIMS,
+                Some(DEFAULT_SIMS as i64),
                 None,
             ),
         ] {
             let spec = PlayerSpec::parse(text).unwrap();
             assert_eq!(spec.name(), canonical);
             assert_eq!(PlayerSpec::parse(&spec.name()).unwrap(), spec);
-            match spec {
-                PlayerSpec::Model { sims: s, ms: m, .. } => assert_eq!((s, m), (sims, ms)),
-                _ => panic!(),
-            }
+            assert_eq!((spec.int("sims"), spec.int("ms")), (sims, ms));
         }
     }
 
@@ -345,34 +274,118 @@ mod tests {
         }
     }
 
+    /// Every searching player reports each search in the one format: the line reads back
+    /// to the same report, the principal variation starts with the move played, and the
+    /// nodes are what the spec's limit counts. Players that do not search report nothing.
+    #[test]
+    fn every_searching_player_reports_one_info_format() {
+        let f = PlayerFactory::new();
+        let game = Game::new(loa::Variant::Standard, loa::Rules::classic());
+        for (text, nodes) in [
+            ("alphabeta:depth=2", None),
+            ("alphabeta:ms=20", None),
+            ("mcts:evaluator=heuristic,sims=50", Some(50)),
+            ("mcts:evaluator=uniform,ms=20", None),
+            ("mcts:evaluator=uniform,sims=32,gumbel=on", Some(32)),
+            ("ubfm:evaluator=heuristic,nodes=20", Some(20)),
+            ("ubfm:evaluator=heuristic,ms=20", None),
+        ] {
+            let mut p = f.build(&PlayerSpec::parse(text).unwrap(), 1).unwrap();
+            assert_eq!(p.last_info(), None, "{text}");
+            for timed in [false, true] {
+                let mv = if timed {
+                    p.choose_move_within(&game, Duration::from_millis(20))
+                } else {
+                    p.choose_move(&game)
+                }
+                .unwrap();
+                let info = p.last_info().unwrap();
+                let line = info.line();
+                assert_eq!(SearchInfo::parse(&line).unwrap(), info, "{text}");
+                assert_eq!(info.pv.first(), Some(&mv.to_string()), "{text}: {line}");
+                assert!(info.nodes > 0 && info.score.is_some(), "{text}: {line}");
+                if let (Some(n), false) = (nodes, timed) {
+                    assert_eq!(info.nodes, n, "{text}: {line}");
+                }
+                if text.starts_with("alphabeta") {
+                    assert!(matches!(info.score, Some(Score::Cp(_))), "{line}");
+                    assert!(info.depth.is_some_and(|d| d >= 1), "{line}");
+                } else {
+                    assert!(
+                        matches!(info.score, Some(Score::Value(v)) if (-1.0..=1.0).contains(&v)),
+                        "{line}"
+                    );
+                }
+            }
+        }
+        for text in ["random", "first-legal"] {
+            let mut p = f.build(&PlayerSpec::parse(text).unwrap(), 1).unwrap();
+            p.choose_move(&game).unwrap();
+            assert_eq!(p.last_info(), None, "{text}");
+        }
+    }
+
+    /// A spec echoed back states the limit it searched by: a spec without a limit of its
+    /// own given a time is the spec with that time, not its default count.
+    #[test]
+    fn specs_searching_by_time_say_so() {
+        for (text, ms, echoed) in [
+            ("model:path=m.st", 200, "model:path=m.st,ms=200"),
+            ("mcts", 50, "mcts:evaluator=heuristic,ms=50"),
+            ("alphabeta", 200, "alphabeta:ms=200"),
+            ("ubfm:evaluator=uniform", 30, "ubfm:evaluator=uniform,ms=30"),
+            ("random", 30, "random"),
+            ("first-legal", 30, "first-legal"),
+        ] {
+            let spec = PlayerSpec::parse(text).unwrap();
+            assert!(!spec.gives_limit(), "{text}");
+            let timed = spec.searching_for(ms).unwrap();
+            assert_eq!(timed.name(), echoed);
+            assert_eq!(PlayerSpec::parse(echoed).unwrap(), timed);
+        }
+        for text in [
+            "model:path=m.st,sims=64",
+            "alphabeta:depth=3",
+            "ubfm:nodes=9",
+            "mcts:ms=5",
+        ] {
+            assert!(PlayerSpec::parse(text).unwrap().gives_limit(), "{text}");
+        }
+        let (limits, config) = alphabeta::search_settings(
+            &PlayerSpec::parse("alphabeta")
+                .unwrap()
+                .searching_for(200)
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            (limits.depth, limits.time),
+            (None, Some(Duration::from_millis(200)))
+        );
+        assert!(config.late_move_reductions);
+    }
+
     /// Search options parse in any order, print in a fixed one, and reach the search.
     #[test]
     fn search_options_round_trip() {
         let spec = PlayerSpec::parse("model:gumbel=on,path=m.st,cpuct=2.5,sims=64").unwrap();
         assert_eq!(spec.name(), "model:path=m.st,sims=64,cpuct=2.5,gumbel=on");
         assert_eq!(PlayerSpec::parse(&spec.name()).unwrap(), spec);
-        let PlayerSpec::Model { search, .. } = spec else {
-            panic!("{spec:?}")
-        };
-        let c = search.mcts_config(false);
+        let c = SearchOptions::of(&spec).mcts_config(false);
         assert!(c.gumbel && c.cpuct == 2.5);
         // Model players search a fixed number of simulations with the Gumbel root and
         // against the clock with PUCT, unless told otherwise; mcts players (the anchors)
         // always with PUCT unless told otherwise.
-        let model = |t: &str| match PlayerSpec::parse(t).unwrap() {
-            PlayerSpec::Model { search, .. } => search.mcts_configs(true),
-            other => panic!("{other:?}"),
-        };
+        let model = |t: &str| SearchOptions::of(&PlayerSpec::parse(t).unwrap()).mcts_configs(true);
         let c64 = model("model:path=m.st,sims=64");
         assert!(c64.fixed.gumbel && !c64.timed.gumbel);
         let off = model("model:path=m.st,sims=64,gumbel=off");
         assert!(!off.fixed.gumbel && !off.timed.gumbel);
         let on = model("model:path=m.st,ms=200,gumbel=on");
         assert!(on.fixed.gumbel && on.timed.gumbel);
-        let anchor = match PlayerSpec::parse("mcts:evaluator=heuristic,sims=64").unwrap() {
-            PlayerSpec::Mcts { search, .. } => search.mcts_configs(false),
-            other => panic!("{other:?}"),
-        };
+        let anchor =
+            SearchOptions::of(&PlayerSpec::parse("mcts:evaluator=heuristic,sims=64").unwrap())
+                .mcts_configs(false);
         assert!(!anchor.fixed.gumbel && !anchor.timed.gumbel);
         assert_eq!(c.fpu_reduction, MctsConfig::default().fpu_reduction);
         let plain = PlayerSpec::parse("mcts:evaluator=uniform,sims=8,fpu=0,topk=4").unwrap();
@@ -442,6 +455,144 @@ mod tests {
             if let Ok(spec) = PlayerSpec::parse(arg) {
                 // Every spec that loads a network is recognised.
                 assert!(spec.network().is_none() || mentions_network(arg), "{arg}");
+            }
+        }
+    }
+
+    /// A valid value of every type, as text (not a default, so that it shows in names).
+    fn sample(ty: kind::ValueType) -> &'static str {
+        use kind::ValueType::*;
+        match ty {
+            Int { min: 1, max: 60 } => "7",
+            Int { min: 1, .. } => "9",
+            Int { .. } => "5",
+            NonNegative | Real => "1.5",
+            Switch => "off",
+            Choice(words) => words[words.len() - 1],
+            File => "m.st",
+            Device => "cuda:1",
+            Precision => "half",
+        }
+    }
+
+    /// Every key of every kind parses, reaches the spec with the value given, and the name
+    /// parses back to the same spec (which names itself the same way).
+    #[test]
+    fn every_key_of_every_kind_round_trips() {
+        for kind in KINDS {
+            for key in kind.keys {
+                let base = match kind.network {
+                    kind::Network::Always if key.name != "path" => {
+                        format!("{}:path=m.st", kind.name)
+                    }
+                    _ => kind.name.to_string(),
+                };
+                let name = match key.family() {
+                    Some(prefix) => format!("{prefix}mobility"),
+                    None => key.name.to_string(),
+                };
+                let value = sample(key.value);
+                let mut text = format!("{base},{name}={value}").replacen(
+                    ',',
+                    ":",
+                    usize::from(!base.contains(':')),
+                );
+                let spec = PlayerSpec::parse(&text).or_else(|e| match kind.network {
+                    // Keys that need the network's key (ubfm's device=).
+                    kind::Network::WithKey(k)
+                        if key.name != k && !text.contains(&format!("{k}=")) =>
+                    {
+                        text = format!("{text},{k}=m.st");
+                        PlayerSpec::parse(&text).map_err(|e2| anyhow!("{e}; {e2}"))
+                    }
+                    _ => Err(e),
+                });
+                let spec = match spec {
+                    Ok(spec) => spec,
+                    // ubfm's evaluator= and path= exclude each other.
+                    Err(e) if e.to_string().contains("not both") => continue,
+                    Err(e) => panic!("{text}: {e:#}"),
+                };
+                let expected = spec::Value::parse(key.value, &name, value).unwrap();
+                assert_eq!(spec.settings().get(&name), Some(&expected), "{text}");
+                let again = PlayerSpec::parse(&spec.name()).unwrap();
+                assert_eq!(again, spec, "{text}");
+                assert_eq!(again.name(), spec.name(), "{text}");
+                assert!(
+                    spec.name().contains(&format!("{name}={value}")),
+                    "{text} → {spec}"
+                );
+                // Aliases of the kind and of the key read the same.
+                for alias in kind.aliases {
+                    let aliased = PlayerSpec::parse(&text.replacen(kind.name, alias, 1)).unwrap();
+                    assert_eq!(aliased, spec, "{alias}");
+                }
+                for alias in key.aliases {
+                    let aliased =
+                        PlayerSpec::parse(&text.replace(&format!("{name}="), &format!("{alias}=")))
+                            .unwrap();
+                    assert_eq!(aliased, spec, "{alias}");
+                }
+            }
+        }
+    }
+
+    /// What the registry promises clients: every offered opponent is served and parses for
+    /// a client, every cap lets the key's default through, and refused keys are refused.
+    #[test]
+    fn the_registry_keeps_its_promises_to_clients() {
+        for kind in KINDS {
+            for (text, label) in kind.opponents {
+                assert!(kind.served, "{text}");
+                let spec = PlayerSpec::parse_for_client(text).unwrap();
+                assert_eq!(spec.kind().name, kind.name, "{label}");
+            }
+            for key in kind.keys {
+                if let kind::Serve::AtMost { max, .. } = key.serve {
+                    if let Ok(spec::Value::Int(d)) =
+                        spec::Value::parse(key.value, key.name, key.default)
+                    {
+                        assert!(d <= max, "{}.{}", kind.name, key.name);
+                    }
+                }
+            }
+        }
+        for (text, needle) in [
+            ("alphabeta:depth=9", "depth at most 8 without ms or nodes"),
+            ("alphabeta:ms=30001", "ms at most 30000"),
+            ("alphabeta:tt=65", "tt at most 64"),
+            (
+                "alphabeta:weights=/etc/passwd",
+                "weights=FILE is not accepted",
+            ),
+            ("mcts:sims=20001", "sims at most 20000"),
+            ("model:path=m.st,device=cuda", "cpu only"),
+            ("model:path=m.st,precision=half", "chooses the precision"),
+            ("ubfm:nodes=20001", "nodes at most 20000"),
+        ] {
+            let e = PlayerSpec::parse_for_client(text).unwrap_err().to_string();
+            assert!(e.contains(needle), "{text}: {e}");
+            PlayerSpec::parse(text).unwrap();
+        }
+        for text in ["alphabeta:depth=20,ms=100", "mcts:sims=50000,ms=100"] {
+            PlayerSpec::parse_for_client(text).unwrap();
+        }
+    }
+
+    /// The help text and the docs name every kind and key.
+    #[test]
+    fn help_and_docs_name_every_kind_and_key() {
+        let (help, docs, catalogue) = (
+            kind::spec_help(),
+            kind::markdown(),
+            kind::catalogue().to_string(),
+        );
+        for kind in KINDS {
+            for text in [&help, &docs, &catalogue] {
+                assert!(text.contains(kind.name), "{}", kind.name);
+                for key in kind.keys {
+                    assert!(text.contains(key.name), "{}.{}", kind.name, key.name);
+                }
             }
         }
     }

@@ -1,474 +1,346 @@
-//! Player specs: `KIND[:key=value,...]` text ⇄ [`PlayerSpec`] (grammar in [`super`]).
+//! Player specs: `KIND[:key=value,...]` text ⇄ [`PlayerSpec`], driven by the registry of
+//! kinds ([`super::kind`], [`super::KINDS`]): the kind's keys say what parses, how values
+//! are checked and how the canonical form (the player's name) is written.
 
-use super::mcts::MctsConfigs;
-use super::{DEFAULT_SIMS, DEFAULT_UBFM_NODES, NO_NODE_CAP, NO_SIM_CAP};
-use crate::config::AlphaBetaConfig;
-use crate::search::SearchLimits;
-use anyhow::{anyhow, bail, Context, Result};
-use selfplay::MctsConfig;
+use super::kind::{self, Key, Order, PlayerKind, Serve, Shown, ValueType};
+use super::net::{Device, Precision};
+use anyhow::{anyhow, bail, Result};
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-/// Search settings of an MCTS player that differ from [`MctsConfig::default`] (`None`:
-/// the default). Part of the player's name, so two settings are two players.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct SearchOptions {
-    /// `cpuct=C`: the PUCT exploration constant.
-    pub cpuct: Option<f32>,
-    /// `fpu=R`: first-play urgency reduction below the parent's value.
-    pub fpu: Option<f32>,
-    /// `gumbel=on|off`: Gumbel root (sequential halving) instead of PUCT at the root.
-    pub gumbel: Option<bool>,
-    /// `topk=K`: root moves considered by the Gumbel root.
-    pub top_k: Option<u32>,
+/// A checked value of a key.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// [`ValueType::Int`].
+    Int(i64),
+    /// [`ValueType::NonNegative`] and [`ValueType::Real`].
+    Real(f64),
+    /// [`ValueType::Switch`].
+    Switch(bool),
+    /// [`ValueType::Choice`]: the word, lower case.
+    Word(&'static str),
+    /// [`ValueType::File`].
+    File(PathBuf),
+    /// [`ValueType::Device`].
+    Device(Device),
+    /// [`ValueType::Precision`].
+    Precision(Precision),
 }
 
-impl SearchOptions {
-    /// Takes `key=value` if it is a search option; `Ok(false)` if the key is another one.
-    fn parse(&mut self, spec: &str, key: &str, value: &str) -> Result<bool> {
-        match key {
-            "cpuct" => self.cpuct = Some(non_negative(spec, key, value)?),
-            "fpu" => self.fpu = Some(non_negative(spec, key, value)?),
-            "gumbel" => self.gumbel = Some(on_off(spec, key, value)?),
-            "topk" => self.top_k = Some(positive(spec, key, value)?),
-            _ => return Ok(false),
-        }
-        Ok(true)
-    }
-
-    /// The search configs of a player, fixed-simulation and timed searches: the defaults
-    /// of [`MctsConfig`] with the Gumbel root on for a model player's fixed-simulation
-    /// searches (`model_player`), then these options (an explicit `gumbel=` sets both).
-    pub fn mcts_configs(&self, model_player: bool) -> MctsConfigs {
-        MctsConfigs {
-            fixed: self.mcts_config(model_player),
-            timed: self.mcts_config(false),
-        }
-    }
-
-    /// One search config: the defaults of [`MctsConfig`] with the Gumbel root on when
-    /// `gumbel_by_default`, then these options.
-    pub fn mcts_config(&self, gumbel_by_default: bool) -> MctsConfig {
-        let mut c = MctsConfig {
-            gumbel: gumbel_by_default,
-            ..MctsConfig::default()
-        };
-        if let Some(x) = self.cpuct {
-            c.cpuct = x;
-        }
-        if let Some(x) = self.fpu {
-            c.fpu_reduction = x;
-        }
-        if let Some(x) = self.gumbel {
-            c.gumbel = x;
-        }
-        if let Some(x) = self.top_k {
-            c.gumbel_top_k = x;
-        }
-        c
-    }
-}
-
-impl fmt::Display for SearchOptions {
-    /// `,key=value` for each option set, in a fixed order (empty when none is).
+impl fmt::Display for Value {
+    /// The normal form the canonical spec writes.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(x) = self.cpuct {
-            write!(f, ",cpuct={x}")?;
+        match self {
+            Value::Int(n) => write!(f, "{n}"),
+            Value::Real(x) => write!(f, "{}", *x as f32),
+            Value::Switch(on) => f.write_str(if *on { "on" } else { "off" }),
+            Value::Word(w) => f.write_str(w),
+            Value::File(p) => write!(f, "{}", p.display()),
+            Value::Device(d) => write!(f, "{d}"),
+            Value::Precision(p) => write!(f, "{p}"),
         }
-        if let Some(x) = self.fpu {
-            write!(f, ",fpu={x}")?;
+    }
+}
+
+impl Value {
+    /// `text` as a value of `ty`; the error names `key` and the problem.
+    pub fn parse(ty: ValueType, key: &str, text: &str) -> Result<Value, String> {
+        let number = || format!("{key}={text} is not a valid number");
+        match ty {
+            ValueType::Int { min, max } => {
+                let n: i128 = text.parse().map_err(|_| number())?;
+                if !(min as i128..=max as i128).contains(&n) {
+                    return Err(if min == 1 && max >= u32::MAX as i64 {
+                        format!("{key} must be positive")
+                    } else {
+                        format!("{key} must be {min}..={max}")
+                    });
+                }
+                Ok(Value::Int(n as i64))
+            }
+            ValueType::NonNegative | ValueType::Real => {
+                let x: f64 = text.parse().map_err(|_| number())?;
+                if !x.is_finite() || (ty == ValueType::NonNegative && x < 0.0) {
+                    return Err(if ty == ValueType::NonNegative {
+                        format!("{key} must be a finite number ≥ 0")
+                    } else {
+                        format!("{key} must be a finite number")
+                    });
+                }
+                Ok(Value::Real(x))
+            }
+            ValueType::Switch => match text.to_ascii_lowercase().as_str() {
+                "on" | "true" | "1" | "yes" => Ok(Value::Switch(true)),
+                "off" | "false" | "0" | "no" => Ok(Value::Switch(false)),
+                _ => Err(format!("{key}={text} should be on or off")),
+            },
+            ValueType::Choice(words) => {
+                let lower = text.to_ascii_lowercase();
+                words
+                    .iter()
+                    .find(|w| **w == lower)
+                    .map(|w| Value::Word(w))
+                    .ok_or_else(|| format!("{key} must be {}", one_of(words)))
+            }
+            ValueType::File => {
+                if text.is_empty() {
+                    return Err(format!("{key} needs a file name"));
+                }
+                Ok(Value::File(PathBuf::from(text)))
+            }
+            ValueType::Device => text.parse().map(Value::Device),
+            ValueType::Precision => text.parse().map(Value::Precision),
         }
-        if let Some(x) = self.gumbel {
-            write!(f, ",gumbel={}", if x { "on" } else { "off" })?;
-        }
-        if let Some(x) = self.top_k {
-            write!(f, ",topk={x}")?;
+    }
+}
+
+/// `a`, `a or b`, `a, b or c`.
+fn one_of(words: &[&str]) -> String {
+    match words.split_last() {
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
+/// One key of a spec with its value.
+#[derive(Clone, Debug)]
+pub struct Setting {
+    /// The registry's entry for the key.
+    pub key: &'static Key,
+    /// The key as the canonical form writes it (the key's name, or a family member's own
+    /// name: `w.mobility`).
+    pub name: String,
+    /// The checked value.
+    pub value: Value,
+    /// The value as given (trimmed), for kinds named in [`Order::Given`].
+    pub given: String,
+    /// Whether the kind filled it in ([`Settings::fill`]) rather than the text giving it.
+    pub filled: bool,
+}
+
+/// The keys of one spec, in canonical order.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    kind: &'static PlayerKind,
+    list: Vec<Setting>,
+}
+
+impl Settings {
+    /// The value of `name` (a key's name or a family member's name), if given.
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.list.iter().find(|s| s.name == name).map(|s| &s.value)
+    }
+
+    /// Whether `name` is given.
+    pub fn has(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    /// Every setting, in canonical order.
+    pub fn iter(&self) -> impl Iterator<Item = &Setting> {
+        self.list.iter()
+    }
+
+    /// Sets `name` (a key of the kind, not a family) to `value`, replacing any value it
+    /// had, in its canonical place. Errors on a key the kind does not take.
+    pub fn insert(&mut self, name: &str, value: Value) -> Result<(), String> {
+        let key = self
+            .kind
+            .keys
+            .iter()
+            .find(|k| k.family().is_none() && k.name == name)
+            .ok_or_else(|| format!("{} takes no key '{name}'", self.kind.name))?;
+        let given = value.to_string();
+        let setting = Setting {
+            key,
+            name: name.to_string(),
+            value,
+            given,
+            filled: false,
+        };
+        match self.list.iter_mut().find(|s| s.name == name) {
+            Some(old) => *old = setting,
+            None => {
+                self.list.push(setting);
+                self.sort();
+            }
         }
         Ok(())
     }
-}
 
-fn non_negative(spec: &str, key: &str, value: &str) -> Result<f32> {
-    let x: f32 = number(spec, key, value)?;
-    if !(x.is_finite() && x >= 0.0) {
-        bail!("player spec '{spec}': {key} must be a finite number ≥ 0");
+    /// Sets `name` to `value` unless it is given: a default the kind's canonical form
+    /// states (`sims=800`), dropped again when a derived spec changes its limits
+    /// ([`PlayerSpec::with`]).
+    pub fn fill(&mut self, name: &str, value: Value) -> Result<(), String> {
+        if self.has(name) {
+            return Ok(());
+        }
+        self.insert(name, value)?;
+        if let Some(s) = self.list.iter_mut().find(|s| s.name == name) {
+            s.filled = true;
+        }
+        Ok(())
     }
-    Ok(x)
-}
 
-/// Largest transposition table a spec may ask for (`tt=`, MiB): 64 GiB.
-pub const MAX_TT_MIB: usize = 1 << 16;
+    /// Removes `name`, if given.
+    pub fn remove(&mut self, name: &str) {
+        self.list.retain(|s| s.name != name);
+    }
 
-/// A parsed player spec (see the module docs for the grammar).
-#[derive(Clone, Debug, PartialEq)]
-pub enum PlayerSpec {
-    /// Uniformly random legal moves.
-    Random {
-        /// Fixed seed (otherwise from the factory's seed).
-        seed: Option<u64>,
-    },
-    /// The alpha-beta baseline.
-    AlphaBeta {
-        /// Search limits per move.
-        limits: SearchLimits,
-        /// Search options and weights.
-        config: AlphaBetaConfig,
-        /// The spec text it was parsed from (its name).
-        text: String,
-    },
-    /// MCTS with a built-in evaluator.
-    Mcts {
-        /// `heuristic` or `uniform`.
-        evaluator: String,
-        /// Simulations per move; with `ms`, the cap ([`NO_SIM_CAP`]: none).
-        sims: u32,
-        /// Thinking time per move in milliseconds (searches by time when set).
-        ms: Option<u64>,
-        /// Search settings.
-        search: SearchOptions,
-    },
-    /// MCTS with a trained network.
-    Model {
-        /// The model file.
-        path: PathBuf,
-        /// Simulations per move; with `ms`, the cap ([`NO_SIM_CAP`]: none).
-        sims: u32,
-        /// Where and in what precision its network runs.
-        net: NetOptions,
-        /// Thinking time per move in milliseconds (searches by time when set).
-        ms: Option<u64>,
-        /// Search settings.
-        search: SearchOptions,
-    },
-    /// Unbounded best-first minimax with completion ([`selfplay::Ubfm`]).
-    Ubfm {
-        /// Its value function.
-        values: UbfmValues,
-        /// Iterations per move (each expands one state); with `ms`, the cap
-        /// ([`NO_NODE_CAP`]: none).
-        nodes: u32,
-        /// Thinking time per move in milliseconds (searches by time when set).
-        ms: Option<u64>,
-        /// `completion=on|off` (default on; off is the papers' plain UBFM).
-        completion: bool,
-    },
-}
-
-/// The value function of a `ubfm` player.
-#[derive(Clone, Debug, PartialEq)]
-pub enum UbfmValues {
-    /// A built-in evaluator: `heuristic` or `uniform` (`evaluator=`).
-    Builtin(String),
-    /// A trained network's value head (`path=`, with `device=` and `precision=`).
-    Network {
-        /// The model file.
-        path: PathBuf,
-        /// Where and in what precision it runs.
-        net: NetOptions,
-    },
-}
-
-/// Where and in what precision a `model` player's network runs: its spec's `device=` and
-/// `precision=`.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct NetOptions {
-    /// `cpu`, `cuda` or `cuda:N` (lower case). Default `cpu`.
-    pub device: String,
-    /// `auto`, `float`, `half` or `bfloat16`; `None` (the default): the command's own
-    /// inference setting.
-    pub precision: Option<String>,
-}
-
-impl Default for NetOptions {
-    fn default() -> Self {
-        NetOptions {
-            device: "cpu".into(),
-            precision: None,
+    /// Puts the settings in the kind's canonical order (kinds in [`Order::Given`] keep
+    /// theirs; an inserted key goes last).
+    fn sort(&mut self) {
+        if self.kind.order == Order::Declared {
+            let place = |s: &Setting| {
+                self.kind
+                    .keys
+                    .iter()
+                    .position(|k| std::ptr::eq(k, s.key))
+                    .unwrap_or(usize::MAX)
+            };
+            let mut list = std::mem::take(&mut self.list);
+            list.sort_by_key(place);
+            self.list = list;
         }
     }
 }
 
-impl NetOptions {
-    /// On `device`, in the command's precision.
-    pub fn on(device: &str) -> NetOptions {
-        NetOptions {
-            device: device.to_ascii_lowercase(),
-            precision: None,
-        }
-    }
+/// A parsed player spec: a kind of the registry and its checked keys. Two specs are equal
+/// when their canonical forms (their names) are.
+#[derive(Clone)]
+pub struct PlayerSpec {
+    settings: Settings,
 }
 
-/// The precision names a `model` spec accepts (the binary maps them onto its inference
-/// settings).
-const PRECISIONS: [&str; 4] = ["auto", "float", "half", "bfloat16"];
-
-fn split_spec(text: &str) -> (String, Vec<(String, String)>, Vec<String>) {
-    let text = text.trim();
-    let (kind, rest) = text.split_once(':').unwrap_or((text, ""));
-    let mut pairs = Vec::new();
-    let mut bare = Vec::new();
-    for part in rest.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        match part.split_once('=') {
-            Some((k, v)) => pairs.push((k.trim().to_ascii_lowercase(), v.trim().to_string())),
-            None => bare.push(part.to_string()),
-        }
-    }
-    (kind.trim().to_ascii_lowercase(), pairs, bare)
-}
-
-fn number<T: std::str::FromStr>(spec: &str, key: &str, value: &str) -> Result<T> {
-    value
-        .parse()
-        .map_err(|_| anyhow!("player spec '{spec}': {key}={value} is not a valid number"))
-}
-
-fn on_off(spec: &str, key: &str, value: &str) -> Result<bool> {
-    match value.to_ascii_lowercase().as_str() {
-        "on" | "true" | "1" | "yes" => Ok(true),
-        "off" | "false" | "0" | "no" => Ok(false),
-        _ => bail!("player spec '{spec}': {key}={value} should be on or off"),
-    }
+/// Who asked for a spec.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Audience {
+    /// A command line, config file or engine session: anything the kinds take.
+    Anyone,
+    /// A `serve` client: only served kinds, within the keys' [`Serve`] rules.
+    Client,
 }
 
 impl PlayerSpec {
     /// Parses a spec; errors name the spec and the offending part.
     pub fn parse(text: &str) -> Result<PlayerSpec> {
+        PlayerSpec::parse_as(text, Audience::Anyone)
+    }
+
+    /// Parses a spec a `serve` client sent and checks it against the registry's rules for
+    /// clients ([`PlayerKind::served`], each key's [`Serve`]) before anything else runs
+    /// (no file is read). Paths to files ([`Serve::ServedFile`]) are left for the server
+    /// to check ([`PlayerSpec::served_files_mut`]).
+    pub fn parse_for_client(text: &str) -> Result<PlayerSpec> {
+        PlayerSpec::parse_as(text, Audience::Client)
+    }
+
+    fn parse_as(text: &str, audience: Audience) -> Result<PlayerSpec> {
         let spec = text.trim();
-        let (kind, pairs, bare) = split_spec(spec);
-        if let Some(b) = bare.first() {
-            bail!("player spec '{spec}': '{b}' should be key=value");
+        let (kind_name, rest) = spec.split_once(':').unwrap_or((spec, ""));
+        let kind_name = kind_name.trim().to_ascii_lowercase();
+        if kind_name.is_empty() {
+            bail!("empty player spec");
         }
-        let unknown = |k: &str, allowed: &str| {
-            anyhow!("player spec '{spec}': unknown key '{k}' for {kind} (allowed: {allowed})")
+        let kind = kind::find(&kind_name).ok_or_else(|| {
+            anyhow!(
+                "player spec '{spec}': unknown player kind '{kind_name}' (expected {})",
+                kind::kind_names()
+            )
+        })?;
+        let err = |msg: String| anyhow!("player spec '{spec}': {msg}");
+        if audience == Audience::Client && !kind.served {
+            return Err(err(format!("{} players are not served", kind.name)));
+        }
+        let mut settings = Settings {
+            kind,
+            list: Vec::new(),
         };
-        match kind.as_str() {
-            "random" => {
-                let mut seed = None;
-                for (k, v) in &pairs {
-                    match k.as_str() {
-                        "seed" => seed = Some(number(spec, k, v)?),
-                        _ => return Err(unknown(k, "seed")),
-                    }
-                }
-                Ok(PlayerSpec::Random { seed })
-            }
-            "alphabeta" | "ab" => {
-                let mut limits = SearchLimits::default();
-                let mut config = AlphaBetaConfig::default();
-                let mut weight_overrides = Vec::new();
-                let mut lmr_given = false;
-                for (k, v) in &pairs {
-                    match k.as_str() {
-                        "depth" => {
-                            let d: u32 = number(spec, k, v)?;
-                            if d == 0 || d > 60 {
-                                bail!("player spec '{spec}': depth must be 1..=60");
-                            }
-                            limits.depth = Some(d);
-                        }
-                        "ms" => {
-                            let ms: u64 = number(spec, k, v)?;
-                            if ms == 0 {
-                                bail!("player spec '{spec}': ms must be positive");
-                            }
-                            limits.time = Some(Duration::from_millis(ms));
-                        }
-                        "nodes" => {
-                            let n: u64 = number(spec, k, v)?;
-                            if n == 0 {
-                                bail!("player spec '{spec}': nodes must be positive");
-                            }
-                            limits.nodes = Some(n);
-                        }
-                        "tt" => {
-                            let mib: usize = number(spec, k, v)?;
-                            if !(1..=MAX_TT_MIB).contains(&mib) {
-                                bail!("player spec '{spec}': tt must be 1..={MAX_TT_MIB} (MiB)");
-                            }
-                            config.tt_mib = mib;
-                        }
-                        "aspiration" => config.aspiration = number(spec, k, v)?,
-                        "lmr" => {
-                            config.late_move_reductions = on_off(spec, k, v)?;
-                            lmr_given = true;
-                        }
-                        "leafwin" => config.leaf_win_check = on_off(spec, k, v)?,
-                        "threat" => config.threat_extension = on_off(spec, k, v)?,
-                        "weights" => {
-                            let text = std::fs::read_to_string(v).with_context(|| {
-                                format!("player spec '{spec}': cannot read weights file {v}")
-                            })?;
-                            config.weights = serde_json::from_str(&text).with_context(|| {
-                                format!("player spec '{spec}': bad weights file {v}")
-                            })?;
-                        }
-                        w if w.starts_with("w.") => {
-                            let value: f64 = number(spec, k, v)?;
-                            weight_overrides.push((w[2..].to_string(), value));
-                        }
-                        _ => {
-                            return Err(unknown(
-                                k,
-                                "depth, ms, nodes, tt, lmr, leafwin, threat, aspiration, weights, w.NAME",
-                            ))
-                        }
-                    }
-                }
-                for (name, w) in weight_overrides {
-                    config
-                        .weights
-                        .set(&name, w as f32)
-                        .map_err(|e| anyhow!("player spec '{spec}': {e}"))?;
-                }
-                if limits == SearchLimits::default() {
-                    limits.depth = Some(4);
-                }
-                // Reductions cost strength at a fixed depth but pay at a fixed time or node
-                // budget (ms=50: +76 Elo [-10, +173] over 60 games).
-                if !lmr_given && limits.depth.is_none() {
-                    config.late_move_reductions = true;
-                }
-                Ok(PlayerSpec::AlphaBeta {
-                    limits,
-                    config,
-                    text: canonical(spec),
-                })
-            }
-            "mcts" => {
-                let mut evaluator = "heuristic".to_string();
-                let mut sims = None;
-                let mut ms = None;
-                let mut search = SearchOptions::default();
-                for (k, v) in &pairs {
-                    if search.parse(spec, k, v)? {
-                        continue;
-                    }
-                    match k.as_str() {
-                        "evaluator" | "eval" => {
-                            evaluator = v.to_ascii_lowercase();
-                            if evaluator != "heuristic" && evaluator != "uniform" {
-                                bail!("player spec '{spec}': evaluator must be heuristic or uniform");
-                            }
-                        }
-                        "sims" => sims = Some(positive(spec, k, v)?),
-                        "ms" => ms = Some(milliseconds(spec, k, v)?),
-                        _ => {
-                            return Err(unknown(k, "evaluator, sims, ms, cpuct, fpu, gumbel, topk"))
-                        }
-                    }
-                }
-                let sims = mcts_sims(sims, ms);
-                Ok(PlayerSpec::Mcts {
-                    evaluator,
-                    sims,
-                    ms,
-                    search,
-                })
-            }
-            "model" => {
-                let mut path = None;
-                let mut sims = None;
-                let mut ms = None;
-                let mut net = NetOptions::default();
-                let mut search = SearchOptions::default();
-                for (k, v) in &pairs {
-                    if search.parse(spec, k, v)? {
-                        continue;
-                    }
-                    match k.as_str() {
-                        "path" => path = Some(PathBuf::from(v)),
-                        "sims" => sims = Some(positive(spec, k, v)?),
-                        "ms" => ms = Some(milliseconds(spec, k, v)?),
-                        "device" => net.device = v.to_ascii_lowercase(),
-                        "precision" => net.precision = Some(precision(spec, v)?),
-                        _ => {
-                            return Err(unknown(
-                                k,
-                                "path, sims, ms, device, precision, cpuct, fpu, gumbel, topk",
-                            ))
-                        }
-                    }
-                }
-                let path =
-                    path.ok_or_else(|| anyhow!("player spec '{spec}': model needs path=FILE"))?;
-                let sims = mcts_sims(sims, ms);
-                Ok(PlayerSpec::Model {
-                    path,
-                    sims,
-                    net,
-                    ms,
-                    search,
-                })
-            }
-            "ubfm" => {
-                let mut evaluator = None;
-                let mut path = None;
-                let mut nodes = None;
-                let mut ms = None;
-                let mut net = NetOptions::default();
-                let mut net_given = false;
-                let mut completion = true;
-                for (k, v) in &pairs {
-                    match k.as_str() {
-                        "evaluator" | "eval" => {
-                            let e = v.to_ascii_lowercase();
-                            if e != "heuristic" && e != "uniform" {
-                                bail!("player spec '{spec}': evaluator must be heuristic or uniform");
-                            }
-                            evaluator = Some(e);
-                        }
-                        "path" => path = Some(PathBuf::from(v)),
-                        "nodes" => nodes = Some(positive(spec, k, v)?),
-                        "ms" => ms = Some(milliseconds(spec, k, v)?),
-                        "device" => {
-                            net.device = v.to_ascii_lowercase();
-                            net_given = true;
-                        }
-                        "precision" => {
-                            net.precision = Some(precision(spec, v)?);
-                            net_given = true;
-                        }
-                        "completion" => completion = on_off(spec, k, v)?,
-                        _ => {
-                            return Err(unknown(
-                                k,
-                                "evaluator, path, nodes, ms, device, precision, completion",
-                            ))
-                        }
-                    }
-                }
-                let values = match (evaluator, path) {
-                    (Some(_), Some(_)) => bail!(
-                        "player spec '{spec}': ubfm takes either evaluator= or path=, not both"
-                    ),
-                    (_, Some(path)) => UbfmValues::Network { path, net },
-                    (evaluator, None) => {
-                        if net_given {
-                            bail!(
-                                "player spec '{spec}': device= and precision= need a network (path=FILE)"
-                            );
-                        }
-                        UbfmValues::Builtin(evaluator.unwrap_or_else(|| "heuristic".into()))
-                    }
+        for part in rest.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let Some((name, given)) = part.split_once('=') else {
+                return Err(err(format!("'{part}' should be key=value")));
+            };
+            let name = name.trim().to_ascii_lowercase();
+            let given = given.trim();
+            let key = kind.keys.iter().find(|k| k.matches(&name)).ok_or_else(|| {
+                let allowed: Vec<&str> = kind.keys.iter().map(|k| k.name).collect();
+                let allowed = if allowed.is_empty() {
+                    "none".to_string()
+                } else {
+                    allowed.join(", ")
                 };
-                let nodes = match (nodes, ms) {
-                    (Some(n), _) => n,
-                    (None, Some(_)) => NO_NODE_CAP,
-                    (None, None) => DEFAULT_UBFM_NODES,
-                };
-                Ok(PlayerSpec::Ubfm {
-                    values,
-                    nodes,
-                    ms,
-                    completion,
-                })
+                err(format!(
+                    "unknown key '{name}' for {} (allowed: {allowed})",
+                    kind.name
+                ))
+            })?;
+            let name = if key.family().is_some() {
+                name
+            } else {
+                key.name.to_string()
+            };
+            if settings.has(&name) {
+                return Err(err(format!("{name} is given twice")));
             }
-            "" => bail!("empty player spec"),
-            other => bail!(
-                "player spec '{spec}': unknown player kind '{other}' (expected random, alphabeta, mcts, model or ubfm)"
-            ),
+            let value = Value::parse(key.value, &name, given).map_err(err)?;
+            settings.list.push(Setting {
+                key,
+                name,
+                value,
+                given: given.to_string(),
+                filled: false,
+            });
         }
+        settings.sort();
+        if audience == Audience::Client {
+            check_for_client(&settings).map_err(err)?;
+        }
+        (kind.complete)(&mut settings).map_err(err)?;
+        Ok(PlayerSpec { settings })
+    }
+
+    /// Its kind.
+    pub fn kind(&self) -> &'static PlayerKind {
+        self.settings.kind
+    }
+
+    /// Its keys and values.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// Sets a key (see [`Settings::insert`]) or removes it (`None`): for commands that
+    /// derive one player from another (a model at another time limit). The defaults the
+    /// kind filled in are dropped and its rules run again.
+    pub fn with(&self, name: &str, value: Option<Value>) -> Result<PlayerSpec> {
+        let mut settings = self.settings.clone();
+        settings.list.retain(|s| !s.filled);
+        match value {
+            Some(v) => settings
+                .insert(name, v)
+                .map_err(|e| anyhow!("player '{self}': {e}"))?,
+            None => settings.remove(name),
+        }
+        (self.kind().complete)(&mut settings).map_err(|e| anyhow!("player '{self}': {e}"))?;
+        Ok(PlayerSpec { settings })
+    }
+
+    /// This spec searching by time: `ms` milliseconds per move, the limits its kind filled
+    /// in dropped and the ones its text gave kept as caps (`model:path=P` at 200 ms is
+    /// `model:path=P,ms=200`, not `…,sims=800`). The spec itself for kinds without a time
+    /// limit (they do not search).
+    pub fn searching_for(&self, ms: u64) -> Result<PlayerSpec> {
+        if !self.kind().keys.iter().any(|k| k.name == "ms") {
+            return Ok(self.clone());
+        }
+        self.with("ms", Some(Value::Int(ms as i64)))
+    }
+
+    /// Whether the spec's text gives a limit of its own ([`Key::limit`]: a depth, node,
+    /// simulation or time limit), rather than only the defaults its kind fills in.
+    pub fn gives_limit(&self) -> bool {
+        self.settings.iter().any(|s| s.key.limit && !s.filled)
     }
 
     /// The canonical name of the player (used in results and ratings).
@@ -476,170 +348,152 @@ impl PlayerSpec {
         self.to_string()
     }
 
-    /// The trained network the player loads, if any (`model` players and `ubfm` players
-    /// with `path=`), with where and how it runs.
-    pub fn network(&self) -> Option<(&Path, &NetOptions)> {
-        match self {
-            PlayerSpec::Model { path, net, .. }
-            | PlayerSpec::Ubfm {
-                values: UbfmValues::Network { path, net },
-                ..
-            } => Some((path, net)),
+    /// An integer key's value.
+    pub fn int(&self, name: &str) -> Option<i64> {
+        match self.settings.get(name) {
+            Some(Value::Int(n)) => Some(*n),
             _ => None,
         }
     }
-}
 
-/// Whether a command-line argument may name a player that loads a network, so that the
-/// command needs torch: it mentions `model` (every `model:` spec) or `path=` (only the
-/// kinds that load a network take it: `model`, `ubfm`). Errs towards yes: a false yes
-/// costs the torch binary's start, a false no an error.
-pub fn mentions_network(arg: &str) -> bool {
-    let lower = arg.to_ascii_lowercase();
-    lower.contains("model") || lower.contains("path=")
-}
-
-/// A `precision=` value, checked against [`PRECISIONS`].
-fn precision(spec: &str, value: &str) -> Result<String> {
-    let p = value.to_ascii_lowercase();
-    if !PRECISIONS.contains(&p.as_str()) {
-        bail!(
-            "player spec '{spec}': precision '{value}': expected one of {}",
-            PRECISIONS.join(", ")
-        );
+    /// A number key's value.
+    pub fn real(&self, name: &str) -> Option<f64> {
+        match self.settings.get(name) {
+            Some(Value::Real(x)) => Some(*x),
+            _ => None,
+        }
     }
-    Ok(p)
-}
 
-/// The `sims` field of an MCTS spec from its `sims` and `ms` keys.
-fn mcts_sims(sims: Option<u32>, ms: Option<u64>) -> u32 {
-    match (sims, ms) {
-        (Some(n), _) => n,
-        (None, Some(_)) => NO_SIM_CAP,
-        (None, None) => DEFAULT_SIMS,
+    /// A switch key's value.
+    pub fn switch(&self, name: &str) -> Option<bool> {
+        match self.settings.get(name) {
+            Some(Value::Switch(on)) => Some(*on),
+            _ => None,
+        }
+    }
+
+    /// A choice key's word.
+    pub fn word(&self, name: &str) -> Option<&'static str> {
+        match self.settings.get(name) {
+            Some(Value::Word(w)) => Some(w),
+            _ => None,
+        }
+    }
+
+    /// A file key's path.
+    pub fn file(&self, name: &str) -> Option<&Path> {
+        match self.settings.get(name) {
+            Some(Value::File(p)) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// A device key's value.
+    pub fn device(&self, name: &str) -> Option<Device> {
+        match self.settings.get(name) {
+            Some(Value::Device(d)) => Some(*d),
+            _ => None,
+        }
+    }
+
+    /// A precision key's value.
+    pub fn precision(&self, name: &str) -> Option<Precision> {
+        match self.settings.get(name) {
+            Some(Value::Precision(p)) => Some(*p),
+            _ => None,
+        }
+    }
+
+    /// The trained network the player loads, if any (its kind's
+    /// [`super::kind::Network`] rule), with where and how it runs.
+    pub fn network(&self) -> Option<(&Path, super::NetOptions)> {
+        let loads = match self.kind().network {
+            kind::Network::Never => false,
+            kind::Network::Always => true,
+            kind::Network::WithKey(key) => self.settings.has(key),
+        };
+        if !loads {
+            return None;
+        }
+        Some((self.file("path")?, super::NetOptions::of(self)))
+    }
+
+    /// The paths of the keys a client may only point at served files
+    /// ([`Serve::ServedFile`]), for the server to check and replace by canonical paths.
+    pub fn served_files_mut(&mut self) -> impl Iterator<Item = &mut PathBuf> {
+        self.settings
+            .list
+            .iter_mut()
+            .filter_map(|s| match &mut s.value {
+                Value::File(p) if s.key.serve == Serve::ServedFile => Some(p),
+                _ => None,
+            })
     }
 }
 
-fn milliseconds(spec: &str, key: &str, value: &str) -> Result<u64> {
-    let ms: u64 = number(spec, key, value)?;
-    if ms == 0 {
-        bail!("player spec '{spec}': {key} must be positive");
+/// The registry's rules for `serve` clients over the keys as given.
+fn check_for_client(settings: &Settings) -> Result<(), String> {
+    for s in settings.iter() {
+        match s.key.serve {
+            Serve::Any | Serve::ServedFile => {}
+            Serve::AtMost { max, unless } => {
+                let over = match &s.value {
+                    Value::Int(n) => *n > max,
+                    Value::Real(x) => *x > max as f64,
+                    _ => false,
+                };
+                if over && !unless.iter().any(|k| settings.has(k)) {
+                    return Err(if unless.is_empty() {
+                        format!("{} at most {max}", s.name)
+                    } else {
+                        format!("{} at most {max} without {}", s.name, unless.join(" or "))
+                    });
+                }
+            }
+            Serve::Only(value, why) => {
+                if s.value.to_string() != value {
+                    return Err(format!("{}={}: {why}", s.name, s.given));
+                }
+            }
+            Serve::Refused(why) => return Err(format!("{}: {why}", s.name)),
+        }
     }
-    Ok(ms)
+    Ok(())
 }
 
-/// `,sims=N` and `,ms=T` as the spec shows them (`sims` omitted when it is no cap).
-fn mcts_limits(sims: u32, ms: Option<u64>) -> String {
-    let mut s = String::new();
-    if !(ms.is_some() && sims == NO_SIM_CAP) {
-        s += &format!(",sims={sims}");
+impl fmt::Debug for PlayerSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "PlayerSpec({self})")
     }
-    if let Some(ms) = ms {
-        s += &format!(",ms={ms}");
-    }
-    s
 }
 
-fn positive(spec: &str, key: &str, value: &str) -> Result<u32> {
-    let n: u32 = number(spec, key, value)?;
-    if n == 0 {
-        bail!("player spec '{spec}': {key} must be positive");
-    }
-    Ok(n)
-}
-
-/// Lower-cases the kind and trims spaces around parts: `AlphaBeta: depth=4` → `alphabeta:depth=4`.
-fn canonical(spec: &str) -> String {
-    let (kind, rest) = spec.split_once(':').unwrap_or((spec, ""));
-    let parts: Vec<String> = rest
-        .split(',')
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-        .map(|p| match p.split_once('=') {
-            Some((k, v)) => format!("{}={}", k.trim().to_ascii_lowercase(), v.trim()),
-            None => p.to_string(),
-        })
-        .collect();
-    let kind = match kind.trim().to_ascii_lowercase().as_str() {
-        "ab" => "alphabeta".to_string(),
-        k => k.to_string(),
-    };
-    if parts.is_empty() {
-        kind
-    } else {
-        format!("{kind}:{}", parts.join(","))
+impl PartialEq for PlayerSpec {
+    fn eq(&self, other: &PlayerSpec) -> bool {
+        self.to_string() == other.to_string()
     }
 }
 
 impl fmt::Display for PlayerSpec {
+    /// The canonical form: the kind's name, then `:key=value,...` in the kind's order (see
+    /// [`Order`] and [`Shown`]).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            PlayerSpec::Random { seed: None } => write!(f, "random"),
-            PlayerSpec::Random { seed: Some(s) } => write!(f, "random:seed={s}"),
-            PlayerSpec::AlphaBeta { text, .. } => write!(f, "{text}"),
-            PlayerSpec::Mcts {
-                evaluator,
-                sims,
-                ms,
-                search,
-            } => {
-                write!(
-                    f,
-                    "mcts:evaluator={evaluator}{}{search}",
-                    mcts_limits(*sims, *ms)
-                )
+        let kind = self.kind();
+        let mut first = true;
+        f.write_str(kind.name)?;
+        for s in self.settings.iter() {
+            if s.key.shown == Shown::UnlessDefault
+                && Value::parse(s.key.value, &s.name, s.key.default).as_ref() == Ok(&s.value)
+            {
+                continue;
             }
-            PlayerSpec::Model {
-                path,
-                sims,
-                net,
-                ms,
-                search,
-            } => {
-                write!(
-                    f,
-                    "model:path={}{}{search}",
-                    path.display(),
-                    mcts_limits(*sims, *ms)
-                )?;
-                if net.device != "cpu" {
-                    write!(f, ",device={}", net.device)?;
-                }
-                if let Some(p) = &net.precision {
-                    write!(f, ",precision={p}")?;
-                }
-                Ok(())
-            }
-            PlayerSpec::Ubfm {
-                values,
-                nodes,
-                ms,
-                completion,
-            } => {
-                match values {
-                    UbfmValues::Builtin(e) => write!(f, "ubfm:evaluator={e}")?,
-                    UbfmValues::Network { path, .. } => write!(f, "ubfm:path={}", path.display())?,
-                }
-                if !(ms.is_some() && *nodes == NO_NODE_CAP) {
-                    write!(f, ",nodes={nodes}")?;
-                }
-                if let Some(ms) = ms {
-                    write!(f, ",ms={ms}")?;
-                }
-                if let UbfmValues::Network { net, .. } = values {
-                    if net.device != "cpu" {
-                        write!(f, ",device={}", net.device)?;
-                    }
-                    if let Some(p) = &net.precision {
-                        write!(f, ",precision={p}")?;
-                    }
-                }
-                if !completion {
-                    write!(f, ",completion=off")?;
-                }
-                Ok(())
+            f.write_str(if first { ":" } else { "," })?;
+            first = false;
+            match kind.order {
+                Order::Declared => write!(f, "{}={}", s.name, s.value)?,
+                Order::Given => write!(f, "{}={}", s.name, s.given)?,
             }
         }
+        Ok(())
     }
 }
 
@@ -647,5 +501,18 @@ impl std::str::FromStr for PlayerSpec {
     type Err = anyhow::Error;
     fn from_str(s: &str) -> Result<Self> {
         PlayerSpec::parse(s)
+    }
+}
+
+impl serde::Serialize for PlayerSpec {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for PlayerSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        PlayerSpec::parse(&text).map_err(|e| serde::de::Error::custom(format!("{e:#}")))
     }
 }

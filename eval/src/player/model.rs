@@ -1,0 +1,101 @@
+//! The `model` kind: MCTS ([`super::mcts`]) with a trained network's policy and values.
+//! The binary supplies the network loader ([`super::PlayerFactory::with_model_loader`]) so
+//! that this crate stays free of torch.
+//!
+//! Model players search a fixed number of simulations with the Gumbel root unless
+//! `gumbel=off`: it is how their networks were trained to be searched (self-play's policy
+//! targets are the Gumbel root's), and it measured +247 Elo over PUCT at 64 simulations
+//! against `alphabeta:depth=2` (`docs/experiments.md`, batch 4). Against the clock (`ms=T`,
+//! the engine's time controls) they search with PUCT unless `gumbel=on`: at 200 ms per move
+//! against `alphabeta:ms=200` PUCT scored 67.5% and the Gumbel root 49% over 80 games each
+//! (`docs/experiments.md`, play-time search).
+
+use super::kind::{Key, Network, Order, PlayerKind, Serve, Shown, ValueType};
+use super::mcts::{self, SearchOptions, MS, SEARCH_OPTIONS, SIMS};
+use super::net::Device;
+use super::spec::Value;
+use super::PlayerSpec;
+use anyhow::{anyhow, Result};
+use std::path::Path;
+
+/// `path=`: the model file of a player with a network.
+pub const PATH: Key = Key {
+    name: "path",
+    aliases: &[],
+    value: ValueType::File,
+    default: "",
+    help: "the model file (.safetensors)",
+    shown: Shown::Always,
+    limit: false,
+    serve: Serve::ServedFile,
+};
+
+/// `device=`: where the network runs.
+pub const DEVICE: Key = Key {
+    name: "device",
+    aliases: &[],
+    value: ValueType::Device,
+    default: "cpu",
+    help: "where the network runs",
+    shown: Shown::UnlessDefault,
+    limit: false,
+    serve: Serve::Only("cpu", "the server runs models on the cpu only"),
+};
+
+/// `precision=`: the precision of the network's inference.
+pub const PRECISION: Key = Key {
+    name: "precision",
+    aliases: &[],
+    value: ValueType::Precision,
+    default: "",
+    help: "precision of its inference (default: the command's train.inference.precision)",
+    shown: Shown::Always,
+    limit: false,
+    serve: Serve::Refused("the server chooses the precision of its models"),
+};
+
+/// `model:path=P[,sims=N][,ms=T][,device=…][,precision=…][,cpuct=C]...`.
+pub static KIND: PlayerKind = PlayerKind {
+    name: "model",
+    aliases: &[],
+    summary: "MCTS with a trained network (Gumbel root at fixed simulations, PUCT against \
+              the clock, unless gumbel= says otherwise)",
+    keys: &[
+        PATH,
+        SIMS,
+        MS,
+        SEARCH_OPTIONS[0],
+        SEARCH_OPTIONS[1],
+        SEARCH_OPTIONS[2],
+        SEARCH_OPTIONS[3],
+        DEVICE,
+        PRECISION,
+    ],
+    order: Order::Declared,
+    network: Network::Always,
+    served: true,
+    // The served runs' models are offered by the web app itself.
+    opponents: &[],
+    complete: |settings| {
+        if !settings.has("path") {
+            return Err("model needs path=FILE".into());
+        }
+        mcts::fill_sims(settings)
+    },
+    build: |spec, factory, seed| {
+        let (path, net) = spec
+            .network()
+            .ok_or_else(|| anyhow!("player '{spec}': no path"))?;
+        let evaluator = factory.network(spec, path, &net)?;
+        let configs = SearchOptions::of(spec).mcts_configs(true);
+        mcts::build(spec, evaluator, configs, seed)
+    },
+};
+
+/// The spec of the model at `path` searching `sims` simulations per move on `device`.
+pub fn spec(path: &Path, sims: u32, device: Device) -> Result<PlayerSpec> {
+    let base = PlayerSpec::parse("model:path=_")?;
+    base.with("path", Some(Value::File(path.to_path_buf())))?
+        .with("sims", Some(Value::Int(sims as i64)))?
+        .with("device", Some(Value::Device(device)))
+}
