@@ -339,7 +339,7 @@ impl DescentWorker {
             .filter(|(key, _)| !slot.played_keys.contains(key))
             .collect();
         // The table's order depends on hashing only; sort for reproducible shards.
-        tree.sort_by(|a, b| (a.1.position.ply(), a.0).cmp(&(b.1.position.ply(), b.0)));
+        tree.sort_by_key(|(key, s)| (s.position.ply(), *key));
         samples.extend(tree.into_iter().map(|(_, s)| s));
         FinishedGame {
             start: *slot.game.start(),

@@ -385,7 +385,7 @@ pub(crate) fn play_with(
             let evaluator = evaluator.clone();
             let shared = shared.clone();
             let seed = base_seed ^ (w as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            let order = deterministic.then(|| GameOrder {
+            let order = deterministic.then_some(GameOrder {
                 base_seed,
                 next: w as u64,
                 stride: threads as u64,

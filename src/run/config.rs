@@ -57,7 +57,8 @@ pub struct LoopConfig {
     /// Continuous self-play: keep every worker's batch full until the generation's games
     /// are done and carry the games still in flight into the next generation (they switch
     /// to the new best model at a move boundary; see `selfplay::run_selfplay_continuous`).
-    /// false: lockstep generations whose last games run out alone.
+    /// false: lockstep generations whose last games run out alone. AlphaZero only:
+    /// Descent self-play is always lockstep.
     pub continuous_selfplay: bool,
     /// Self-play worker threads that play all the time in the background of the loop, as
     /// a joined `selfplay --dir` process would (`ext-…` shards with the newest promoted
