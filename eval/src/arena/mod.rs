@@ -12,7 +12,7 @@ mod once;
 mod openings;
 mod results;
 
-pub use once::{play_once, read_marker};
+pub use once::{play_once, play_once_if_current, read_marker, Once};
 pub use openings::Openings;
 pub use results::{read_results, GameOutcome, GameResult};
 
