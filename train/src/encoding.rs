@@ -1399,15 +1399,16 @@ mod tests {
         g.symmetry_direction[s][axis] as usize % g.axes as usize
     }
 
-    /// For every variant and every board symmetry: the planes of the transformed position
-    /// are the planes of the position with cells (and line-count axes) permuted, and the
-    /// policy index of every legal move (drops and removals included) follows the move.
+    /// For every variant, feature set and board symmetry: the planes of the transformed
+    /// position are the planes of the position with cells (and line-count axes) permuted,
+    /// and the policy index of every legal move (drops and removals included) follows the
+    /// move.
     #[test]
     fn symmetries_permute_planes_and_policy_in_every_variant() {
         let rules = Rules::classic();
         for (variant, features) in Variant::ALL
             .into_iter()
-            .flat_map(|v| [(v, InputFeatures::Board), (v, InputFeatures::Loa)])
+            .flat_map(|v| InputFeatures::ALL.map(|f| (v, f)))
         {
             let g = variant.geometry();
             let n = g.size as usize;
