@@ -32,16 +32,17 @@
 //! | `turn_west` | `ambiloa` | every | constant 1 when West is to move | 0/1 | 0/1 |
 //! | `turn_north` | `ambiloa` | every | constant 1 when North is to move | 0/1 | 0/1 |
 //! | `turn_east` | `ambiloa` | every | constant 1 when East is to move | 0/1 | 0/1 |
-//! | `own_com_distance` | every | `loa` | board distance of the cell to the centre of mass of the side to move | round(2·d) | round(2·d) / (2·size) |
-//! | `opponent_com_distance` | every | `loa` | board distance of the cell to the other side's centre of mass | round(2·d) | round(2·d) / (2·size) |
-//! | `own_group_size` | every | `loa` | on a piece of the side to move: the pieces of its connected group | count | count / 12 |
-//! | `opponent_group_size` | every | `loa` | on a piece of the other side: the pieces of its connected group | count | count / 12 |
-//! | `own_groups` | every | `loa` | constant: connected groups of the side to move | count | count / 12 |
-//! | `opponent_groups` | every | `loa` | constant: connected groups of the other side | count | count / 12 |
-//! | `own_excess_distance` | every | `loa` | constant: mean distance of the side to move's pieces to their centre of mass above the tightest packing (loa::features::excess_distance) | round(4·e) | round(4·e) / 32 |
-//! | `opponent_excess_distance` | every | `loa` | constant: the same for the other side | round(4·e) | round(4·e) / 32 |
-//! | `own_pieces` | every | `loa` | constant: pieces of the side to move | count | count / 12 |
-//! | `opponent_pieces` | every | `loa` | constant: pieces of the other side | count | count / 12 |
+//! | `own_com_distance` | every | `loa`, `loa-nearest` | board distance of the cell to the centre of mass of the side to move | round(2·d) | round(2·d) / (2·size) |
+//! | `opponent_com_distance` | every | `loa`, `loa-nearest` | board distance of the cell to the other side's centre of mass | round(2·d) | round(2·d) / (2·size) |
+//! | `own_group_size` | every | `loa`, `loa-nearest` | on a piece of the side to move: the pieces of its connected group | count | count / 12 |
+//! | `opponent_group_size` | every | `loa`, `loa-nearest` | on a piece of the other side: the pieces of its connected group | count | count / 12 |
+//! | `own_groups` | every | `loa`, `loa-nearest` | constant: connected groups of the side to move | count | count / 12 |
+//! | `opponent_groups` | every | `loa`, `loa-nearest` | constant: connected groups of the other side | count | count / 12 |
+//! | `own_excess_distance` | every | `loa`, `loa-nearest` | constant: mean distance of the side to move's pieces to their centre of mass above the tightest packing (loa::features::excess_distance) | round(4·e) | round(4·e) / 32 |
+//! | `opponent_excess_distance` | every | `loa`, `loa-nearest` | constant: the same for the other side | round(4·e) | round(4·e) / 32 |
+//! | `own_pieces` | every | `loa`, `loa-nearest` | constant: pieces of the side to move | count | count / 12 |
+//! | `opponent_pieces` | every | `loa`, `loa-nearest` | constant: pieces of the other side | count | count / 12 |
+//! | `own_nearest_distance` | every | `loa-nearest` | board distance of the cell to the nearest piece of the side to move (0 on its pieces) | d | d / size |
 //!
 //! Every plane is 0 on grid cells off the board (constant planes too). The line counts
 //! are the move distances along each axis, the quantity moves depend on. The `loa` planes
@@ -81,7 +82,7 @@
 //! model's network shape ([`crate::config::NetConfig::input_features`]); model files
 //! written before it existed have [`InputFeatures::Board`].
 
-use loa::features::{excess_distance, CentreOfMass};
+use loa::features::{board_distance, excess_distance, CentreOfMass};
 use loa::geometry::Shape;
 use loa::variant::PARACHUTE_RESERVE;
 use loa::{Geometry, Player, Position, Square, Variant};
@@ -99,17 +100,26 @@ pub enum InputFeatures {
     /// The board planes followed by the connection features (centre-of-mass distances,
     /// group sizes and counts, excess distances, piece counts) of both sides.
     Loa,
+    /// The `loa` planes followed by the distance of every cell to the nearest piece of the
+    /// side to move (opt-in: no strength experiment has made it a default).
+    #[serde(rename = "loa-nearest")]
+    LoaNearest,
 }
 
 impl InputFeatures {
     /// Every feature set.
-    pub const ALL: [InputFeatures; 2] = [InputFeatures::Board, InputFeatures::Loa];
+    pub const ALL: [InputFeatures; 3] = [
+        InputFeatures::Board,
+        InputFeatures::Loa,
+        InputFeatures::LoaNearest,
+    ];
 
-    /// The setting's name in configs and model files (`board`, `loa`).
+    /// The setting's name in configs and model files (`board`, `loa`, `loa-nearest`).
     pub fn name(self) -> &'static str {
         match self {
             InputFeatures::Board => "board",
             InputFeatures::Loa => "loa",
+            InputFeatures::LoaNearest => "loa-nearest",
         }
     }
 }
@@ -202,7 +212,7 @@ impl Plane {
 /// Every feature set: the board planes.
 const EVERY_SET: &[InputFeatures] = &InputFeatures::ALL;
 /// The feature sets with the connection features.
-const LOA_SETS: &[InputFeatures] = &[InputFeatures::Loa];
+const LOA_SETS: &[InputFeatures] = &[InputFeatures::Loa, InputFeatures::LoaNearest];
 
 /// Every input plane, in plane order: a layout is the entries its variant and feature set
 /// include ([`Plane::included`]). The board planes come first (in every feature set), the
@@ -497,6 +507,31 @@ pub const PLANES: &[Plane] = &[
         boards: Boards::Every,
         sets: LOA_SETS,
         compute: Compute::Constant(|c| (c.sides[1] & c.g.cells).count_ones() as u8),
+    },
+    Plane {
+        name: "own_nearest_distance",
+        meaning: "board distance of the cell to the nearest piece of the side to move (0 on \
+                  its pieces)",
+        stored: "d",
+        scale: Scale::OverSize(1),
+        boards: Boards::Every,
+        sets: &[InputFeatures::LoaNearest],
+        compute: Compute::PerCell(|c, sq| {
+            let (col, row) = c.g.coords(sq);
+            let mut pieces = c.sides[0] & c.g.cells;
+            let mut nearest = u8::MAX;
+            while pieces != 0 {
+                let (x, y) = c.g.coords(pieces.trailing_zeros() as Square);
+                pieces &= pieces - 1;
+                let d = board_distance(c.g.shape, x as i32 - col as i32, y as i32 - row as i32);
+                nearest = nearest.min(d as u8);
+            }
+            if nearest == u8::MAX {
+                0
+            } else {
+                nearest
+            }
+        }),
     },
 ];
 
@@ -971,6 +1006,13 @@ mod tests {
         (2, "ambiloa", "loa", 0x946b05d522703c10),
         (2, "alveole", "board", 0xe303ee505ec6f267),
         (2, "alveole", "loa", 0xc3fe8e275edb1090),
+        (2, "standard", "loa-nearest", 0x5adfc4f277188be6),
+        (2, "scrambled-eggs", "loa-nearest", 0x3b338187161d801e),
+        (2, "6x6", "loa-nearest", 0xdac9a0b4659b2630),
+        (2, "parachute", "loa-nearest", 0x11e6cf3752a2ad97),
+        (2, "gemma", "loa-nearest", 0x3c039c4a8dab9616),
+        (2, "ambiloa", "loa-nearest", 0xc254af7304944383),
+        (2, "alveole", "loa-nearest", 0xe1023969d920e168),
     ];
 
     /// The fingerprint of the planes of `variant` with `features` (see
@@ -1391,6 +1433,45 @@ mod tests {
                                 // Black's centre of mass is (3.5, 3.5): b1 is at distance 3.5, d4 at 0.5.
         assert_eq!(p(0, 1), 7);
         assert_eq!(p(0, 27), 1);
+    }
+
+    /// `own_nearest_distance` (`loa-nearest`): the steps from each board cell to the nearest
+    /// piece of the side to move, found by growing its pieces one neighbourhood at a time.
+    #[test]
+    fn nearest_own_distance_counts_steps_to_the_nearest_own_piece() {
+        for variant in Variant::ALL {
+            let g = variant.geometry();
+            let cells = (g.size as usize).pow(2);
+            let loa = num_planes(variant, InputFeatures::Loa);
+            let layout = input_layout(variant, InputFeatures::LoaNearest);
+            assert_eq!(layout.planes.len(), loa + 1);
+            assert_eq!(layout.planes[loa], "own_nearest_distance");
+            for pos in game_positions(variant, 2, 60, 53).into_iter().step_by(6) {
+                let enc = encode(&pos, InputFeatures::LoaNearest);
+                assert_eq!(&enc[..loa * cells], &encode(&pos, InputFeatures::Loa)[..]);
+                let plane = &enc[loa * cells..];
+                let (mut reached, mut newest) = (0, pos.pieces(pos.to_move()) & g.cells);
+                for steps in 0.. {
+                    reached |= newest;
+                    let mut bits = newest;
+                    let mut grown = 0;
+                    while bits != 0 {
+                        let sq = bits.trailing_zeros() as usize;
+                        bits &= bits - 1;
+                        assert_eq!(plane[g.grid_cell[sq] as usize], steps, "{variant} {sq}");
+                        grown |= g.neighbours[sq] & g.cells;
+                    }
+                    newest = grown & !reached;
+                    if newest == 0 {
+                        break;
+                    }
+                }
+                assert_eq!(reached, g.cells, "{variant}");
+                for cell in (0..cells).filter(|&c| g.grid_square[c] == NO_SQUARE) {
+                    assert_eq!(plane[cell], 0);
+                }
+            }
+        }
     }
 
     /// The axis of line-count plane `axis` after symmetry `s`.
