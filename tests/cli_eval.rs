@@ -202,7 +202,7 @@ fn match_writes_replayable_records_and_ratings_read_them() {
     );
     assert!(stdout.contains("games 6"), "{stdout}");
     assert!(stdout.contains("Elo(A - B)"), "{stdout}");
-    let results = eval::arena::read_results(&dir).unwrap();
+    let results = eval::arena::read_results(&dir).unwrap().games;
     assert_eq!(results.len(), 6);
     let mut openings = std::collections::HashMap::new();
     for v in &results {

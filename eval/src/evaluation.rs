@@ -115,19 +115,6 @@ impl BoardTables {
         }
         t
     }
-
-    /// Distance of square `sq` to the centre of mass `(sx / n, sy / n)`, times `n`.
-    #[inline]
-    fn distance_n(&self, sq: usize, sx: i32, sy: i32, n: i32) -> i32 {
-        let (x, y) = self.coords[sq];
-        self.norm(n * x - sx, n * y - sy)
-    }
-
-    /// Board distance of a displacement ([`board_distance`]).
-    #[inline]
-    fn norm(&self, dx: i32, dy: i32) -> i32 {
-        board_distance(if self.hex { Shape::Hex } else { Shape::Square }, dx, dy)
-    }
 }
 
 fn tables(g: &Geometry) -> &'static BoardTables {
@@ -319,12 +306,17 @@ pub fn side_features(pos: &Position, color: Color, w: &EvalWeights) -> SideFeatu
     }
     // Distances to the exact centre of mass, times n (integers: symmetric under every
     // board symmetry, unlike a rounded centre).
+    let com = CentreOfMass {
+        sum_col: sx,
+        sum_row: sy,
+        count: ni,
+    };
     let mut dist_n = 0i32;
     let mut bits = own;
     while bits != 0 {
-        let sq = bits.trailing_zeros() as usize;
+        let sq = bits.trailing_zeros() as Square;
         bits &= bits - 1;
-        dist_n += t.distance_n(sq, sx, sy, ni);
+        dist_n += com.distance_n(g, sq);
     }
     // Parachute: the opponent drops the pieces it holds where they hurt most.
     let incoming = pos.reserve(color.opponent()) as u32;
@@ -332,9 +324,9 @@ pub fn side_features(pos: &Position, color: Color, w: &EvalWeights) -> SideFeatu
         let mut far_n = 0;
         let mut empty = g.cells & !occupied & !vanished;
         while empty != 0 {
-            let sq = empty.trailing_zeros() as usize;
+            let sq = empty.trailing_zeros() as Square;
             empty &= empty - 1;
-            far_n = far_n.max(t.distance_n(sq, sx, sy, ni));
+            far_n = far_n.max(com.distance_n(g, sq));
         }
         dist_n += incoming as i32 * far_n;
     }
@@ -344,8 +336,9 @@ pub fn side_features(pos: &Position, color: Color, w: &EvalWeights) -> SideFeatu
     let packed = min_distance_sum(g, n + incoming) as f32;
     let surplus = (dist - packed).max(0.0) / n as f32;
     // Distance of the exact centre of mass to the centre, in half cells.
-    let com_distance =
-        t.norm(2 * sx - t.centre2 * ni, 2 * sy - t.centre2 * ni) as f32 / (2 * ni) as f32;
+    let com_distance = board_distance(g.shape, 2 * sx - t.centre2 * ni, 2 * sy - t.centre2 * ni)
+        as f32
+        / (2 * ni) as f32;
 
     let area = if w.features[Feature::Uniformity] != 0.0 {
         let mut region = g.cells;

@@ -7,11 +7,11 @@
 //! * `PAIRING/` (`time-50ms`, `depth-2`, …): the match's `results.jsonl` and `games/`, and
 //!   `done.json` (a [`PairingResult`]) once the pairing is complete. A rerun reuses every
 //!   complete pairing whose players and game count are unchanged and replays the others
-//!   from their first game.
+//!   from their first game ([`crate::arena::play_once_if_current`]).
 //! * `results.csv` and `results.md`: every finished pairing, rewritten atomically (temporary
 //!   file, fsync, rename) after each one.
 
-use crate::arena::{play_match, Control, GameResult, MatchConfig, Openings};
+use crate::arena::{play_match, play_once_if_current, Control, GameResult, MatchConfig, Openings};
 use crate::elo::Tally;
 use crate::player::spec::Value;
 use crate::player::{PlayerFactory, PlayerSpec};
@@ -221,6 +221,9 @@ impl StrengthConfig {
     }
 }
 
+/// The completion file of a pairing's folder: its [`PairingResult`].
+const DONE: &str = "done.json";
+
 /// Called after each pairing with it, every result so far (its own last) and whether it
 /// was reused from an earlier run; an error stops the benchmark.
 pub type OnPairing<'a> = dyn FnMut(&Pairing, &[PairingResult], bool) -> Result<()> + 'a;
@@ -241,49 +244,21 @@ pub fn run(
     let mut results = Vec::new();
     for pairing in &pairings {
         let dir = out.join(pairing.level.label());
-        let done_path = dir.join("done.json");
-        let reused = match read_done(&done_path)? {
-            Some(r)
-                if r.player == pairing.player.name()
+        let once = play_once_if_current(
+            &dir,
+            DONE,
+            |r: &PairingResult| {
+                r.player == pairing.player.name()
                     && r.baseline == pairing.baseline.name()
-                    && r.tally.games() as usize == config.games =>
-            {
-                results.push(r);
-                true
-            }
-            _ => {
-                // An unfinished or different earlier attempt: start the pairing afresh.
-                for stale in ["results.jsonl", "done.json"] {
-                    match std::fs::remove_file(dir.join(stale)) {
-                        Ok(()) => {}
-                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                        Err(e) => {
-                            return Err(e).with_context(|| {
-                                format!("cannot remove {}", dir.join(stale).display())
-                            })
-                        }
-                    }
-                }
-                let result = play_pairing(factory, config, pairing, &dir, on_game)?;
-                write_atomically(&done_path, &serde_json::to_vec_pretty(&result)?)?;
-                results.push(result);
-                false
-            }
-        };
+                    && r.tally.games() as usize == config.games
+            },
+            || play_pairing(factory, config, pairing, &dir, on_game),
+        )?;
+        results.push(once.result);
         write_tables(out, &results)?;
-        on_pairing(pairing, &results, reused)?;
+        on_pairing(pairing, &results, once.reused)?;
     }
     Ok(results)
-}
-
-fn read_done(path: &Path) -> Result<Option<PairingResult>> {
-    match std::fs::read(path) {
-        Ok(bytes) => Ok(Some(serde_json::from_slice(&bytes).with_context(|| {
-            format!("{} is not a pairing result", path.display())
-        })?)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
-    }
 }
 
 fn play_pairing(

@@ -37,16 +37,18 @@ pub fn run(args: Args) -> Result<()> {
     let planes: Vec<String> = loa::Variant::ALL
         .iter()
         .map(|&v| {
-            let (board, loa) = (
-                num_planes(v, InputFeatures::Board),
-                num_planes(v, InputFeatures::Loa),
-            );
-            format!("{v} {board}/{loa}")
+            let counts: Vec<String> = InputFeatures::ALL
+                .iter()
+                .map(|&f| num_planes(v, f).to_string())
+                .collect();
+            format!("{v} {}", counts.join("/"))
         })
         .collect();
+    let sets: Vec<&str> = InputFeatures::ALL.iter().map(|f| f.name()).collect();
     println!(
-        "encoding         version {} (input planes with board/loa features: {})",
+        "encoding         version {} (input planes with {} features: {})",
         train::encoding::ENCODING_VERSION,
+        sets.join("/"),
         planes.join(", ")
     );
     println!(

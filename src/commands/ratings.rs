@@ -2,9 +2,8 @@
 //! rating games of runs.
 
 use crate::run::layout::RunDir;
-use crate::run::rated_games::rated_games;
+use crate::run::rated_games::{rated_games, read_games};
 use anyhow::{bail, Result};
-use eval::arena::read_results;
 use eval::ratings::{fit, RatedGame};
 use std::path::{Path, PathBuf};
 
@@ -61,7 +60,7 @@ fn games_of(path: &Path, prefix: Option<&str>) -> Result<Vec<RatedGame>> {
         }
         return Ok(games);
     }
-    Ok(read_results(path)?
+    Ok(read_games(path)?
         .iter()
         .map(|r| {
             let (first, second) = r.first_and_second();

@@ -78,7 +78,17 @@ fn rated_game(r: &GameResult) -> RatedGame {
 pub fn rated_games(run: &RunDir) -> Result<Vec<RatedGame>> {
     let mut games = Vec::new();
     for dir in finished_rating_matches(run)? {
-        games.extend(read_results(&dir)?.iter().map(rated_game));
+        games.extend(read_games(&dir)?.iter().map(rated_game));
     }
     Ok(games)
+}
+
+/// The game results under `dir` ([`read_results`]), each truncated last line it skipped
+/// reported on stderr as a warning.
+pub fn read_games(dir: &Path) -> Result<Vec<GameResult>> {
+    let read = read_results(dir)?;
+    for line in &read.skipped {
+        eprintln!("warning: skipping truncated last line: {line}");
+    }
+    Ok(read.games)
 }

@@ -191,7 +191,7 @@ mod tests {
         .unwrap();
         assert_eq!(t.games(), 4);
         assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 4);
-        assert_eq!(read_results(&m).unwrap().len(), 4);
+        assert_eq!(read_results(&m).unwrap().games.len(), 4);
         // Finished: not played again.
         let t2 = resumable_match(&factory, &a, &b, 4, &config, 2, 5, &m, &|_, _| {
             panic!("a finished match must not be replayed")

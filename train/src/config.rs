@@ -26,9 +26,8 @@ pub struct NetConfig {
     pub value_channels: usize,
     /// Hidden units of the value head's fully connected layer. Default 64.
     pub value_hidden: usize,
-    /// The input planes beyond the board ([`InputFeatures`]): `board` (pieces, line counts,
-    /// variant state) or `loa` (also centre-of-mass distances, group sizes and counts).
-    /// Default `board`.
+    /// The input planes beyond the board: a feature set of [`crate::encoding::PLANES`]
+    /// ([`InputFeatures`], each named in its docs). Default `board`.
     pub input_features: InputFeatures,
 }
 

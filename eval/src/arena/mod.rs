@@ -12,9 +12,9 @@ mod once;
 mod openings;
 mod results;
 
-pub use once::{play_once, read_marker};
+pub use once::{play_once, play_once_if_current, read_marker, Once};
 pub use openings::Openings;
-pub use results::{read_results, GameOutcome, GameResult};
+pub use results::{read_results, GameOutcome, GameResult, ResultsRead};
 
 use crate::elo::Tally;
 use crate::player::{Player, PlayerFactory, PlayerSpec};
@@ -458,8 +458,9 @@ mod tests {
         assert_eq!(report.games.len(), 6);
         assert_eq!(report.tally.games(), 6);
         let read = read_results(&dir).unwrap();
-        assert_eq!(read.len(), 6);
-        for r in &read {
+        assert!(read.skipped.is_empty());
+        assert_eq!(read.games.len(), 6);
+        for r in &read.games {
             let text = std::fs::read_to_string(dir.join(r.record.as_ref().unwrap())).unwrap();
             let rec = GameRecord::parse(&text).unwrap();
             let mut g = Game::new(Variant::Six, Rules::classic());

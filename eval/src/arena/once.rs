@@ -12,14 +12,42 @@ use std::path::Path;
 /// `play` (which writes its games into `dir`) and records what it returns in
 /// `dir/marker` atomically (temporary file, fsync, rename) before returning it. An error
 /// from `play` (a failure, or a stop asked for by a signal) records nothing, so the next
-/// call plays again. Errors name the file.
+/// call plays again. Errors name the file. ([`play_once_if_current`] with every record
+/// current.)
 pub fn play_once<T: Serialize + DeserializeOwned>(
     dir: &Path,
     marker: &str,
     play: impl FnOnce() -> Result<T>,
 ) -> Result<T> {
+    Ok(play_once_if_current(dir, marker, |_| true, play)?.result)
+}
+
+/// A result of [`play_once_if_current`] and where it came from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Once<T> {
+    /// The recorded or new result.
+    pub result: T,
+    /// Whether it was recorded by an earlier call (nothing was played).
+    pub reused: bool,
+}
+
+/// The one owner of the completion-file protocol: [`play_once`], except that a result
+/// recorded in `dir/marker` counts only when `current` accepts it (e.g. it was played by
+/// the same players, as many games); a record it refuses is cleared with the rest of `dir`
+/// and the work played again.
+pub fn play_once_if_current<T: Serialize + DeserializeOwned>(
+    dir: &Path,
+    marker: &str,
+    current: impl FnOnce(&T) -> bool,
+    play: impl FnOnce() -> Result<T>,
+) -> Result<Once<T>> {
     if let Some(done) = read_marker(dir, marker)? {
-        return Ok(done);
+        if current(&done) {
+            return Ok(Once {
+                result: done,
+                reused: true,
+            });
+        }
     }
     match std::fs::remove_dir_all(dir) {
         Ok(()) => {}
@@ -32,7 +60,10 @@ pub fn play_once<T: Serialize + DeserializeOwned>(
     let text = serde_json::to_string_pretty(&result)?;
     selfplay::data::write_atomically(&path, text.as_bytes())
         .map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
-    Ok(result)
+    Ok(Once {
+        result,
+        reused: false,
+    })
 }
 
 /// The result recorded in `dir/marker`, if the file exists. Errors: unreadable, or not a
@@ -83,5 +114,66 @@ mod tests {
         std::fs::write(dir.join("done.json"), "not json").unwrap();
         let err = read_marker::<Vec<u32>>(&dir, "done.json").unwrap_err();
         assert!(format!("{err}").contains("done.json"), "{err}");
+    }
+
+    /// A record the caller no longer accepts is cleared with its folder and played again;
+    /// an accepted one is reused.
+    #[test]
+    fn a_record_that_is_not_current_is_played_again() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("m");
+        let first = play_once_if_current(
+            &dir,
+            "done.json",
+            |_: &u32| true,
+            || {
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::write(dir.join("results.jsonl"), "game\n").unwrap();
+                Ok(4u32)
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            first,
+            Once {
+                result: 4,
+                reused: false
+            }
+        );
+        let kept = play_once_if_current(
+            &dir,
+            "done.json",
+            |&r: &u32| r == 4,
+            || panic!("a current record is never replayed"),
+        )
+        .unwrap();
+        assert_eq!(
+            kept,
+            Once {
+                result: 4,
+                reused: true
+            }
+        );
+        let replayed = play_once_if_current(
+            &dir,
+            "done.json",
+            |&r: &u32| r == 5,
+            || {
+                assert!(
+                    !dir.join("results.jsonl").exists(),
+                    "stale games are cleared"
+                );
+                Ok(5u32)
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            replayed,
+            Once {
+                result: 5,
+                reused: false
+            }
+        );
+        assert_eq!(read_marker::<u32>(&dir, "done.json").unwrap(), Some(5));
     }
 }

@@ -140,14 +140,24 @@ impl GameResult {
     }
 }
 
+/// The game results under a folder ([`read_results`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ResultsRead {
+    /// Every game, by file (in path order), then line.
+    pub games: Vec<GameResult>,
+    /// The truncated last lines skipped (a crash while appending), each as `FILE line N`:
+    /// the caller reports them.
+    pub skipped: Vec<String>,
+}
+
 /// Reads every `*.jsonl` results file under `dir` (recursively). A malformed line is an
 /// error naming the file and line, except a truncated last line (a crash while appending),
-/// which is skipped with a warning on stderr.
-pub fn read_results(dir: &Path) -> Result<Vec<GameResult>> {
+/// which is skipped and named in [`ResultsRead::skipped`].
+pub fn read_results(dir: &Path) -> Result<ResultsRead> {
     let mut files = Vec::new();
     collect_jsonl(dir, &mut files)?;
     files.sort();
-    let mut out = Vec::new();
+    let mut out = ResultsRead::default();
     for f in files {
         let text =
             std::fs::read_to_string(&f).with_context(|| format!("cannot read {}", f.display()))?;
@@ -157,13 +167,9 @@ pub fn read_results(dir: &Path) -> Result<Vec<GameResult>> {
                 continue;
             }
             match serde_json::from_str::<GameResult>(line) {
-                Ok(r) => out.push(r),
+                Ok(r) => out.games.push(r),
                 Err(_) if i + 1 == lines.len() && !text.ends_with('\n') => {
-                    eprintln!(
-                        "warning: {}: skipping truncated last line {}",
-                        f.display(),
-                        i + 1
-                    );
+                    out.skipped.push(format!("{} line {}", f.display(), i + 1));
                 }
                 Err(e) => bail!("{} line {}: not a game result: {e}", f.display(), i + 1),
             }
@@ -244,5 +250,21 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("repetition=sometimes"), "{e}");
+    }
+
+    /// A truncated last line is skipped and named for the caller to report; a malformed
+    /// line elsewhere is an error naming its file and line.
+    #[test]
+    fn a_truncated_last_line_is_skipped_and_named() {
+        let line = r#"{"game":0,"a":"random","b":"alphabeta:depth=1","black":"alphabeta:depth=1","white":"random","first":"white","variant":"standard","rules":"classic","opening":"","result":"draw","score_a":0.5,"plies":40,"adjudicated":true,"seconds":0.5,"a_seconds_per_move":0.0,"b_seconds_per_move":0.001,"record":null}"#;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("results.jsonl");
+        std::fs::write(&file, format!("{line}\n{line}\n{{\"game\": 2, \"a")).unwrap();
+        let read = read_results(dir.path()).unwrap();
+        assert_eq!(read.games.len(), 2);
+        assert_eq!(read.skipped, [format!("{} line 3", file.display())]);
+        std::fs::write(&file, format!("{line}\n{{\"game\"\n{line}\n")).unwrap();
+        let err = read_results(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("results.jsonl line 2"), "{err}");
     }
 }
