@@ -131,6 +131,57 @@ fn benchmark_writes_table_csv_and_png_and_resumes() {
     );
 }
 
+/// A Descent model is benchmarked with its own search: `--search ubfm` plays the `ubfm:`
+/// player, by time in the timed pairings and by iterations in the depth pairings.
+#[test]
+fn benchmark_plays_a_model_with_ubfm_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("tiny.safetensors");
+    tiny_model_at(&model, loa::Variant::Six);
+    let out = dir.path().join("bench");
+    let o = loazero(&[
+        "benchmark",
+        model.to_str().unwrap(),
+        "--search",
+        "ubfm",
+        "--variant",
+        "6x6",
+        "--times",
+        "5",
+        "--depths",
+        "1",
+        "--sims",
+        "6",
+        "--games",
+        "2",
+        "--max-plies",
+        "80",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    for row in ["5 ms vs alphabeta:ms=5", "6 nodes vs alphabeta:depth=1"] {
+        assert!(
+            stdout.lines().any(|l| l.starts_with(row)),
+            "no row {row}: {t}"
+        );
+    }
+    let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    let players: Vec<String> = csv
+        .lines()
+        .skip(1)
+        .filter_map(|l| csv_fields(l).into_iter().find(|f| f.starts_with("ubfm:")))
+        .collect();
+    assert_eq!(players.len(), 2, "{csv}");
+    assert!(
+        players[0].starts_with("ubfm:path=") && players[0].ends_with(",ms=5"),
+        "{csv}"
+    );
+    assert!(players[1].ends_with(",nodes=6"), "{csv}");
+}
+
 #[test]
 fn benchmark_refuses_bad_arguments_by_name() {
     let dir = tempfile::tempdir().unwrap();

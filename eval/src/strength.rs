@@ -158,22 +158,32 @@ mod maybe_infinite {
     }
 }
 
-/// `spec` limited to `ms` per move (no simulation cap). Errors unless it is an MCTS spec.
+/// `spec` limited to `ms` per move (no cap on its search count). Errors unless it is a
+/// searching player with a count key (`sims` of `mcts:`/`model:`, `nodes` of `ubfm:`).
 pub fn with_time(spec: &PlayerSpec, ms: u64) -> Result<PlayerSpec> {
     set_limits(spec, None, Some(ms))
 }
 
-/// `spec` at `sims` simulations per move (no time limit). Errors unless it is an MCTS spec.
-pub fn with_sims(spec: &PlayerSpec, sims: u32) -> Result<PlayerSpec> {
-    set_limits(spec, Some(sims), None)
+/// `spec` at `count` simulations (MCTS) or iterations (UBFM) per move, no time limit.
+/// Errors unless it is a searching player with a count key.
+pub fn with_sims(spec: &PlayerSpec, count: u32) -> Result<PlayerSpec> {
+    set_limits(spec, Some(count), None)
 }
 
-fn set_limits(spec: &PlayerSpec, sims: Option<u32>, ms: Option<u64>) -> Result<PlayerSpec> {
-    if !spec.kind().keys.iter().any(|k| k.name == "sims") {
-        bail!("benchmark: the player '{spec}' is not an mcts: or model: player");
-    }
+/// The key that counts a player's search per move, by kind: simulations of the MCTS
+/// players, iterations of UBFM. Alpha-beta's `nodes` is not one: its pairings are the
+/// baseline's.
+const COUNT_KEYS: [(&str, &str); 3] = [("mcts", "sims"), ("model", "sims"), ("ubfm", "nodes")];
+
+fn set_limits(spec: &PlayerSpec, count: Option<u32>, ms: Option<u64>) -> Result<PlayerSpec> {
+    let Some((_, key)) = COUNT_KEYS
+        .into_iter()
+        .find(|(kind, _)| spec.kind().name == *kind)
+    else {
+        bail!("benchmark: the player '{spec}' is not an mcts:, model: or ubfm: player");
+    };
     let int = |n: Option<u64>| n.map(|n| Value::Int(n as i64));
-    spec.with("sims", int(sims.map(u64::from)))?
+    spec.with(key, int(count.map(u64::from)))?
         .with("ms", int(ms))
 }
 
@@ -365,7 +375,11 @@ fn rows(results: &[PairingResult]) -> Vec<[String; 6]> {
             [
                 match r.level {
                     Level::Time(ms) => format!("{ms} ms vs {}", r.baseline),
-                    Level::Depth(_) => format!("{} vs {}", sims_text(&r.player), r.baseline),
+                    Level::Depth(_) => format!(
+                        "{} vs {}",
+                        count_label(&r.player).unwrap_or_else(|| r.player.clone()),
+                        r.baseline
+                    ),
                 },
                 format!("{}-{}-{}", t.wins, t.draws, t.losses),
                 format!("{:.1}%", 100.0 * t.score()),
@@ -377,10 +391,13 @@ fn rows(results: &[PairingResult]) -> Vec<[String; 6]> {
         .collect()
 }
 
-fn sims_text(spec: &str) -> String {
-    spec.split(',')
-        .find_map(|p| p.strip_prefix("sims="))
-        .map_or_else(|| spec.to_string(), |n| format!("{n} sims"))
+/// A player spec's search count as a label: `400 sims` (MCTS) or `16 nodes` (UBFM); `None`
+/// without one.
+pub fn count_label(spec: &str) -> Option<String> {
+    spec.split(',').find_map(|p| {
+        (p.strip_prefix("sims=").map(|n| format!("{n} sims")))
+            .or_else(|| p.strip_prefix("nodes=").map(|n| format!("{n} nodes")))
+    })
 }
 
 const HEADERS: [&str; 6] = [
@@ -526,6 +543,20 @@ mod tests {
                     "alphabeta:depth=1".into(),
                     2
                 ),
+            ]
+        );
+    }
+
+    #[test]
+    fn ubfm_pairings_limit_its_iterations_or_its_time() {
+        let p = config("ubfm:path=m.st,nodes=400").pairings().unwrap();
+        let names: Vec<String> = p.iter().map(|p| p.player.name()).collect();
+        assert_eq!(
+            names,
+            [
+                "ubfm:path=m.st,ms=5",
+                "ubfm:path=m.st,ms=20",
+                "ubfm:path=m.st,nodes=16"
             ]
         );
     }

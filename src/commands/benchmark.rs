@@ -33,7 +33,8 @@ pub struct Args {
     /// `alphabeta:depth=D`), comma-separated; `none` for no depth pairing.
     #[arg(long, default_value = "1,2,3")]
     pub depths: String,
-    /// Simulations per move of the model in the depth pairings.
+    /// Search count per move of the model in the depth pairings: simulations (`--search
+    /// mcts`) or iterations (`--search ubfm`).
     #[arg(long, default_value_t = 64)]
     pub sims: u32,
     /// Games per pairing, even (each opening with both colours). 100 games give an Elo
@@ -64,8 +65,49 @@ pub struct PairingArgs {
     /// Device of the model: cpu, cuda or cuda:N.
     #[arg(long, default_value = "cpu")]
     pub device: String,
+    /// The model's search: mcts (the `model:` player, policy and value heads) or ubfm (the
+    /// `ubfm:` player, the value head alone). Default: mcts, or, in `ladder`, the search
+    /// of the run's `run.algorithm` (ubfm for descent).
+    #[arg(long, value_enum)]
+    pub search: Option<Search>,
     #[command(flatten)]
     pub play: MatchGameArgs,
+}
+
+/// The search a model plays with against alpha-beta.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Search {
+    /// MCTS with the policy and value heads (the `model:` player): AlphaZero models.
+    Mcts,
+    /// Unbounded best-first minimax on the value head (the `ubfm:` player): Descent models.
+    Ubfm,
+}
+
+impl Search {
+    /// The search that plays a model of `algorithm` by default.
+    pub fn of(algorithm: crate::run::algorithm::Algorithm) -> Search {
+        match algorithm {
+            crate::run::algorithm::Algorithm::Alphazero => Search::Mcts,
+            crate::run::algorithm::Algorithm::Descent => Search::Ubfm,
+        }
+    }
+
+    /// The player spec of the model at `path` with this search, `count` simulations or
+    /// iterations per move, on `device`.
+    pub fn spec(
+        self,
+        path: &std::path::Path,
+        count: u32,
+        device: &str,
+    ) -> Result<eval::player::PlayerSpec> {
+        match self {
+            Search::Mcts => crate::run::rating::model_spec(path, count, device),
+            Search::Ubfm => {
+                let device: eval::player::Device = device.parse().map_err(|e| anyhow!("{e}"))?;
+                eval::player::ubfm::spec(path, count, device)
+            }
+        }
+    }
 }
 
 /// The comma-separated whole numbers of `text` (empty or `none`: no number); an error
@@ -89,7 +131,8 @@ pub fn run(args: Args) -> Result<()> {
     let times: Vec<u64> = parse_list("--times", &args.times)?;
     let depths: Vec<u32> = parse_list("--depths", &args.depths)?;
     let variant = args.game.variant;
-    let player = crate::run::rating::model_spec(&args.model, args.sims, &args.pairing.device)?;
+    let search = args.pairing.search.unwrap_or(Search::Mcts);
+    let player = search.spec(&args.model, args.sims, &args.pairing.device)?;
     let config = StrengthConfig {
         player,
         times_ms: times,
@@ -282,7 +325,7 @@ fn draw(root: &Root, results: &[PairingResult]) -> Result<()> {
             .pos(Pos::new(HPos::Left, VPos::Bottom));
         let label = format!(
             "{} vs depth {d}: {:+.0}",
-            sims_label(&r.player),
+            strength::count_label(&r.player).unwrap_or_else(|| "model".into()),
             r.elo.round() + 0.0
         );
         chart.draw_series(std::iter::once(Text::new(label, (x_range.start, y), style)))?;
@@ -307,12 +350,6 @@ fn draw(root: &Root, results: &[PairingResult]) -> Result<()> {
         }))?;
     }
     Ok(())
-}
-
-fn sims_label(spec: &str) -> String {
-    spec.split(',')
-        .find_map(|p| p.strip_prefix("sims="))
-        .map_or_else(|| "model".to_string(), |n| format!("{n} sims"))
 }
 
 #[cfg(test)]

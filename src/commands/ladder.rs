@@ -17,7 +17,7 @@
 //!   minutes, one line per time per move): every finished pairing (by time per move, then
 //!   training time), rewritten after each.
 
-use super::benchmark::{game_progress, parse_list, report_pairing, PairingArgs};
+use super::benchmark::{game_progress, parse_list, report_pairing, PairingArgs, Search};
 use super::common::default_match_games;
 use crate::plot::{
     clip_elo, color, draw_elo_curve, draw_even_line, draw_note, elo_axis_range, padded_range, px,
@@ -462,9 +462,9 @@ pub fn run(args: Args) -> Result<()> {
             spread(&all, args.points)?
         }
     };
-    let (variant, rules) = if run_dir.config().is_file() {
+    let (variant, rules, algorithm) = if run_dir.config().is_file() {
         let config = RunConfig::load(Some(&run_dir.config()), &[])?;
-        (config.variant(), config.rules())
+        (config.variant(), config.rules(), config.run.algorithm)
     } else {
         let config = RunConfig::load(None, &[])?;
         eprintln!(
@@ -473,16 +473,13 @@ pub fn run(args: Args) -> Result<()> {
             config.variant(),
             config.rules()
         );
-        (config.variant(), config.rules())
+        (config.variant(), config.rules(), config.run.algorithm)
     };
+    let search = args.pairing.search.unwrap_or(Search::of(algorithm));
     let openings = Openings::parse(&args.pairing.play.openings, variant, rules)?;
     let config_of = |c: &Checkpoint| -> Result<StrengthConfig> {
         Ok(StrengthConfig {
-            player: crate::run::rating::model_spec(
-                &run_dir.model(c.generation),
-                1,
-                &args.pairing.device,
-            )?,
+            player: search.spec(&run_dir.model(c.generation), 1, &args.pairing.device)?,
             times_ms: times_ms.clone(),
             depths: Vec::new(),
             sims: 1,

@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 /// A player factory whose `model:` players load their network with `inference` (the
 /// player's `device=` replacing `inference.device`, its `precision=`, when given,
-/// `inference.precision`); with `variant`, a model of another
+/// `inference.precision`; a player that searches by time with [`timed_inference`]'s
+/// thread count and batch wait); with `variant`, a model of another
 /// network layout is refused when it loads. The one place where a model loader is made:
 /// `match`, `bestmove`, `engine`, `benchmark` and the run loop all build their players
 /// through it.
@@ -18,13 +19,18 @@ pub fn model_player_factory(
     variant: Option<Variant>,
 ) -> PlayerFactory {
     PlayerFactory::new().with_model_loader(Arc::new(move |path, net| {
+        let base = if net.timed {
+            timed_inference(&inference.device)
+        } else {
+            inference.clone()
+        };
         let config = train::InferenceConfig {
             device: net.device.to_string(),
             precision: match net.precision {
                 Some(p) => p.name().parse()?,
                 None => inference.precision,
             },
-            ..inference.clone()
+            ..base
         };
         net_evaluator_with(path, &config, variant)
     }))
@@ -39,7 +45,7 @@ pub fn eval_player_factory(timed: bool) -> PlayerFactory {
     } else {
         train::InferenceConfig::default()
     };
-    model_player_factory(inference, None)
+    model_player_factory(inference, None).with_private_timed_networks()
 }
 
 /// Loads a network model file as an evaluator on `device` (`cpu`, `cuda`, `cuda:N`); the

@@ -103,11 +103,12 @@ pub type ModelLoader = Arc<dyn Fn(&Path, &NetOptions) -> Result<Arc<dyn Evaluato
 
 /// Builds players from specs. Thread-safe (`Sync`): arena threads share one factory, and
 /// model evaluators are loaded once per (path, [`NetOptions`]) and shared by every player
-/// using them.
+/// using them (but see [`PlayerFactory::with_private_timed_networks`]).
 #[derive(Default)]
 pub struct PlayerFactory {
     model_loader: Option<ModelLoader>,
     models: Mutex<HashMap<(PathBuf, NetOptions), Arc<dyn Evaluator>>>,
+    private_timed: bool,
 }
 
 impl PlayerFactory {
@@ -119,6 +120,15 @@ impl PlayerFactory {
     /// Adds the network loader that makes `model:` specs work.
     pub fn with_model_loader(mut self, loader: ModelLoader) -> PlayerFactory {
         self.model_loader = Some(loader);
+        self
+    }
+
+    /// Gives every player that searches by time (`ms=`, [`NetOptions::timed`]) its own
+    /// evaluator, loaded when the player is built and dropped with it. For matches that
+    /// play several games at once: a shared evaluator would make timed players queue for
+    /// one inference thread, and an equal-time match would measure the queue.
+    pub fn with_private_timed_networks(mut self) -> PlayerFactory {
+        self.private_timed = true;
         self
     }
 
@@ -140,13 +150,17 @@ impl PlayerFactory {
                  build of loazero does not provide yet"
             )
         })?;
+        let load =
+            || loader(path, net).with_context(|| format!("player '{spec}': cannot load model"));
+        if self.private_timed && net.timed {
+            return load();
+        }
         let key = (path.to_path_buf(), *net);
         let mut models = self.models.lock().expect("model cache lock");
         if let Some(ev) = models.get(&key) {
             return Ok(ev.clone());
         }
-        let ev =
-            loader(path, net).with_context(|| format!("player '{spec}': cannot load model"))?;
+        let ev = load()?;
         models.insert(key, ev.clone());
         Ok(ev)
     }
@@ -160,6 +174,47 @@ mod tests {
     use super::*;
     use selfplay::MctsConfig;
     use std::time::Duration;
+
+    /// Timed players of a factory with private timed networks load their own evaluator
+    /// each; players at fixed counts share one per (path, options).
+    #[test]
+    fn timed_players_get_private_evaluators_when_asked() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let loads = Arc::new(AtomicUsize::new(0));
+        let counter = loads.clone();
+        let loader: ModelLoader = Arc::new(move |_path: &Path, _net: &NetOptions| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            Ok(Arc::new(selfplay::UniformEvaluator) as Arc<dyn Evaluator>)
+        });
+        let spec = |text: &str| PlayerSpec::parse(text).unwrap();
+        let (timed, counted) = (
+            spec("model:path=m.st,ms=50"),
+            spec("model:path=m.st,sims=8"),
+        );
+        assert!(NetOptions::of(&timed).timed && !NetOptions::of(&counted).timed);
+
+        let shared = PlayerFactory::new().with_model_loader(loader.clone());
+        for s in [&timed, &timed, &counted, &counted] {
+            shared.build(s, 1).unwrap();
+        }
+        assert_eq!(
+            loads.swap(0, Ordering::SeqCst),
+            2,
+            "one per (path, options)"
+        );
+
+        let private = PlayerFactory::new()
+            .with_model_loader(loader)
+            .with_private_timed_networks();
+        for s in [&timed, &timed, &counted, &counted] {
+            private.build(s, 1).unwrap();
+        }
+        assert_eq!(
+            loads.load(Ordering::SeqCst),
+            3,
+            "one per timed player, one shared"
+        );
+    }
 
     #[test]
     fn specs_parse_and_print() {

@@ -98,22 +98,28 @@ impl fmt::Display for Precision {
     }
 }
 
-/// Where and in what precision a player's network runs: its spec's `device=` and
-/// `precision=`.
+/// Where and in what precision a player's network runs (its spec's `device=` and
+/// `precision=`), and whether the player searches against a clock (`ms=`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct NetOptions {
     /// Default [`Device::Cpu`].
     pub device: Device,
     /// `None` (the default): the command's own inference setting.
     pub precision: Option<Precision>,
+    /// The player searches by time. A loader serves it with one torch thread and no wait
+    /// for more requests (its search sends one batch at a time), and a factory made
+    /// [`super::PlayerFactory::with_private_timed_networks`] gives each such player its own
+    /// evaluator, so that games played at once never queue for one inference thread.
+    pub timed: bool,
 }
 
 impl NetOptions {
-    /// On `device`, in the command's precision.
+    /// On `device`, in the command's precision, at fixed search counts.
     pub fn on(device: Device) -> NetOptions {
         NetOptions {
             device,
             precision: None,
+            timed: false,
         }
     }
 
@@ -122,6 +128,7 @@ impl NetOptions {
         NetOptions {
             device: spec.device("device").unwrap_or_default(),
             precision: spec.precision("precision"),
+            timed: spec.int("ms").is_some(),
         }
     }
 }
