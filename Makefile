@@ -23,7 +23,7 @@ $(STAMP):
 setup: .libtorch
 
 ## onnx-setup: onnx and onnxruntime in the venv, for scripts/onnx_export.py (ONNX export
-## and its check) and the ONNX test of train/tests/export_python.rs
+## and its check) and the ONNX test of tests/export_python.rs
 ONNX_STAMP := $(VENV)/.onnx
 $(ONNX_STAMP): $(STAMP)
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check onnx onnxruntime

@@ -71,6 +71,73 @@ fn selfplay_writes_shards_and_replayable_records() {
     }
 }
 
+/// `loazero replay` of a self-play record that ended by resignation, as a user types it,
+/// prints that result: who resigned and the winner (the record's moves do not end the
+/// game; its `# end` line says how it ended). Resignation is made certain: a side resigns
+/// from ply 4 whenever its searched value is below 0.9, in every game.
+#[test]
+fn replay_of_a_resigned_selfplay_record_prints_its_result() {
+    let tmp = temp_dir();
+    let dir = tmp.path().to_path_buf();
+    let config = dir.join("resign.toml");
+    std::fs::write(
+        &config,
+        "[selfplay]\nvariant = \"6x6\"\nresign_threshold = 0.9\nresign_min_ply = 4\n\
+         resign_disabled_fraction = 0.0\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = loazero(&[
+        "selfplay",
+        "--config",
+        config.to_str().unwrap(),
+        "--evaluator",
+        "heuristic",
+        "--games",
+        "2",
+        "--sims",
+        "16",
+        "--threads",
+        "1",
+        "--seed",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let mut resigned = 0;
+    for entry in std::fs::read_dir(out.join("games")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "txt") {
+            continue;
+        }
+        let record = std::fs::read_to_string(&path).unwrap();
+        let end = record.lines().find(|l| l.starts_with("# end ")).unwrap();
+        let Some(loser) = end
+            .strip_suffix(" resigned)")
+            .and_then(|e| e.rsplit('(').next())
+        else {
+            continue;
+        };
+        resigned += 1;
+        let winner = end.split_whitespace().nth(2).unwrap();
+        assert_ne!(winner, loser, "{end}");
+        let o = loazero(&["replay", path.to_str().unwrap()]);
+        assert!(o.status.success(), "{}: {}", path.display(), text(&o));
+        let printed = common::stdout(&o);
+        assert!(
+            printed.contains(&format!("{loser} resigned\n")),
+            "{record}\n{printed}"
+        );
+        assert_eq!(
+            common::last_line(&o),
+            format!("result: {winner}"),
+            "{record}\n{printed}"
+        );
+    }
+    assert!(resigned > 0, "no self-play game resigned");
+}
+
 #[test]
 fn model_selfplay_and_model_player_match() {
     let tmp = temp_dir();

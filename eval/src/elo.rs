@@ -141,6 +141,7 @@ mod tests {
     fn elo_curve() {
         assert!((elo_from_score(0.5)).abs() < 1e-9);
         assert!((elo_from_score(expected_score(200.0)) - 200.0).abs() < 1e-6);
+        // The logistic Elo curve by hand: 400 · log10(0.75 / 0.25) = 400 · 0.47712 = 190.85.
         assert!((elo_from_score(0.75) - 190.85).abs() < 0.1);
     }
 

@@ -128,6 +128,7 @@ mod tests {
     use super::*;
     use crate::Variant;
 
+    /// The figures of the rules note (`shared/notes/rules.md`, "Perft").
     #[test]
     fn standard_perft() {
         let rules = Rules::classic();
@@ -138,6 +139,7 @@ mod tests {
         }
     }
 
+    /// The figures of the rules note (`shared/notes/rules.md`, "Perft").
     #[test]
     fn scrambled_and_six_perft() {
         let rules = Rules::classic();
@@ -151,6 +153,9 @@ mod tests {
         assert_eq!(perft(&p, &rules, 3), 11440);
     }
 
+    /// No outside source gives alveole's figures: they are those of the independent
+    /// reference implementation of the rules (`loa/tests/reference_variants.rs`,
+    /// `start_perft_figures`, which checks both).
     #[test]
     fn alveole_perft() {
         let rules = Rules::classic();
@@ -181,6 +186,7 @@ mod tests {
         let rules = Rules::classic();
         let p = Position::start(Variant::Standard, &rules);
         let d: u64 = perft_divide(&p, &rules, 3).iter().map(|x| x.1).sum();
+        // Perft 3 of the rules note (`shared/notes/rules.md`, "Perft").
         assert_eq!(d, 44952);
     }
 }

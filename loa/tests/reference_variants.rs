@@ -933,9 +933,13 @@ fn perft_from_random_positions_matches_the_reference() {
 }
 
 /// Perft of each variant's start position (default rules; `ambiloa` also with West
-/// first), depths 1–4, by the engine and by the reference. The plain square figures are
-/// those of `rules.md`; alveole's are the published 15, 219, 3936, 69492. In `parachute`
-/// the move and the drop of a compound turn are a ply each (18 moves × 52 drops = 936).
+/// first), depths 1–4, by the engine and by the reference. Sources: standard's four
+/// figures and the first three of scrambled-eggs and 6x6 are those of the rules note
+/// (`shared/notes/rules.md`, "Perft"); every other figure (the fourth of scrambled-eggs
+/// and 6x6, parachute, gemma, ambiloa, alveole) has no outside source and is this file's
+/// reference implementation's count, written from the rules note alone, which the loop
+/// checks the engine against. In `parachute` the move and the drop of a compound turn are
+/// a ply each (18 moves × 52 drops = 936).
 #[test]
 fn start_perft_figures() {
     let table: [(Variant, Color, [u64; 4]); 8] = [

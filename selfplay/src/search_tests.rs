@@ -499,24 +499,100 @@ fn gumbel_root_mcts_beats_random_and_finds_wins() {
     assert_eq!(game.outcome(), Some(Outcome::Win(Color::Black)));
 }
 
+/// An evaluator whose prior is wrong and whose value is right, at the standard start:
+/// the prior gives `bad` 0.5 and `good` 0.1 (the other moves share 0.4); the value says
+/// that positions where `good` was played (the root mover's piece gone from its from-square
+/// and on its to-square) are worth 0.6 to the root mover, when `informative`; every other
+/// value is 0 and every other prior uniform.
+struct PriorWrongValueRight {
+    root: Position,
+    bad: Move,
+    good: Move,
+    informative: bool,
+}
+
+impl PriorWrongValueRight {
+    fn new(informative: bool) -> PriorWrongValueRight {
+        let root = Position::start(Variant::Standard, &Rules::classic());
+        let moves = root.legal_moves(&Rules::classic());
+        let bad = moves[0];
+        let good = *moves
+            .iter()
+            .find(|m| m.from() != bad.from() && m.to() != bad.to())
+            .unwrap();
+        PriorWrongValueRight {
+            root,
+            bad,
+            good,
+            informative,
+        }
+    }
+
+    fn good_was_played(&self, p: &Position) -> bool {
+        let mine = p.pieces(self.root.to_move());
+        mine & (1 << self.good.from()) == 0 && mine & (1 << self.good.to()) != 0
+    }
+}
+
+impl Evaluator for PriorWrongValueRight {
+    fn evaluate(&self, batch: &mut EvalBatch) -> Result<(), Error> {
+        batch.prepare_outputs();
+        for i in 0..batch.len() {
+            let range = batch.range(i);
+            let p = batch.positions[i];
+            let n = range.len();
+            for j in range {
+                batch.priors[j] = if p != self.root {
+                    1.0 / n as f32
+                } else if batch.moves[j] == self.bad {
+                    0.5
+                } else if batch.moves[j] == self.good {
+                    0.1
+                } else {
+                    0.4 / (n - 2) as f32
+                };
+            }
+            if self.informative && self.good_was_played(&p) {
+                let for_root_mover = 0.6;
+                batch.values[i] = if p.to_move() == self.root.to_move() {
+                    for_root_mover
+                } else {
+                    -for_root_mover
+                };
+            }
+        }
+        Ok(())
+    }
+
+    fn name(&self) -> String {
+        "prior-wrong-value-right".into()
+    }
+}
+
+/// The Gumbel root's policy target improves on the prior: where the prior prefers a move
+/// (`bad`, 0.5) to another (`good`, 0.1) and the value says `good` is better, the target
+/// moves mass from `bad` to `good` and ranks `good` first; with values that tell no move
+/// apart it keeps the prior's order (so the gain comes from the values).
 #[test]
 fn gumbel_self_play_search_gives_an_improved_policy() {
     let rules = Rules::classic();
     let game = Game::new(Variant::Standard, rules);
     let config = MctsConfig {
         gumbel: true,
-        gumbel_top_k: 8,
         ..MctsConfig::default()
     };
-    let mut search = Search::new(config, rules, 4);
-    search.set_root(&game);
-    search.begin(200, true);
-    search
-        .run(&HeuristicEvaluator::new(), &mut EvalBatch::new())
-        .unwrap();
+    let search_with = |evaluator: &PriorWrongValueRight| {
+        let mut search = Search::new(config.clone(), rules, 4);
+        search.set_root(&game);
+        search.begin(200, true);
+        search.run(evaluator, &mut EvalBatch::new()).unwrap();
+        search
+    };
+    let right = PriorWrongValueRight::new(true);
+    let search = search_with(&right);
     let moves = search.root_moves();
-    // Sequential halving: at most 8 moves visited, the chosen one among the most visited.
-    assert!(moves.iter().filter(|m| m.visits > 0).count() <= 8);
+    // Sequential halving: at most top-k moves visited, the chosen one among the most visited.
+    assert!(moves.iter().filter(|m| m.visits > 0).count() <= config.gumbel_top_k as usize);
     let best = search.best_move().unwrap();
     let max_visits = moves.iter().map(|m| m.visits).max().unwrap();
     let chosen = moves.iter().find(|m| m.mv == best).unwrap();
@@ -531,23 +607,32 @@ fn gumbel_self_play_search_gives_an_improved_policy() {
         policy.iter().all(|&p| p > 0.0),
         "completed Q keeps every move"
     );
-    // Improved: relative to its prior, a searched move gains probability with its value
-    // (the target is softmax(log prior + σ(completed Q)), increasing in Q): the best
-    // searched move's target over prior beats the worst one's.
-    let searched: Vec<usize> = (0..moves.len()).filter(|&i| moves[i].visits > 0).collect();
-    let by_q = |a: &&usize, b: &&usize| moves[**a].q.total_cmp(&moves[**b].q);
-    let best_q = *searched.iter().max_by(by_q).unwrap();
-    let worst_q = *searched.iter().min_by(by_q).unwrap();
-    assert!(moves[best_q].q > moves[worst_q].q, "{moves:?}");
-    let gain = |i: usize| policy[i] / moves[i].prior;
+    let at = |mv: Move| moves.iter().position(|m| m.mv == mv).unwrap();
+    let (bad, good) = (at(right.bad), at(right.good));
+    // The prior (after root noise) prefers `bad`; the search saw that `good` is better.
+    assert!(moves[bad].prior > moves[good].prior, "{moves:?}");
+    assert!(moves[good].visits > 0 && moves[bad].visits > 0, "{moves:?}");
+    assert!(moves[good].q > moves[bad].q + 0.3, "{moves:?}");
+    assert_eq!(best, right.good);
+    // Improved: mass moves from the prior's favourite to the better move.
     assert!(
-        gain(best_q) > gain(worst_q),
-        "best {:?} gains {}, worst {:?} gains {}",
-        moves[best_q],
-        gain(best_q),
-        moves[worst_q],
-        gain(worst_q)
+        policy[good] > moves[good].prior && policy[bad] < moves[bad].prior,
+        "good {} -> {}, bad {} -> {}",
+        moves[good].prior,
+        policy[good],
+        moves[bad].prior,
+        policy[bad]
     );
+    assert!(policy[good] > 0.5, "{}", policy[good]);
+    assert!(policy[good] > policy[bad]);
+
+    // The control: values that tell no move apart leave the prior's order.
+    let blind = search_with(&PriorWrongValueRight::new(false));
+    let target = blind.policy_target();
+    let moves = blind.root_moves();
+    let at = |mv: Move| moves.iter().position(|m| m.mv == mv).unwrap();
+    let (bad, good) = (at(right.bad), at(right.good));
+    assert!(target[bad] > target[good], "{target:?}");
 }
 
 #[test]

@@ -1,6 +1,8 @@
 //! What the end-to-end tests of the `loazero` binary share: running it, reading what it
 //! printed, temporary directories that are removed when the test ends (passing or not),
-//! and tiny models. Each `tests/cli_*.rs` says `mod common;` and uses what it needs.
+//! tiny models, and what a test does when a tool it needs is missing
+//! ([`skip_or_fail`]).
+//! Each `tests/cli_*.rs` says `mod common;` and uses what it needs.
 #![allow(dead_code)] // every test binary uses a different part
 
 pub mod run_files;
@@ -15,6 +17,31 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_loazero");
 
 /// The thesis games of the repository (`data/winands-thesis-games`).
 pub const THESIS_GAMES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/data/winands-thesis-games");
+
+/// Whether the tests run under CI (`CI` set, as `.ci/run` sets it): there a test whose tool
+/// is missing fails instead of skipping.
+pub fn under_ci() -> bool {
+    std::env::var_os("CI").is_some()
+}
+
+/// What a test does when a tool it needs is missing (`why` names the tool and how to
+/// install it): under CI ([`under_ci`]) it panics with `why`, since a skip there would let
+/// a broken test pass; elsewhere it says SKIPPED ([`say_skipped`]) and returns (the test
+/// then returns). (`store/tests/s3_server` follows the same rule on its own: the store
+/// crate has no access to this harness.)
+pub fn skip_or_fail(why: &str) {
+    if under_ci() {
+        panic!("{why}: under CI this is a failure, not a skip");
+    }
+    say_skipped(why);
+}
+
+/// Writes `SKIPPED: why` to the process's standard error itself, past the test harness's
+/// capture (which takes only `print!` and `eprint!`), so that a passing test's skip shows
+/// in the output of `cargo test`.
+pub fn say_skipped(why: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "SKIPPED: {why}");
+}
 
 /// Runs `loazero ARGS` to its end.
 pub fn loazero<S: AsRef<OsStr>>(args: &[S]) -> Output {

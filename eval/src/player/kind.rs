@@ -367,7 +367,7 @@ pub fn mentions_network(arg: &str) -> bool {
 #[cfg(test)]
 mod tests {
     /// `docs/api.md`'s player section is [`super::markdown`] (rewritten under
-    /// `LOAZERO_BLESS=1`).
+    /// `LOAZERO_BLESS=1`, except under CI, where a stale section always fails).
     #[test]
     fn the_api_docs_list_the_registry() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/api.md");
@@ -380,7 +380,8 @@ mod tests {
         let stop = text.find(end).expect("docs/api.md: no players:end marker");
         let generated = super::markdown();
         if text[start..stop] != generated {
-            if std::env::var_os("LOAZERO_BLESS").is_some() {
+            let bless = std::env::var_os("LOAZERO_BLESS").is_some();
+            if bless && std::env::var_os("CI").is_none() {
                 let new = format!("{}{generated}{}", &text[..start], &text[stop..]);
                 std::fs::write(&path, new).unwrap();
             } else {

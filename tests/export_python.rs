@@ -1,28 +1,39 @@
-//! Exported models read from Python: `torch.jit.load` reproduces the Rust outputs, and
-//! the ONNX conversion script agrees with onnxruntime.
-//! Uses the venv's python (`VENV`, as the Makefile and `.ci/run` set it, else the
-//! workspace's `.venv`: `make setup`; onnx and onnxruntime: `make onnx-setup`). Without
-//! them a test says SKIPPED; under CI (`CI` set) it fails instead.
+//! Exported models read from Python, through the commands of the README's export lines:
+//! `loazero export MODEL --out DIR` writes a TorchScript model that `torch.jit.load`
+//! runs to the Rust outputs, and `python scripts/onnx_export.py DIR` (from the repository
+//! root, after `make onnx-setup`) converts it to ONNX and checks it with onnxruntime.
+//! Uses the python of a venv: `VENV` when set (as the Makefile and `.ci/run` set it;
+//! relative to the repository root if relative), else the first of the repository's `.venv`
+//! (`make setup`) and `$HOME/.cache/loazero/venv` (where `.ci/run` keeps it) that imports
+//! what the test needs (onnx and onnxruntime: `make onnx-setup`). Without one a test says
+//! SKIPPED; under CI (`CI` set) it fails instead (`common::skip_or_fail`).
 
+mod common;
+use common::{loazero, text};
+
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use tch::Device;
 use train::config::NetConfig;
-use train::export::{example_input, export};
+use train::export::example_input;
 use train::{Model, ModelInfo};
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The venv: `VENV` (relative to the workspace root if relative), else `.venv`.
-fn venv() -> PathBuf {
+/// The venvs to look in, in order: `VENV` alone when set, else `.venv` and CI's cached one.
+fn venvs() -> Vec<PathBuf> {
     match std::env::var_os("VENV") {
-        Some(v) if !v.is_empty() => root().join(v),
-        _ => root().join(".venv"),
+        Some(v) if !v.is_empty() => vec![root().join(v)],
+        _ => {
+            let mut found = vec![root().join(".venv")];
+            if let Some(home) = std::env::var_os("HOME") {
+                found.push(PathBuf::from(home).join(".cache/loazero/venv"));
+            }
+            found
+        }
     }
 }
 
@@ -35,24 +46,23 @@ fn imports(python: &Path, modules: &str) -> bool {
         .unwrap_or(false)
 }
 
-/// The venv's python if it imports `modules`; otherwise `None` after saying SKIPPED, or a
-/// failure under CI, where a missing tool is not a reason to pass.
+/// The first venv's python that imports `modules`; otherwise `None` after saying SKIPPED,
+/// or a failure under CI, where a missing tool is not a reason to pass.
 fn python_with(modules: &str, install: &str) -> Option<PathBuf> {
-    let py = venv().join("bin/python");
-    if imports(&py, modules) {
-        return Some(py);
+    let pythons: Vec<PathBuf> = venvs().iter().map(|v| v.join("bin/python")).collect();
+    if let Some(py) = pythons.iter().find(|py| imports(py, modules)) {
+        return Some(py.clone());
     }
-    let why = format!(
+    let tried: Vec<String> = pythons.iter().map(|p| p.display().to_string()).collect();
+    common::skip_or_fail(&format!(
         "no python importing {modules} at {} (install: {install})",
-        py.display()
-    );
-    if std::env::var_os("CI").is_some() {
-        panic!("{why}: under CI this is a failure, not a skip");
-    }
-    eprintln!("SKIPPED: {why}");
+        tried.join(" or ")
+    ));
     None
 }
 
+/// A small model of `variant` saved in `dir`, exported by `loazero export` into
+/// `dir/export` as the README's line does.
 fn exported(dir: &Path, variant: loa::Variant) -> Model {
     tch::set_num_threads(1);
     tch::manual_seed(4);
@@ -68,7 +78,14 @@ fn exported(dir: &Path, variant: loa::Variant) -> Model {
     let model = Model::new(ModelInfo::new(&net, variant), Device::Cpu);
     let path = dir.join("model-in.safetensors");
     model.save(&path).unwrap();
-    export(&path, &dir.join("export")).unwrap();
+    let export_dir = dir.join("export");
+    let out = loazero(&[
+        OsStr::new("export"),
+        path.as_os_str(),
+        OsStr::new("--out"),
+        export_dir.as_os_str(),
+    ]);
+    assert!(out.status.success(), "loazero export: {}", text(&out));
     model
 }
 
@@ -170,8 +187,10 @@ fn onnx_conversion_agrees_with_onnxruntime() {
     ] {
         let dir = tempfile::tempdir().unwrap();
         exported(dir.path(), variant);
+        // As typed from the repository root: PYTHON scripts/onnx_export.py EXPORT_DIR.
         let out = Command::new(&py)
-            .arg(root().join("scripts/onnx_export.py"))
+            .current_dir(root())
+            .arg("scripts/onnx_export.py")
             .arg(dir.path().join("export"))
             .output()
             .unwrap();
