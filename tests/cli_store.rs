@@ -122,10 +122,21 @@ fn trainer_and_worker(spec: &str, env: &[(String, String)], open: &dyn Fn() -> A
     let first = run(&trainer_args(spec, &tmp.path().join("t1"), 2), env);
     assert!(first.status.success(), "{}", text(&first));
     assert!(text(&first).contains("trainer epoch 1"), "{}", text(&first));
+    // The second trainer adds the worker's shards committed by then (the tiny generations
+    // take a second or two, so wait for some).
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while open().list("shards").unwrap().is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the worker committed no shard in 120 s"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
     let second = run(&trainer_args(spec, &tmp.path().join("t2"), 4), env);
     let printed = text(&second);
     assert!(second.status.success(), "{printed}");
     assert!(printed.contains("trainer epoch 2"), "{printed}");
+    assert!(printed.contains("workers' shards from"), "{printed}");
     assert!(
         printed.contains("generation 3 (Selfplay)"),
         "resumed where the first stopped: {printed}"

@@ -49,7 +49,7 @@ pub fn unpack(bytes: &[u8], what: &str) -> Result<Vec<(String, Vec<u8>)>> {
         bail!("{what}: not a loazero shard bundle");
     };
     let mut files = Vec::new();
-    let mut take = |n: usize, rest: &mut &[u8]| -> Result<Vec<u8>> {
+    let take = |n: usize, rest: &mut &[u8]| -> Result<Vec<u8>> {
         if rest.len() < n {
             bail!("{what}: truncated shard bundle");
         }
