@@ -392,6 +392,70 @@ mod tests {
         assert_eq!(shard_generation(&Key::new("models/x").unwrap()), None);
     }
 
+    /// A worker's shard played with a model more than `run.max_shard_staleness` generations
+    /// old is dropped and named by the next log entry; a fresh one is pulled and added.
+    #[test]
+    fn stale_shards_are_dropped_and_recorded() {
+        let cache = tempfile::tempdir().unwrap();
+        let store: Arc<dyn Store> = Arc::new(store::MemoryStore::new());
+        let (mut trainer, run) = StoreTrainer::start(store.clone(), cache.path()).unwrap();
+        trainer.set_max_staleness(2);
+        let mut state = LoopState::new();
+        for generation in 0..=3 {
+            std::fs::write(run.model(generation), format!("model {generation}")).unwrap();
+            state.generation = generation;
+            state.best = generation;
+            state.phase = Phase::Rate;
+            state.save(&run.state()).unwrap();
+            trainer.after_save(&run, &state).unwrap();
+        }
+        let work = cache.path().join("worker");
+        let (shards, games) = (work.join("shards"), work.join("games"));
+        std::fs::create_dir_all(&shards).unwrap();
+        std::fs::create_dir_all(&games).unwrap();
+        let mut writer = store::commit::ShardWriter::new(store.clone(), Retry::immediately(1));
+        for (generation, stem) in [
+            (0, "ext-g0000-w-n001-1-0-00000"),
+            (3, "ext-g0003-w-n001-1-0-00001"),
+        ] {
+            std::fs::write(shards.join(format!("{stem}.shard")), b"samples").unwrap();
+            std::fs::write(games.join(format!("{stem}-000.txt")), b"a game").unwrap();
+            let (bytes, _) = bundle::pack(&shards.join(format!("{stem}.shard")), &games).unwrap();
+            let pending = writer.prepare(generation, bytes);
+            writer.commit(&pending).unwrap();
+        }
+        state.generation = 4;
+        state.phase = Phase::Train;
+        state.save(&run.state()).unwrap();
+        assert_eq!(trainer.after_save(&run, &state).unwrap(), (1, 1));
+        assert!(run
+            .shards()
+            .join("joined-ext-g0003-w-n001-1-0-00001.shard")
+            .exists());
+        assert!(run
+            .games()
+            .join("joined-ext-g0003-w-n001-1-0-00001-000.txt")
+            .exists());
+        state.phase = Phase::Rate;
+        state.save(&run.state()).unwrap();
+        trainer.after_save(&run, &state).unwrap();
+        let audit = store::commit::verify(store.as_ref()).unwrap();
+        assert!(audit.is_clean(), "{:?}", audit.violations);
+        assert_eq!(
+            (audit.generations, audit.shards_added, audit.shards_stale),
+            (5, 1, 1)
+        );
+        assert!(audit.shards_not_added.is_empty(), "{audit:?}");
+        assert!(
+            store
+                .list("loop")
+                .unwrap()
+                .iter()
+                .all(|l| !l.key.as_str().contains(JOINED_PREFIX)),
+            "pulled shards are not mirrored"
+        );
+    }
+
     #[test]
     fn a_new_trainer_restores_the_previous_ones_files_and_publishes_once() {
         let (cache, cache2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
