@@ -46,13 +46,12 @@ run: build
 ## does first: `cargo test` resolves the dependencies' features with the dev-dependencies
 ## (criterion turns on `either/use_std` under rayon, for one), so its units differ from
 ## those of `cargo build --bins`; both sets stay in target/, and `make run` after
-## `make test` compiles nothing. The `store` crate (object_store, not yet used by the
-## binaries) is tested in a cargo call of its own: in one call with the rest its
-## dependencies would change the features of shared crates (syn, tokio, hyper) and so
-## rebuild nearly every crate a second time instead of reusing the binaries' units.
+## `make test` compiles nothing. One call for the whole workspace: the binaries depend on
+## the `store` crate (run --store), so its dependencies (object_store, reqwest, tokio's
+## features) are in both sets already; a separate `cargo test -p store` would resolve
+## them with other features and compile the object_store stack a third time.
 test: build
-	$(CARGO) test --release --workspace --exclude store
-	$(CARGO) test --release -p store
+	$(CARGO) test --release --workspace
 
 ## screenshots: the README's screenshots (docs/screenshots/) of `loazero serve` over
 ## runs/default in headless Chromium (tests/browser.rs, docs_screenshots; other runs with

@@ -4,7 +4,8 @@ use crate::run::config::RunConfig;
 use crate::run::display::LoopDisplay;
 use crate::run::driver::Driver;
 use crate::run::layout::{truncate_torn_line, RunDir};
-use anyhow::{bail, Context, Result};
+use crate::run::remote::{self, StoreTrainer};
+use anyhow::{anyhow, bail, Context, Result};
 use std::path::PathBuf;
 
 /// Arguments of `loazero run`.
@@ -22,6 +23,18 @@ pub struct Args {
     /// Run directory; restarting with the same directory resumes the run.
     #[arg(long, value_name = "RUN_DIR", default_value = "runs/default")]
     pub dir: PathBuf,
+    /// Keep the run in a store instead of a directory: s3://BUCKET/PREFIX (endpoint,
+    /// region, credentials from AWS_* variables), gs://…, az://…, file:///PATH or a
+    /// directory path (docs/distributed.md). Restarting with the same store resumes the
+    /// run; `loazero selfplay --store` workers join it. The loop works in a local cache
+    /// (--cache), rebuilt from the store at every start.
+    #[arg(long, value_name = "URL", conflicts_with = "dir")]
+    pub store: Option<String>,
+    /// With --store: the local cache directory (the loop's working copy in CACHE/trainer,
+    /// torch reads and writes files there; one trainer per cache). Default:
+    /// ~/.cache/loazero/stores/<hash of the store URL> ($XDG_CACHE_HOME if set).
+    #[arg(long, value_name = "DIR", requires = "store")]
+    pub cache: Option<PathBuf>,
     /// Override a config key, e.g. `--set selfplay.simulations=100` (repeatable). On a
     /// resumed run the change is saved in its config.toml.
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -42,7 +55,37 @@ pub struct Args {
 pub fn run(args: Args) -> Result<()> {
     // Before anything is written: a signal is then always a stop at a safe point.
     crate::interrupt::install();
-    let dir = RunDir::new(&args.dir);
+    let mut store_trainer = None;
+    let (dir, name) = match &args.store {
+        None => (RunDir::new(&args.dir), args.dir.display().to_string()),
+        Some(spec) if args.print_config => {
+            // Print only: no epoch is claimed, so a running trainer is not fenced.
+            let store = store::open(spec).map_err(|e| anyhow!("--store {spec}: {e}"))?;
+            let config = match remote::read_config(store.as_ref())? {
+                Some(text) => {
+                    RunConfig::from_toml_str(&text, &format!("{spec}/config.toml"), &args.sets)?
+                }
+                None => RunConfig::load(args.config.as_deref(), &args.sets)?,
+            };
+            print!("{}", config.to_toml());
+            return Ok(());
+        }
+        Some(spec) => {
+            let store = remote::open_checked(spec)?;
+            let cache = args
+                .cache
+                .clone()
+                .unwrap_or_else(|| remote::default_cache(store.as_ref()));
+            let (trainer, working_copy) = StoreTrainer::start(store, &cache)?;
+            println!(
+                "run --store {spec}: trainer epoch {}, working copy {}",
+                trainer.epoch(),
+                working_copy.root().display()
+            );
+            store_trainer = Some(trainer);
+            (working_copy, spec.clone())
+        }
+    };
     let saved = dir.config();
     let mut sets = args.sets.clone();
     if let Some(m) = args.minutes {
@@ -60,7 +103,7 @@ pub fn run(args: Args) -> Result<()> {
                 bail!(
                     "{} already has its config ({}), which differs from {}: resume without \
                      --config (change single keys with --set), or choose another --dir",
-                    args.dir.display(),
+                    name,
                     saved.display(),
                     c.display()
                 );
@@ -71,7 +114,7 @@ pub fn run(args: Args) -> Result<()> {
             if v != config.variant() {
                 bail!(
                     "{} is a {} run; it cannot go on as {v} (choose another --dir)",
-                    args.dir.display(),
+                    name,
                     config.variant()
                 );
             }
@@ -115,9 +158,16 @@ pub fn run(args: Args) -> Result<()> {
     );
     crate::run::layout::write_atomically(&saved, text.as_bytes())
         .with_context(|| "cannot save the run config")?;
+    if let Some(trainer) = &store_trainer {
+        trainer.put_config(&text)?;
+    }
     let mut config = config;
     config.resolve_auto_threads(std::thread::available_parallelism().map_or(1, |n| n.get()));
     config.fix_threads_if_deterministic(tch::get_num_threads().max(1) as usize);
     train::device::set_threads(config.train.threads);
-    Driver::open(dir, config, display)?.run()
+    let driver = Driver::open(dir, config, display)?;
+    match store_trainer {
+        Some(trainer) => driver.attach_store(trainer)?.run(),
+        None => driver.run(),
+    }
 }

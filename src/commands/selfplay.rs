@@ -20,16 +20,28 @@ pub struct Args {
     /// Network model file to evaluate positions with.
     #[arg(long)]
     pub model: Option<PathBuf>,
-    /// Number of games to play (with --dir: default until killed).
-    #[arg(long, required_unless_present = "dir")]
+    /// Number of games to play (with --dir or --store: default until killed).
+    #[arg(long, required_unless_present_any = ["dir", "store"])]
     pub games: Option<u64>,
     /// Output directory: shards go to OUT/shards, game records to OUT/games.
-    #[arg(long, required_unless_present = "dir", conflicts_with = "dir")]
+    #[arg(long, required_unless_present_any = ["dir", "store"], conflicts_with_all = ["dir", "store"])]
     pub out: Option<PathBuf>,
     /// Join the run in this run directory (`loazero run --dir`): play with its newest
     /// promoted model and its self-play config, writing shards its trainer reads.
     #[arg(long, value_name = "RUN_DIR", conflicts_with_all = ["config", "evaluator", "model", "simulations", "seed"])]
     pub dir: Option<PathBuf>,
+    /// Join the run kept in this store (`loazero run --store URL`; s3://BUCKET/PREFIX with
+    /// AWS_* variables, gs://…, az://…, file:///PATH or a directory; docs/distributed.md):
+    /// follow its published models (each checked against its sha256 before use) and commit
+    /// each finished shard with its game records. While the store cannot be reached, it
+    /// plays on with the last model and keeps finished shards to commit later.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["dir", "config", "evaluator", "model", "simulations", "seed"])]
+    pub store: Option<String>,
+    /// With --store: the local cache directory; this worker works in CACHE/worker-<its
+    /// writer id> (models, shards waiting to be committed), removed when it ends normally.
+    /// Default: ~/.cache/loazero/stores/<hash of the store URL> ($XDG_CACHE_HOME if set).
+    #[arg(long, value_name = "DIR", requires = "store")]
+    pub cache: Option<PathBuf>,
     /// Override the config's worker threads (0 = one per core).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -95,11 +107,19 @@ pub fn load_config(path: &Path) -> Result<SelfplayConfig> {
 
 /// Plays the games; prints a summary line (games, samples, shards, throughput).
 pub fn run(args: Args) -> Result<()> {
+    if let Some(spec) = &args.store {
+        return crate::run::worker::join_store(
+            spec,
+            args.cache.as_deref(),
+            args.games,
+            args.threads,
+        );
+    }
     if let Some(dir) = &args.dir {
         return crate::run::join::join(dir, args.games, args.threads);
     }
     let (Some(games), Some(out)) = (args.games, args.out.as_ref()) else {
-        anyhow::bail!("--games and --out are required without --dir");
+        anyhow::bail!("--games and --out are required without --dir or --store");
     };
     let mut config = match &args.config {
         Some(path) => load_config(path)?,

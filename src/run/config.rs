@@ -91,6 +91,11 @@ pub struct LoopConfig {
     /// from its first game; the evaluation cache is off; the replay window orders shards
     /// by name; matches are played on one thread. Default false.
     pub deterministic: bool,
+    /// A run kept in a store (`--store`): shards played with a model more than this many
+    /// generations older than the newest published one are dropped and counted, by the
+    /// worker that played them (a worker that was cut off from the store) and by the
+    /// trainer that would add them.
+    pub max_shard_staleness: u64,
 }
 
 /// `rating.anchors`: player specs, each parsed once here; an error names the key.
@@ -145,6 +150,7 @@ impl Default for LoopConfig {
             heldout: true,
             seed: 1,
             deterministic: false,
+            max_shard_staleness: 4,
         }
     }
 }

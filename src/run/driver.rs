@@ -19,6 +19,7 @@ use super::display::{clock, Bar, LoopDisplay};
 use super::join::Background;
 use super::layout::{copy_atomically, model_name, RunDir};
 use super::rating::{self, model_spec, rating_rows};
+use super::remote::StoreTrainer;
 use super::shards::{loop_games_done, loop_prefix, remove_loop_games};
 use super::state::{LoopState, Phase};
 use anyhow::{anyhow, bail, Context, Result};
@@ -81,6 +82,9 @@ pub struct Driver {
     /// measured once per process: it does not depend on the weights, and measuring it
     /// every generation took half a second of each.
     raw_forward: std::collections::HashMap<usize, f64>,
+    /// The store the run is kept in (`loazero run --store`; `run` is then its working
+    /// copy): told after every saved phase ([`StoreTrainer::after_save`]).
+    store: Option<StoreTrainer>,
 }
 
 /// The batch size whose raw forward speed stands for a mean self-play batch of `mean`:
@@ -147,7 +151,32 @@ impl Driver {
             background_mark: 0,
             background_games_mark: 0,
             raw_forward: Default::default(),
+            store: None,
         })
+    }
+
+    /// Keeps the run in `store` from now on (the working copy is this driver's run
+    /// directory): mirrors it and publishes generation 0 when the log lacks it.
+    pub fn attach_store(mut self, mut store: StoreTrainer) -> Result<Driver> {
+        store.set_max_staleness(self.config.run.max_shard_staleness);
+        self.store = Some(store);
+        self.sync_store()?;
+        Ok(self)
+    }
+
+    /// Hands the saved state to the store, if the run is kept in one.
+    fn sync_store(&mut self) -> Result<()> {
+        if let Some(store) = &mut self.store {
+            let (pulled, stale) = store.after_save(&self.run, &self.state)?;
+            if pulled + stale > 0 {
+                self.display.line(&format!(
+                    "pulled {pulled} workers' shards from {} ({stale} dropped as played with \
+                     a model more than run.max_shard_staleness generations old)",
+                    store.describe()
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Active seconds of the run so far.
@@ -157,7 +186,8 @@ impl Driver {
 
     fn save_state(&mut self) -> Result<()> {
         self.state.elapsed_s = self.elapsed();
-        self.state.save(&self.run.state())
+        self.state.save(&self.run.state())?;
+        self.sync_store()
     }
 
     /// The fraction of the run's budget used so far (time if it has one, else
@@ -226,6 +256,7 @@ impl Driver {
             if crate::interrupt::is_interrupted(e) {
                 // Best effort: the interruption is the error to report.
                 let _ = self.record_stop(StopReason::Interrupted);
+                let _ = self.sync_store();
                 self.display.finish();
                 eprintln!(
                     "stopped at generation {} ({:?} phase) after {} of run time; everything \
@@ -319,6 +350,7 @@ impl Driver {
             self.save_state()?;
         }
         self.record_stop(stopped)?;
+        self.sync_store()?;
         self.display.finish();
         let table = rating::fit_run(&self.run)?;
         println!("ratings after {} ({} games):", clock(self.elapsed()), {

@@ -21,28 +21,37 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 use train::NetEvaluator;
 
-/// The name prefix of joined shards made with the model of generation `best`.
-fn prefix(best: u32) -> String {
+/// The name prefix of joined shards made with the model of generation `best` by a writer
+/// tagged `tag` (this host's name, or a store worker's writer id).
+fn prefix(best: u32, tag: &str) -> String {
+    format!("ext-g{best:04}-{tag}")
+}
+
+/// This host's tag in joined shard names (`host` when it has no name).
+fn host() -> String {
     let host = selfplay::output::host_tag();
-    let host = if host.is_empty() { "host".into() } else { host };
-    format!("ext-g{best:04}-{host}")
+    if host.is_empty() {
+        "host".into()
+    } else {
+        host
+    }
 }
 
 /// What a round of joined self-play did.
-struct Round {
+pub(super) struct Round {
     /// Games played so far, this round included.
-    played: u64,
+    pub(super) played: u64,
     /// The model of the round.
-    model: u32,
+    pub(super) model: u32,
     /// Positions per second and evaluations per second of the round.
-    positions_per_sec: f64,
-    evals_per_sec: f64,
+    pub(super) positions_per_sec: f64,
+    pub(super) evals_per_sec: f64,
     /// The model switched to after the round, if a newer one was promoted.
-    switched_to: Option<u32>,
+    pub(super) switched_to: Option<u32>,
 }
 
 /// How joined self-play ended.
-enum Ended {
+pub(super) enum Ended {
     /// It played the games asked for.
     Done,
     /// `stop` (or Ctrl-C) ended it; the finished games are written.
@@ -55,16 +64,19 @@ enum Ended {
 /// Games and positions finished by joined self-play, counted as each game is handed to
 /// the shard writer (it is in a shard file within 30 s, or at the stop). Thread-safe.
 #[derive(Default)]
-struct Finished {
+pub(super) struct Finished {
     games: AtomicU64,
     positions: AtomicU64,
 }
 
 /// Plays rounds of self-play for the run in `run` with `sp` (`games`: in all; `None`:
 /// until stopped) until `stop` is set or Ctrl-C/SIGTERM is requested, counting each
-/// finished game in `finished`. Calls `on_round` after every round.
-fn play_rounds(
+/// finished game in `finished`, naming shards with `tag`. Calls `on_round` after every
+/// round.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn play_rounds(
     run: &RunDir,
+    tag: &str,
     config: &RunConfig,
     sp: SelfplayConfig,
     games: Option<u64>,
@@ -87,7 +99,7 @@ fn play_rounds(
     let mut writer = selfplay::GameWriter::with_names(
         &run.shards(),
         sp.write_game_records.then(|| run.games()).as_deref(),
-        &prefix(best),
+        &prefix(best, tag),
         sp.shard_samples,
         Some(Duration::from_secs(30)),
     )
@@ -147,7 +159,7 @@ fn play_rounds(
             evaluator = Arc::new(load(newest)?);
             best = newest;
             writer
-                .set_prefix(&prefix(best))
+                .set_prefix(&prefix(best, tag))
                 .map_err(|e| anyhow!("cannot write self-play games: {e}"))?;
         }
     }
@@ -181,6 +193,7 @@ pub fn join(dir: &Path, games: Option<u64>, threads: Option<usize>) -> Result<()
     let never = AtomicBool::new(false);
     let ended = play_rounds(
         &run,
+        &host(),
         &config,
         sp,
         games,
@@ -238,7 +251,7 @@ impl Background {
                 let mut sp = config.selfplay.clone();
                 sp.threads = threads;
                 sp.seed = None;
-                play_rounds(&run, &config, sp, None, &flag, &count, |_| {})
+                play_rounds(&run, &host(), &config, sp, None, &flag, &count, |_| {})
                     .map(|_| ())
                     .map_err(|e| e.context("background self-play"))
             })

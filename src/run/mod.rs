@@ -8,10 +8,13 @@
 //! * [`shards`]: naming and counting the loop's own self-play shards.
 //! * [`rating`]: resumable matches against fixed anchors, Bradley–Terry ratings.
 //! * [`driver`]: the loop itself; [`join`]: extra self-play processes.
+//! * [`remote`]: a run kept in a store (`--store`), its trainer's side; [`worker`]: the
+//!   workers of such a run; [`bundle`]: a shard with its game records as one object.
 //! * [`display`]: progress bars and summary lines (the learning curves are drawn by
 //!   [`crate::plot`]).
 
 pub mod algorithm;
+pub mod bundle;
 pub mod config;
 pub mod display;
 pub mod driver;
@@ -19,5 +22,7 @@ pub mod join;
 pub mod layout;
 pub mod rated_games;
 pub mod rating;
+pub mod remote;
 pub mod shards;
 pub mod state;
+pub mod worker;

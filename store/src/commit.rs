@@ -228,6 +228,10 @@ pub struct Publication {
     pub model_size: u64,
     /// The shards this generation added to the replay window (keys).
     pub shards_added: Vec<String>,
+    /// The shards the trainer dropped instead, as played with a model too old (keys; absent
+    /// when none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shards_stale: Vec<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -415,6 +419,8 @@ pub struct Trainer {
     next_generation: u64,
     /// Every shard some entry added, with the generation that added it.
     added: HashMap<Key, u64>,
+    /// Every shard some entry dropped as stale.
+    stale: HashSet<Key>,
     /// The newest publication read or written.
     latest: Option<Publication>,
     /// The entry that fenced this trainer: once fenced, it stays fenced.
@@ -435,6 +441,7 @@ impl Trainer {
             next_index: 0,
             next_generation: 0,
             added: HashMap::new(),
+            stale: HashSet::new(),
             latest: None,
             fenced: None,
         };
@@ -479,6 +486,11 @@ impl Trainer {
             for shard in &publication.shards_added {
                 if let Ok(key) = Key::new(shard.as_str()) {
                     self.added.insert(key, publication.generation);
+                }
+            }
+            for shard in &publication.shards_stale {
+                if let Ok(key) = Key::new(shard.as_str()) {
+                    self.stale.insert(key);
                 }
             }
             self.next_generation = publication.generation + 1;
@@ -526,14 +538,19 @@ impl Trainer {
         self.added.get(shard).copied()
     }
 
-    /// Committed shards that no generation has added yet, in key order.
+    /// Committed shards that no generation has added or dropped as stale yet, in key order.
     pub fn new_shards(&self) -> Result<Vec<Key>> {
         let listed = self.retry.run(|| self.store.list("shards"))?;
         Ok(listed
             .into_iter()
             .map(|l| l.key)
-            .filter(|key| !self.added.contains_key(key))
+            .filter(|key| !self.added.contains_key(key) && !self.stale.contains(key))
             .collect())
+    }
+
+    /// Shards dropped as stale by some entry, so far.
+    pub fn stale_shards(&self) -> usize {
+        self.stale.len()
     }
 
     /// Publishes the next generation: creates its model object, then its log entry naming
@@ -541,9 +558,27 @@ impl Trainer {
     /// the log index this one needs, and on every call after that; refuses a shard some
     /// generation already added. After any other error the same call may be repeated.
     pub fn publish(&mut self, model: &[u8], shards_added: &[Key]) -> Result<LogEntry> {
+        self.publish_with_stale(model, shards_added, &[])
+    }
+
+    /// [`Trainer::publish`], recording also the shards the trainer dropped as played with a
+    /// model too old (`shards_stale`): like added ones, each is named by one entry only.
+    pub fn publish_with_stale(
+        &mut self,
+        model: &[u8],
+        shards_added: &[Key],
+        shards_stale: &[Key],
+    ) -> Result<LogEntry> {
         let generation = self.next_generation;
         let mut seen = HashSet::new();
-        for shard in shards_added {
+        for shard in shards_added.iter().chain(shards_stale) {
+            if self.stale.contains(shard) {
+                return Err(Error::ShardReused {
+                    store: self.store.describe(),
+                    key: shard.to_string(),
+                    generation,
+                });
+            }
             if let Some(&earlier) = self.added.get(shard) {
                 return Err(Error::ShardReused {
                     store: self.store.describe(),
@@ -578,6 +613,7 @@ impl Trainer {
             model_sha256,
             model_size: model.len() as u64,
             shards_added: shards_added.iter().map(Key::to_string).collect(),
+            shards_stale: shards_stale.iter().map(Key::to_string).collect(),
         }));
         match create_once(
             self.store.as_ref(),
@@ -769,6 +805,8 @@ pub struct Audit {
     pub shards_committed: usize,
     /// Shards named by some publication.
     pub shards_added: usize,
+    /// Shards a publication names as dropped (stale).
+    pub shards_stale: usize,
     /// Committed shards no publication names (not yet trained on, or stale).
     pub shards_not_added: Vec<Key>,
     /// Each broken property, in words.
@@ -787,8 +825,9 @@ impl Audit {
 /// raises the epoch, and every publication is by the epoch of the latest takeover; the
 /// generations are 0, 1, 2, … (so none has two entries); every published model exists with
 /// its recorded size and sha256; every added shard exists and was added by one generation;
-/// every epoch in the log was claimed by the writer that wrote it. Store errors abort; broken
-/// properties are collected in [`Audit::violations`].
+/// no shard is both added and dropped as stale, nor dropped twice; every epoch in the log was
+/// claimed by the writer that wrote it. Store errors abort; broken properties are collected
+/// in [`Audit::violations`].
 pub fn verify(store: &dyn Store) -> Result<Audit> {
     let mut audit = Audit::default();
     let mut indices = Vec::new();
@@ -819,6 +858,7 @@ pub fn verify(store: &dyn Store) -> Result<Audit> {
     let mut epoch_writers: HashMap<u64, String> = HashMap::new();
     let mut current_epoch: Option<u64> = None;
     let mut added: HashMap<String, u64> = HashMap::new();
+    let mut stale: HashMap<String, u64> = HashMap::new();
     for &index in &indices {
         let bytes = store.get(&log_key(index))?;
         let entry = match LogEntry::parse(store, index, &bytes) {
@@ -864,6 +904,14 @@ pub fn verify(store: &dyn Store) -> Result<Audit> {
                 }
                 audit.generations += 1;
                 verify_model(store, index, publication, &mut audit)?;
+                for shard in &publication.shards_stale {
+                    if let Some(earlier) = stale.insert(shard.clone(), publication.generation) {
+                        audit.violations.push(format!(
+                            "shard {shard} dropped by generations {earlier} and {}",
+                            publication.generation
+                        ));
+                    }
+                }
                 for shard in &publication.shards_added {
                     if let Some(earlier) = added.insert(shard.clone(), publication.generation) {
                         audit.violations.push(format!(
@@ -902,10 +950,16 @@ pub fn verify(store: &dyn Store) -> Result<Audit> {
     let shards = store.list("shards")?;
     audit.shards_committed = shards.len();
     audit.shards_added = added.len();
+    audit.shards_stale = stale.len();
+    for shard in stale.keys().filter(|s| added.contains_key(*s)) {
+        audit
+            .violations
+            .push(format!("shard {shard} both added and dropped as stale"));
+    }
     audit.shards_not_added = shards
         .into_iter()
         .map(|l| l.key)
-        .filter(|key| !added.contains_key(key.as_str()))
+        .filter(|key| !added.contains_key(key.as_str()) && !stale.contains_key(key.as_str()))
         .collect();
     Ok(audit)
 }
