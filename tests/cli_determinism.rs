@@ -6,13 +6,11 @@
 //! and a gate that can reject.
 
 mod common;
-use common::run_files::{next, run_is_inside, run_position};
-use common::{loazero, temp_dir, text, tiny_run_sets, BIN};
+use common::run_files::kill_9_during;
+use common::{loazero, temp_dir, text, tiny_run_sets};
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 const GENERATIONS: u32 = 3;
 
@@ -107,44 +105,26 @@ fn a_deterministic_run_killed_and_resumed_ends_bit_for_bit_like_an_uninterrupted
     let tmp = temp_dir();
     let reference = straight_run(&tmp.path().join("straight"));
     let killed = tmp.path().join("killed");
-    let mut seed = 0x9E37_79B9_7F4A_7C15_u64;
-    let mut cuts = Vec::new();
-    for target in [
+    let targets = [
         "selfplay+",
         "train+",
         "gate",
         "selfplay+",
         "train+",
         "selfplay",
-    ] {
-        let mut child = Command::new(BIN)
-            .args(run_args(&killed))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let t = Instant::now();
-        let mut finished = false;
-        loop {
-            if child.try_wait().unwrap().is_some() {
-                finished = true;
-                break;
-            }
-            let at = run_position(&killed);
-            let inside = run_is_inside(&killed, target, 6);
-            if inside || t.elapsed() > Duration::from_secs(30) {
-                std::thread::sleep(Duration::from_millis(next(&mut seed) % 40));
-                child.kill().unwrap(); // SIGKILL
-                child.wait().unwrap();
-                cuts.push(format!("{target} at {at:?}"));
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        if finished {
-            break;
-        }
-    }
+    ];
+    let kills = kill_9_during(
+        &killed,
+        &run_args(&killed),
+        &targets,
+        6,
+        0x9E37_79B9_7F4A_7C15,
+    );
+    let cuts: Vec<String> = targets
+        .iter()
+        .zip(&kills.cut_at)
+        .map(|(target, at)| format!("{target} at {at:?}"))
+        .collect();
     eprintln!("cut: {cuts:?}");
     assert!(cuts.len() >= 3, "too few cuts: {cuts:?}");
     let out = loazero(&run_args(&killed));

@@ -6,7 +6,7 @@ mod common;
 use common::{last_line, text, tiny_model, Engine, BIN};
 
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Command, Output};
 
 /// The file name of `engine`'s running executable and whether libtorch is mapped into it.
 fn exe_and_torch(engine: &Engine) -> (String, bool) {
@@ -17,6 +17,18 @@ fn exe_and_torch(engine: &Engine) -> (String, bool) {
         exe.file_name().unwrap().to_string_lossy().into_owned(),
         maps.contains("libtorch"),
     )
+}
+
+/// Asserts that `bestmove` succeeded with a legal move from the standard start.
+fn assert_a_first_move(o: &Output) {
+    assert!(o.status.success(), "{}", text(o));
+    let rules = loa::Rules::classic();
+    let start = loa::Position::start(loa::Variant::Standard, &rules);
+    assert!(
+        start.parse_move(&last_line(o), &rules).is_ok(),
+        "{}",
+        text(o)
+    );
 }
 
 #[test]
@@ -31,15 +43,7 @@ fn torch_free_commands_run_without_libtorch() {
         .args(["bestmove", "--player", "alphabeta:depth=1"])
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let start = loa::Position::start(loa::Variant::Standard, &loa::Rules::classic());
-    assert!(
-        start
-            .parse_move(&last_line(&o), &loa::Rules::classic())
-            .is_ok(),
-        "{}",
-        text(&o)
-    );
+    assert_a_first_move(&o);
 
     let mut e = Engine::start("alphabeta:depth=1");
     assert_eq!(e.ask_last("isready"), "readyok");
@@ -64,15 +68,7 @@ fn model_commands_run_in_loazero_torch() {
         .env_remove("LD_LIBRARY_PATH")
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let start = loa::Position::start(loa::Variant::Standard, &loa::Rules::classic());
-    assert!(
-        start
-            .parse_move(&last_line(&o), &loa::Rules::classic())
-            .is_ok(),
-        "{}",
-        text(&o)
-    );
+    assert_a_first_move(&o);
 
     let mut e = Engine::start(&player);
     assert_eq!(e.ask_last("isready"), "readyok");

@@ -6,7 +6,6 @@ mod common;
 use common::run_files::*;
 use common::{loazero, temp_dir, text, tiny_run_sets, BIN};
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -39,16 +38,13 @@ fn kill_9_at_random_moments_loses_nothing_and_ends_like_an_uninterrupted_run() {
     assert!(text(&out).contains("gen-0003"), "{}", text(&out));
 
     let killed = base.join("killed");
-    let mut seed = 0x2545_f491_4f6c_dd1d_u64;
-    let mut kills = 0;
-    let mut finished = false;
-    let mut committed: BTreeMap<String, Vec<u8>> = BTreeMap::new();
-    let mut phases_cut = Vec::new();
     let started = Instant::now();
     // Each start is killed once its saved state shows it inside the target phase of a
     // generation ≥ 1 (plus a random few milliseconds), so the cuts land mid-generation.
     // `selfplay+` waits for a shard of the generation (some games committed, others not),
     // `train+` for a training record of the generation (some steps done, others not).
+    // Every start passes the same overrides: a kill before config.toml was saved must not
+    // fall back to the (big) default.
     let targets = [
         "selfplay+",
         "train+",
@@ -58,69 +54,18 @@ fn kill_9_at_random_moments_loses_nothing_and_ends_like_an_uninterrupted_run() {
         "selfplay+",
         "train+",
     ];
-    for target in targets {
-        // Every start passes the same overrides: a kill before config.toml was saved
-        // must not fall back to the (big) default.
-        let mut child = Command::new(BIN)
-            .args(run_args(&killed, 3, true))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let t = Instant::now();
-        loop {
-            if child.try_wait().unwrap().is_some() {
-                finished = true;
-                break;
-            }
-            let at = run_position(&killed);
-            let inside = run_is_inside(&killed, target, 6);
-            if inside || t.elapsed() > Duration::from_secs(30) {
-                std::thread::sleep(Duration::from_millis(next(&mut seed) % 60));
-                child.kill().unwrap(); // SIGKILL
-                child.wait().unwrap();
-                kills += 1;
-                phases_cut.push(format!("{at:?}"));
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        if finished {
-            break;
-        }
-        for (name, bytes) in artefacts(&killed) {
-            if let Some(old) = committed.get(&name) {
-                assert_eq!(old, &bytes, "{name} was rewritten with other content");
-            }
-            committed.insert(name, bytes);
-        }
-    }
-    eprintln!("cut in {phases_cut:?}");
+    let args = run_args(&killed, 3, true);
+    let kills = kill_9_during(&killed, &args, &targets, 6, 0x2545_f491_4f6c_dd1d);
+    eprintln!("cut in {:?}", kills.cut_at);
     eprintln!(
-        "{kills} kills in {:?} (a whole run: {whole:?}), finished before a kill: {finished}; \
+        "{} kills in {:?} (a whole run: {whole:?}), finished before a kill: {}; \
          {} artefacts committed",
+        kills.count,
         started.elapsed(),
-        committed.len()
+        kills.finished,
+        kills.committed.len()
     );
-    assert!(
-        kills >= 5,
-        "too few kills ({kills}): the run ends too fast to be cut"
-    );
-    let out = loazero(&run_args(&killed, 3, true));
-    assert!(out.status.success(), "{}", text(&out));
-    let resumed = counts(&killed);
-    assert_eq!(
-        resumed,
-        reference,
-        "after {kills} kills ({:?})",
-        started.elapsed()
-    );
-    assert_eq!(resumed.temp_files, 0);
-    // Every artefact committed before any of the kills is still there, unchanged.
-    let now = artefacts(&killed);
-    for (name, bytes) in &committed {
-        assert_eq!(now.get(name), Some(bytes), "{name} changed or vanished");
-    }
+    kills.assert_resume_ends_like(&killed, &args, &reference, 5);
 }
 
 /// SIGINT or SIGTERM in self-play, training and rating stops the run within seconds at

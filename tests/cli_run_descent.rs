@@ -5,13 +5,11 @@
 
 mod common;
 use common::run_files::*;
-use common::{loazero, temp_dir, text, tiny_run_sets, BIN};
+use common::{loazero, temp_dir, text, tiny_run_sets};
 
 use loa::Variant;
-use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use train::{ReplayWindow, Trainer};
 
 /// The tiny test run with Descent self-play.
@@ -74,62 +72,21 @@ fn a_descent_run_resumes_after_kill_9_and_its_shards_train() {
     );
 
     let killed = base.join("killed");
-    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-    let (mut kills, mut finished) = (0, false);
-    let mut committed: BTreeMap<String, Vec<u8>> = BTreeMap::new();
-    for target in [
+    let args = descent_args(&killed, 3);
+    let targets = [
         "selfplay+",
         "train+",
         "selfplay",
         "rate",
         "selfplay+",
         "train",
-    ] {
-        let mut child = Command::new(BIN)
-            .args(descent_args(&killed, 3))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let t = Instant::now();
-        loop {
-            if child.try_wait().unwrap().is_some() {
-                finished = true;
-                break;
-            }
-            if run_is_inside(&killed, target, 6) || t.elapsed() > Duration::from_secs(30) {
-                std::thread::sleep(Duration::from_millis(next(&mut seed) % 60));
-                child.kill().unwrap(); // SIGKILL
-                child.wait().unwrap();
-                kills += 1;
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        if finished {
-            break;
-        }
-        for (name, bytes) in artefacts(&killed) {
-            if let Some(old) = committed.get(&name) {
-                assert_eq!(old, &bytes, "{name} was rewritten with other content");
-            }
-            committed.insert(name, bytes);
-        }
-    }
-    eprintln!("{kills} kills (a whole run: {whole:?}), finished before a kill: {finished}");
-    assert!(
-        kills >= 3,
-        "too few kills ({kills}): the run ends too fast to be cut"
+    ];
+    let kills = kill_9_during(&killed, &args, &targets, 6, 0x9e37_79b9_7f4a_7c15);
+    eprintln!(
+        "{} kills (a whole run: {whole:?}), finished before a kill: {}",
+        kills.count, kills.finished
     );
-    let out = loazero(&descent_args(&killed, 3));
-    assert!(out.status.success(), "{}", text(&out));
-    let resumed = counts(&killed);
-    assert_eq!(resumed, reference, "after {kills} kills");
-    assert_eq!(resumed.temp_files, 0);
-    let now = artefacts(&killed);
-    for (name, bytes) in &committed {
-        assert_eq!(now.get(name), Some(bytes), "{name} changed or vanished");
-    }
+    kills.assert_resume_ends_like(&killed, &args, &reference, 3);
 
     // The shards load in the existing trainer, which trains on them.
     let mut window = ReplayWindow::new(1 << 20, Variant::Six);

@@ -123,6 +123,41 @@ impl PairingResult {
             upper: self.elo_upper,
         }
     }
+
+    /// Its columns of `results.csv` (and of the ladder's `ladder.csv`) from the player's
+    /// spec to the baseline's time per move: `player,baseline,games,wins,draws,losses,
+    /// score,elo,elo_lower,elo_upper,player_ms_per_move,baseline_ms_per_move`.
+    pub fn csv_columns(&self) -> String {
+        let t = self.tally;
+        format!(
+            "{},{},{},{},{},{},{:.4},{:.1},{:.1},{:.1},{:.2},{:.2}",
+            csv_field(&self.player),
+            csv_field(&self.baseline),
+            t.games(),
+            t.wins,
+            t.draws,
+            t.losses,
+            t.score(),
+            self.elo,
+            self.elo_lower,
+            self.elo_upper,
+            self.player_ms_per_move,
+            self.baseline_ms_per_move
+        )
+    }
+
+    /// Its cells of the text and Markdown tables (of `benchmark` and the ladder): W-D-L,
+    /// score, Elo [95%], then the mean time per move of the player and of the baseline.
+    pub fn table_cells(&self) -> [String; 5] {
+        let t = self.tally;
+        [
+            format!("{}-{}-{}", t.wins, t.draws, t.losses),
+            format!("{:.1}%", 100.0 * t.score()),
+            self.elo_estimate().to_string(),
+            format!("{:.1}", self.player_ms_per_move),
+            format!("{:.1}", self.baseline_ms_per_move),
+        ]
+    }
 }
 
 /// JSON has no infinities: ±∞ travel as the strings `"inf"` and `"-inf"`.
@@ -346,47 +381,24 @@ pub fn csv(results: &[PairingResult]) -> String {
             Level::Time(ms) => ("time", ms),
             Level::Depth(d) => ("depth", d as u64),
         };
-        let t = r.tally;
-        s += &format!(
-            "{},{kind},{level},{},{},{},{},{},{},{:.4},{:.1},{:.1},{:.1},{:.2},{:.2}\n",
-            r.pairing,
-            csv_field(&r.player),
-            csv_field(&r.baseline),
-            t.games(),
-            t.wins,
-            t.draws,
-            t.losses,
-            t.score(),
-            r.elo,
-            r.elo_lower,
-            r.elo_upper,
-            r.player_ms_per_move,
-            r.baseline_ms_per_move
-        );
+        s += &format!("{},{kind},{level},{}\n", r.pairing, r.csv_columns());
     }
     s
 }
 
-fn rows(results: &[PairingResult]) -> Vec<[String; 6]> {
+fn rows(results: &[PairingResult]) -> Vec<Vec<String>> {
     results
         .iter()
         .map(|r| {
-            let t = r.tally;
-            [
-                match r.level {
-                    Level::Time(ms) => format!("{ms} ms vs {}", r.baseline),
-                    Level::Depth(_) => format!(
-                        "{} vs {}",
-                        count_label(&r.player).unwrap_or_else(|| r.player.clone()),
-                        r.baseline
-                    ),
-                },
-                format!("{}-{}-{}", t.wins, t.draws, t.losses),
-                format!("{:.1}%", 100.0 * t.score()),
-                r.elo_estimate().to_string(),
-                format!("{:.1}", r.player_ms_per_move),
-                format!("{:.1}", r.baseline_ms_per_move),
-            ]
+            let pairing = match r.level {
+                Level::Time(ms) => format!("{ms} ms vs {}", r.baseline),
+                Level::Depth(_) => format!(
+                    "{} vs {}",
+                    count_label(&r.player).unwrap_or_else(|| r.player.clone()),
+                    r.baseline
+                ),
+            };
+            std::iter::once(pairing).chain(r.table_cells()).collect()
         })
         .collect()
 }

@@ -120,6 +120,15 @@ fn text_rows(g: &Geometry) -> Vec<Vec<Square>> {
         .collect()
 }
 
+/// `moves` in move notation, one space apart (the legal moves an error lists).
+pub(crate) fn moves_text(moves: &[Move]) -> String {
+    moves
+        .iter()
+        .map(|m| m.to_string())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The name of row `i` of [`text_rows`] in error messages.
 fn row_name(g: &Geometry, row: usize) -> String {
     match g.shape {
@@ -166,11 +175,7 @@ impl Position {
                 "'{}' is not legal in position {} (legal: {})",
                 text.trim(),
                 self.to_text(),
-                legal
-                    .iter()
-                    .map(|m| m.to_string())
-                    .collect::<Vec<_>>()
-                    .join(" ")
+                moves_text(&legal)
             ))
         })
     }
@@ -506,15 +511,13 @@ mod tests {
 
     #[test]
     fn garbage_never_panics() {
-        let mut state = 0x1234_5678_u64;
+        let mut rng = crate::testing::XorShift::new(0x1234_5678);
         let alphabet = b"bwBW0123456789/ -x:pasabcdefgh\n\t";
         let p = Position::start(Variant::Standard, &Rules::classic());
         for len in 0..2000usize {
             let mut s = String::new();
             for _ in 0..(len % 70) {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
+                let state = rng.next_u64();
                 let c = if state.is_multiple_of(17) {
                     char::from_u32((state >> 20) as u32 % 0x3000).unwrap_or('?')
                 } else {

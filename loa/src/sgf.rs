@@ -67,7 +67,7 @@
 
 use crate::geometry::{Geometry, Square};
 use crate::moves::Move;
-use crate::notation::{name_on, parse_move_text, parse_square, MoveText};
+use crate::notation::{moves_text, name_on, parse_move_text, parse_square, MoveText};
 use crate::Error;
 use crate::{Color, Game, Outcome, Position, Rules, Variant};
 use std::collections::HashSet;
@@ -491,11 +491,7 @@ fn find_move(game: &Game, text: &str) -> Result<Move, String> {
             format!(
                 "not legal in position {} (legal: {})",
                 pos.to_text(),
-                legal
-                    .iter()
-                    .map(|m| m.to_string())
-                    .collect::<Vec<_>>()
-                    .join(" ")
+                moves_text(&legal)
             )
         })
 }

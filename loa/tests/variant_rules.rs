@@ -734,7 +734,7 @@ fn drop_and_removal_notation() {
 
 #[test]
 fn garbage_text_never_panics_in_any_variant() {
-    let mut state = 0x2545_F491_4F6C_DD1D_u64;
+    let mut rng = loa::testing::XorShift::new(0x2545_F491_4F6C_DD1D);
     let alphabet = b"bwsnexBWSNEX0123456789/ @:~-pass\t";
     let probes = [
         pos(Variant::Parachute, "8/b6w/w6b/b6w/w6b/2b4w/w6b/8 b@ 6:6"),
@@ -745,10 +745,7 @@ fn garbage_text_never_panics_in_any_variant() {
     for len in 0..3000usize {
         let mut s = String::new();
         for _ in 0..(len % 60) {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            s.push(alphabet[(state >> 7) as usize % alphabet.len()] as char);
+            s.push(alphabet[(rng.next_u64() >> 7) as usize % alphabet.len()] as char);
         }
         for v in Variant::ALL {
             if let Ok(p) = Position::from_text(&s, v) {

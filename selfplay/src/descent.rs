@@ -123,7 +123,6 @@ impl GameLoop for DescentWorker {
         shared: &Shared,
         tx: &mpsc::Sender<Message>,
     ) -> Result<(), Error> {
-        let counters = &shared.counters;
         // (slot, first position in the batch, positions) of each waiting search.
         let mut waiting: Vec<(usize, usize, usize)> = Vec::new();
         loop {
@@ -160,24 +159,7 @@ impl GameLoop for DescentWorker {
                     }
                 }
             }
-            if !self.batch.is_empty() {
-                let _turn = shared
-                    .eval_turn
-                    .as_ref()
-                    .map(|t| t.lock().unwrap_or_else(|e| e.into_inner()));
-                evaluator.evaluate(&mut self.batch)?;
-                if self.batch.values.len() != self.batch.len() {
-                    return Err(Error::Eval(format!(
-                        "evaluator returned {} values for {} positions",
-                        self.batch.values.len(),
-                        self.batch.len()
-                    )));
-                }
-                counters
-                    .evaluations
-                    .fetch_add(self.batch.len() as u64, Ordering::Relaxed);
-                counters.batches.fetch_add(1, Ordering::Relaxed);
-            }
+            shared.evaluate(evaluator, &mut self.batch)?;
             for &(i, first, n) in &waiting {
                 let slot = self.slots[i].as_mut().expect("a waiting game");
                 slot.search.absorb(&self.batch.values[first..first + n])?;

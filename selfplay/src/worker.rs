@@ -69,6 +69,19 @@ pub struct Counters {
     pub batches: AtomicU64,
 }
 
+impl Counters {
+    /// Brings `snapshot` up to date: these totals, plus the `delivered` games that an
+    /// earlier call finished and this one handed on first (continuous mode), and the
+    /// seconds since `t0`.
+    fn update(&self, snapshot: &mut Progress, delivered: u64, t0: Instant) {
+        snapshot.games = delivered + self.games.load(Ordering::Relaxed);
+        snapshot.positions = self.positions.load(Ordering::Relaxed);
+        snapshot.evaluations = self.evaluations.load(Ordering::Relaxed);
+        snapshot.batches = self.batches.load(Ordering::Relaxed);
+        snapshot.seconds = t0.elapsed().as_secs_f64();
+    }
+}
+
 /// A snapshot for progress displays.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Progress {
@@ -191,6 +204,36 @@ impl Shared {
         }
         self.counters.games.fetch_add(1, Ordering::Relaxed);
         tx.send(Message::Game(index, Box::new(finished))).is_ok()
+    }
+
+    /// Evaluates `batch` when it has positions (in deterministic mode, holding
+    /// [`Shared::eval_turn`]) and counts it; an error when the evaluator fails or returns
+    /// other than one value a position.
+    pub(crate) fn evaluate(
+        &self,
+        evaluator: &dyn Evaluator,
+        batch: &mut EvalBatch,
+    ) -> Result<(), Error> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let _turn = self
+            .eval_turn
+            .as_ref()
+            .map(|t| t.lock().unwrap_or_else(|e| e.into_inner()));
+        evaluator.evaluate(batch)?;
+        if batch.values.len() != batch.len() {
+            return Err(Error::Eval(format!(
+                "evaluator returned {} values for {} positions",
+                batch.values.len(),
+                batch.len()
+            )));
+        }
+        self.counters
+            .evaluations
+            .fetch_add(batch.len() as u64, Ordering::Relaxed);
+        self.counters.batches.fetch_add(1, Ordering::Relaxed);
+        Ok(())
     }
 }
 
@@ -430,24 +473,14 @@ pub(crate) fn play_with(
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
-            let counters = &shared.counters;
-            snapshot.games = delivered + counters.games.load(Ordering::Relaxed);
-            snapshot.positions = counters.positions.load(Ordering::Relaxed);
-            snapshot.evaluations = counters.evaluations.load(Ordering::Relaxed);
-            snapshot.batches = counters.batches.load(Ordering::Relaxed);
-            snapshot.seconds = t0.elapsed().as_secs_f64();
+            shared.counters.update(&mut snapshot, delivered, t0);
             if last.elapsed() >= Duration::from_millis(500) || snapshot.games == games {
                 progress(&snapshot);
                 last = Instant::now();
             }
         }
     });
-    let counters = &shared.counters;
-    snapshot.games = delivered + counters.games.load(Ordering::Relaxed);
-    snapshot.positions = counters.positions.load(Ordering::Relaxed);
-    snapshot.evaluations = counters.evaluations.load(Ordering::Relaxed);
-    snapshot.batches = counters.batches.load(Ordering::Relaxed);
-    snapshot.seconds = t0.elapsed().as_secs_f64();
+    shared.counters.update(&mut snapshot, delivered, t0);
     progress(&snapshot);
     if let Some(parked) = parked {
         let mut carried = shared.parked.lock().unwrap_or_else(|e| e.into_inner());
@@ -603,17 +636,7 @@ impl Worker {
             for slot in self.slots.iter_mut().flatten() {
                 slot.search.gather(&mut self.batch);
             }
-            if !self.batch.is_empty() {
-                let _turn = shared
-                    .eval_turn
-                    .as_ref()
-                    .map(|t| t.lock().unwrap_or_else(|e| e.into_inner()));
-                evaluator.evaluate(&mut self.batch)?;
-                counters
-                    .evaluations
-                    .fetch_add(self.batch.len() as u64, Ordering::Relaxed);
-                counters.batches.fetch_add(1, Ordering::Relaxed);
-            }
+            shared.evaluate(evaluator, &mut self.batch)?;
             for i in 0..self.slots.len() {
                 let Some(mut slot) = self.slots[i].take() else {
                     continue;
@@ -759,6 +782,24 @@ mod tests {
             },
             ..SelfplayConfig::default()
         }
+    }
+
+    /// `games` games of self-play under `config` with the heuristic evaluator, and the
+    /// final progress.
+    fn heuristic_games(config: &SelfplayConfig, games: u64) -> (Vec<FinishedGame>, Progress) {
+        let mut finished = Vec::new();
+        let progress = run_selfplay(
+            config,
+            Arc::new(HeuristicEvaluator::new()),
+            games,
+            |g| {
+                finished.push(g);
+                Ok(())
+            },
+            |_| {},
+        )
+        .unwrap();
+        (finished, progress)
     }
 
     #[test]
@@ -1017,18 +1058,7 @@ mod tests {
                     ..small_config()
                 };
                 config.mcts.gumbel = gumbel;
-                let mut finished = Vec::new();
-                let progress = run_selfplay(
-                    &config,
-                    Arc::new(HeuristicEvaluator::new()),
-                    4,
-                    |g| {
-                        finished.push(g);
-                        Ok(())
-                    },
-                    |_| {},
-                )
-                .unwrap();
+                let (finished, progress) = heuristic_games(&config, 4);
                 assert_eq!(finished.len(), 4);
                 assert!(finished.iter().all(|g| g.start.variant() == variant));
                 let (positions, full) = check_games(&finished);
@@ -1057,18 +1087,7 @@ mod tests {
             resign_min_ply: 0,
             ..small_config()
         };
-        let mut finished = Vec::new();
-        let p = run_selfplay(
-            &config,
-            Arc::new(HeuristicEvaluator::new()),
-            6,
-            |g| {
-                finished.push(g);
-                Ok(())
-            },
-            |_| {},
-        )
-        .unwrap();
+        let (finished, p) = heuristic_games(&config, 6);
         assert!(finished
             .iter()
             .all(|g| g.resign_disabled && g.resigned.is_none()));

@@ -28,7 +28,7 @@ use crate::run::layout::{generation_of, list_names, model_name, write_atomically
 use anyhow::{bail, Context, Result};
 use eval::arena::Openings;
 use eval::elo::EloEstimate;
-use eval::strength::{self, csv_field, Level, PairingResult, StrengthConfig};
+use eval::strength::{self, Level, PairingResult, StrengthConfig};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::collections::BTreeMap;
@@ -240,25 +240,12 @@ pub fn csv(rungs: &[Rung]) -> String {
     let mut s = String::from(CSV_HEADER);
     s.push('\n');
     for r in rungs {
-        let p = &r.result;
-        let t = p.tally;
         s += &format!(
-            "{},{:.2},{},{},{},{},{},{},{},{:.4},{:.1},{:.1},{:.1},{:.2},{:.2}\n",
+            "{},{:.2},{},{}\n",
             r.generation,
             r.minutes,
             r.ms(),
-            csv_field(&p.player),
-            csv_field(&p.baseline),
-            t.games(),
-            t.wins,
-            t.draws,
-            t.losses,
-            t.score(),
-            p.elo,
-            p.elo_lower,
-            p.elo_upper,
-            p.player_ms_per_move,
-            p.baseline_ms_per_move
+            r.result.csv_columns()
         );
     }
     s
@@ -275,22 +262,16 @@ const HEADERS: [&str; 8] = [
     "ms/move alpha-beta",
 ];
 
-fn rows(rungs: &[Rung]) -> Vec<[String; 8]> {
+fn rows(rungs: &[Rung]) -> Vec<Vec<String>> {
     rungs
         .iter()
         .map(|r| {
-            let p = &r.result;
-            let t = p.tally;
-            [
+            let rung = [
                 model_name(r.generation),
                 format!("{:.1} min", r.minutes),
                 format!("{} ms", r.ms()),
-                format!("{}-{}-{}", t.wins, t.draws, t.losses),
-                format!("{:.1}%", 100.0 * t.score()),
-                p.elo_estimate().to_string(),
-                format!("{:.1}", p.player_ms_per_move),
-                format!("{:.1}", p.baseline_ms_per_move),
-            ]
+            ];
+            rung.into_iter().chain(r.result.table_cells()).collect()
         })
         .collect()
 }

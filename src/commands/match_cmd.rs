@@ -3,7 +3,7 @@
 use super::common::{default_match_games, GameArgs, MatchGameArgs};
 use crate::progress::ProgressLine;
 use anyhow::{bail, Result};
-use eval::arena::{play_match, Control, MatchConfig, Openings};
+use eval::arena::{play_match, Control, GameResult, MatchConfig, Openings};
 use eval::{PlayerFactory, PlayerSpec};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -103,19 +103,10 @@ pub fn run(args: Args) -> Result<()> {
     let report = report?;
     let t = report.tally;
     let n = report.games.len().max(1) as f64;
-    let a_time: f64 = report
-        .games
-        .iter()
-        .map(|g| g.a_seconds_per_move)
-        .sum::<f64>()
-        / n;
-    let b_time: f64 = report
-        .games
-        .iter()
-        .map(|g| g.b_seconds_per_move)
-        .sum::<f64>()
-        / n;
-    let plies: f64 = report.games.iter().map(|g| g.plies as f64).sum::<f64>() / n;
+    let mean = |f: fn(&GameResult) -> f64| report.games.iter().map(f).sum::<f64>() / n;
+    let a_time = mean(|g| g.a_seconds_per_move);
+    let b_time = mean(|g| g.b_seconds_per_move);
+    let plies = mean(|g| g.plies as f64);
     println!("A: {a}");
     println!("B: {b}");
     println!(

@@ -300,6 +300,21 @@ fn a_corrupt_model_is_refused(backend: &dyn Backend) {
         .any(|v| v.contains("differs from its recorded size and sha256")));
 }
 
+/// Asserts that `error` says the trainer of `epoch` was fenced at log `index` by the
+/// trainer of `by_epoch`.
+fn assert_fenced(error: &Error, epoch: u64, by_epoch: u64, index: u64) {
+    let Error::Fenced {
+        epoch: was,
+        by_epoch: by,
+        index: at,
+        ..
+    } = error
+    else {
+        panic!("not fenced: {error}");
+    };
+    assert_eq!((*was, *by, *at), (epoch, by_epoch, index), "{error}");
+}
+
 fn a_zombie_trainer_is_fenced(backend: &dyn Backend) {
     let retry = Retry::immediately(3);
     let mut zombie = Trainer::start(backend.handle(), retry).unwrap();
@@ -308,18 +323,7 @@ fn a_zombie_trainer_is_fenced(backend: &dyn Backend) {
     let mut replacement = Trainer::start(backend.handle(), retry).unwrap();
     assert_eq!((replacement.epoch(), replacement.next_generation()), (2, 1));
     let fenced = zombie.publish(b"model 1 by epoch 1", &[]).unwrap_err();
-    assert!(
-        matches!(
-            fenced,
-            Error::Fenced {
-                epoch: 1,
-                by_epoch: 2,
-                index: 2,
-                ..
-            }
-        ),
-        "{fenced}"
-    );
+    assert_fenced(&fenced, 1, 2, 2);
     let message = fenced.to_string();
     assert!(
         message.contains("trainer epoch 1 was fenced") && message.contains("epoch 2"),
@@ -399,18 +403,7 @@ fn start_up_races_resolve_to_the_newest_trainer(backend: &dyn Backend) {
         }))),
     });
     let fenced = Trainer::start(older_store, retry).unwrap_err();
-    assert!(
-        matches!(
-            fenced,
-            Error::Fenced {
-                epoch: 1,
-                by_epoch: 2,
-                index: 0,
-                ..
-            }
-        ),
-        "{fenced}"
-    );
+    assert_fenced(&fenced, 1, 2, 0);
     let mut newer = newer.lock().unwrap().take().expect("the hook ran");
     newer.publish(b"model 0 by epoch 2", &[]).unwrap();
     // 2. An older trainer's publication at the index a newer trainer wanted for its takeover
@@ -434,18 +427,7 @@ fn start_up_races_resolve_to_the_newest_trainer(backend: &dyn Backend) {
         .unwrap()
         .publish(b"model 2 by epoch 2", &[])
         .unwrap_err();
-    assert!(
-        matches!(
-            fenced,
-            Error::Fenced {
-                epoch: 2,
-                by_epoch: 3,
-                index: 3,
-                ..
-            }
-        ),
-        "{fenced}"
-    );
+    assert_fenced(&fenced, 2, 3, 3);
     newest.publish(b"model 2 by epoch 3", &[]).unwrap();
     let audit = verify(backend.handle().as_ref()).unwrap();
     assert!(audit.is_clean(), "{:?}", audit.violations);

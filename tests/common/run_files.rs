@@ -209,3 +209,102 @@ pub fn run_is_inside(dir: &Path, target: &str, steps_per_generation: u64) -> boo
         };
     phase == want && g >= 1 && deep
 }
+
+/// What [`kill_9_during`] did to a run.
+pub struct Kills {
+    /// Starts killed.
+    pub count: usize,
+    /// Whether a start finished before its kill (no later start was made then).
+    pub finished: bool,
+    /// Where the run stood ([`run_position`]) just before each kill.
+    pub cut_at: Vec<Option<(u64, String)>>,
+    /// Every artefact committed between the kills, as last seen.
+    pub committed: BTreeMap<String, Vec<u8>>,
+}
+
+/// Starts `loazero args` (a run in `dir`) once per target of `targets` and kills it with
+/// SIGKILL a pseudo-random 0 to 59 ms (drawn from `seed`) after it is inside that target
+/// ([`run_is_inside`] with `steps_per_generation`), or after 30 s; stops early when a start
+/// finishes before its kill. After each kill, asserts that no artefact committed before
+/// was rewritten with other content.
+pub fn kill_9_during(
+    dir: &Path,
+    args: &[String],
+    targets: &[&str],
+    steps_per_generation: u64,
+    mut seed: u64,
+) -> Kills {
+    let mut kills = Kills {
+        count: 0,
+        finished: false,
+        cut_at: Vec::new(),
+        committed: BTreeMap::new(),
+    };
+    for &target in targets {
+        let mut child = std::process::Command::new(super::BIN)
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let t = Instant::now();
+        loop {
+            if child.try_wait().unwrap().is_some() {
+                kills.finished = true;
+                return kills;
+            }
+            let at = run_position(dir);
+            if run_is_inside(dir, target, steps_per_generation)
+                || t.elapsed() > Duration::from_secs(30)
+            {
+                std::thread::sleep(Duration::from_millis(next(&mut seed) % 60));
+                child.kill().unwrap(); // SIGKILL
+                child.wait().unwrap();
+                kills.count += 1;
+                kills.cut_at.push(at);
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        for (name, bytes) in artefacts(dir) {
+            if let Some(old) = kills.committed.get(&name) {
+                assert_eq!(old, &bytes, "{name} was rewritten with other content");
+            }
+            kills.committed.insert(name, bytes);
+        }
+    }
+    kills
+}
+
+impl Kills {
+    /// Asserts that at least `min_kills` starts were killed (fewer: the run ends too fast
+    /// to be cut), then that one more start of `loazero args` runs to the end and leaves
+    /// `dir` as an uninterrupted run left it (its `reference` counts), with no temporary
+    /// file and every artefact committed before any of the kills unchanged.
+    pub fn assert_resume_ends_like(
+        &self,
+        dir: &Path,
+        args: &[String],
+        reference: &Counts,
+        min_kills: usize,
+    ) {
+        assert!(
+            self.count >= min_kills,
+            "too few kills ({}): the run ends too fast to be cut",
+            self.count
+        );
+        let out = super::loazero(args);
+        assert!(out.status.success(), "{}", super::text(&out));
+        let resumed = counts(dir);
+        assert_eq!(
+            &resumed, reference,
+            "after {} kills, cut in {:?}",
+            self.count, self.cut_at
+        );
+        assert_eq!(resumed.temp_files, 0);
+        let now = artefacts(dir);
+        for (name, bytes) in &self.committed {
+            assert_eq!(now.get(name), Some(bytes), "{name} changed or vanished");
+        }
+    }
+}

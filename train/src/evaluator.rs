@@ -659,6 +659,15 @@ mod tests {
         out
     }
 
+    /// `model`'s weights, every one zero.
+    fn zeroed_weights(model: &Model) -> Vec<(String, Tensor)> {
+        model
+            .weights()
+            .into_iter()
+            .map(|(n, t)| (n, t.zeros_like()))
+            .collect()
+    }
+
     fn batch_of(ps: &[Position]) -> EvalBatch {
         let rules = Rules::classic();
         let mut b = EvalBatch::new();
@@ -795,12 +804,7 @@ mod tests {
         eval.evaluate(&mut fewer).unwrap();
         assert_eq!(stats.cache_hits.load(Ordering::Relaxed), 3);
         // New weights: nothing is answered from the old ones.
-        let zeros: Vec<(String, Tensor)> = model
-            .weights()
-            .into_iter()
-            .map(|(n, t)| (n, t.zeros_like()))
-            .collect();
-        eval.set_weights(zeros).unwrap();
+        eval.set_weights(zeroed_weights(&model)).unwrap();
         let mut after = batch_of(&ps);
         eval.evaluate(&mut after).unwrap();
         assert_eq!(stats.cache_hits.load(Ordering::Relaxed), 3);
@@ -817,12 +821,7 @@ mod tests {
         let mut b1 = batch_of(&ps);
         eval.evaluate(&mut b1).unwrap();
         // Zero every weight: values become exactly 0 and priors uniform.
-        let zeros: Vec<(String, Tensor)> = model
-            .weights()
-            .into_iter()
-            .map(|(n, t)| (n, t.zeros_like()))
-            .collect();
-        eval.set_weights(zeros).unwrap();
+        eval.set_weights(zeroed_weights(&model)).unwrap();
         let mut b2 = batch_of(&ps);
         eval.evaluate(&mut b2).unwrap();
         assert_ne!(b1.priors, b2.priors);

@@ -67,6 +67,31 @@ pub enum Network {
     WithKey(&'static str),
 }
 
+/// `lists` joined into one list of `N` keys, so that kinds share a run of keys (`mcts`
+/// and `model` share [`super::mcts::SEARCH_KEYS`]). A const fn, for a kind's `static`: an
+/// `N` other than the number of keys, or no keys at all, fails the build.
+pub const fn joined<const N: usize>(lists: &[&[Key]]) -> [Key; N] {
+    assert!(
+        !lists.is_empty() && !lists[0].is_empty(),
+        "joined: the first list is empty"
+    );
+    let mut keys = [lists[0][0]; N];
+    let mut count = 0;
+    let mut list = 0;
+    while list < lists.len() {
+        let mut i = 0;
+        while i < lists[list].len() {
+            assert!(count < N, "joined: more keys than N");
+            keys[count] = lists[list][i];
+            count += 1;
+            i += 1;
+        }
+        list += 1;
+    }
+    assert!(count == N, "joined: fewer keys than N");
+    keys
+}
+
 /// One key of a spec.
 #[derive(Clone, Copy, Debug)]
 pub struct Key {
@@ -366,6 +391,23 @@ pub fn mentions_network(arg: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    /// [`super::joined`] keeps every list's keys in order, one list after another.
+    #[test]
+    fn joined_keeps_the_order_of_the_lists() {
+        use crate::player::{mcts, model};
+        let names = |keys: &[super::Key]| keys.iter().map(|k| k.name).collect::<Vec<_>>();
+        let search = ["sims", "ms", "cpuct", "fpu", "gumbel", "topk"];
+        assert_eq!(names(&mcts::SEARCH_KEYS), search);
+        assert_eq!(names(mcts::KIND.keys)[1..], search);
+        assert_eq!(names(mcts::KIND.keys)[0], "evaluator");
+        let model = names(model::KIND.keys);
+        assert_eq!(model[1..7], search);
+        assert_eq!(
+            [model[0], model[7], model[8]],
+            ["path", "device", "precision"]
+        );
+    }
+
     /// `docs/api.md`'s player section is [`super::markdown`] (rewritten under
     /// `LOAZERO_BLESS=1`, except under CI, where a stale section always fails).
     #[test]

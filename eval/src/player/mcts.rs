@@ -3,7 +3,7 @@
 //! kind ([`super::model`]): the limit keys, the search options, the player.
 
 use super::info::{Proven, Score, SearchInfo};
-use super::kind::{Key, Network, Order, PlayerKind, Serve, Shown, ValueType, SERVE_MAX_MS};
+use super::kind::{joined, Key, Network, Order, PlayerKind, Serve, Shown, ValueType, SERVE_MAX_MS};
 use super::spec::{Settings, Value};
 use super::{Player, PlayerSpec, DEFAULT_SIMS, NO_SIM_CAP};
 use anyhow::Result;
@@ -155,20 +155,16 @@ pub const SEARCH_OPTIONS: [Key; 4] = [
     },
 ];
 
+/// The keys `mcts` and `model` share, in their canonical forms' order: the limits, then
+/// the search options.
+pub const SEARCH_KEYS: [Key; 6] = joined(&[&[SIMS, MS], &SEARCH_OPTIONS]);
+
 /// `mcts[:evaluator=heuristic|uniform][,sims=N][,ms=T][,cpuct=C]...`.
 pub static KIND: PlayerKind = PlayerKind {
     name: "mcts",
     aliases: &[],
     summary: "the selfplay crate's MCTS with a built-in evaluator (PUCT unless gumbel=on)",
-    keys: &[
-        EVALUATOR,
-        SIMS,
-        MS,
-        SEARCH_OPTIONS[0],
-        SEARCH_OPTIONS[1],
-        SEARCH_OPTIONS[2],
-        SEARCH_OPTIONS[3],
-    ],
+    keys: &joined::<7>(&[&[EVALUATOR], &SEARCH_KEYS]),
     order: Order::Declared,
     network: Network::Never,
     served: true,

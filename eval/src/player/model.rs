@@ -10,8 +10,8 @@
 //! against `alphabeta:ms=200` PUCT scored 67.5% and the Gumbel root 49% over 80 games each
 //! (`docs/experiments.md`, play-time search).
 
-use super::kind::{Key, Network, Order, PlayerKind, Serve, Shown, ValueType};
-use super::mcts::{self, SearchOptions, MS, SEARCH_OPTIONS, SIMS};
+use super::kind::{joined, Key, Network, Order, PlayerKind, Serve, Shown, ValueType};
+use super::mcts::{self, SearchOptions, SEARCH_KEYS};
 use super::net::Device;
 use super::spec::Value;
 use super::PlayerSpec;
@@ -60,17 +60,7 @@ pub static KIND: PlayerKind = PlayerKind {
     aliases: &[],
     summary: "MCTS with a trained network (Gumbel root at fixed simulations, PUCT against \
               the clock, unless gumbel= says otherwise)",
-    keys: &[
-        PATH,
-        SIMS,
-        MS,
-        SEARCH_OPTIONS[0],
-        SEARCH_OPTIONS[1],
-        SEARCH_OPTIONS[2],
-        SEARCH_OPTIONS[3],
-        DEVICE,
-        PRECISION,
-    ],
+    keys: &joined::<9>(&[&[PATH], &SEARCH_KEYS, &[DEVICE, PRECISION]]),
     order: Order::Declared,
     network: Network::Always,
     served: true,

@@ -46,28 +46,9 @@ const MAX_SHARD_SAMPLES: usize = 1 << 24;
 /// Most serialized bytes one sample may take (positions, moves, policy: well under 1 KiB).
 const MAX_SAMPLE_BYTES: usize = 4096;
 
-/// A sample in format version 3.
-#[derive(Serialize, Deserialize)]
-struct WireSample {
-    black: u64,
-    white: u64,
-    side: u8,
-    variant: u8,
-    ply: u32,
-    vanished: u64,
-    partners: u64,
-    seat: u8,
-    reserve: [u8; 2],
-    drop_pending: bool,
-    rules: String,
-    moves: Vec<u16>,
-    policy: Vec<f32>,
-    search_value: f32,
-    outcome: f32,
-    tree_only: bool,
-}
-
-/// A sample in format version 2: no tree-only flag.
+/// A sample in format version 2: no tree-only flag. Version 3's [`WireSample`] nests it
+/// whole: postcard writes a nested struct's fields in line, so a version-3 sample is the
+/// bytes of its version-2 fields followed by the flag.
 #[derive(Serialize, Deserialize)]
 struct WireSampleV2 {
     black: u64,
@@ -87,27 +68,11 @@ struct WireSampleV2 {
     outcome: f32,
 }
 
-impl WireSampleV2 {
-    fn into_current(self) -> WireSample {
-        WireSample {
-            black: self.black,
-            white: self.white,
-            side: self.side,
-            variant: self.variant,
-            ply: self.ply,
-            vanished: self.vanished,
-            partners: self.partners,
-            seat: self.seat,
-            reserve: self.reserve,
-            drop_pending: self.drop_pending,
-            rules: self.rules,
-            moves: self.moves,
-            policy: self.policy,
-            search_value: self.search_value,
-            outcome: self.outcome,
-            tree_only: false,
-        }
-    }
+/// A sample in format version 3: the version-2 fields and whether it is tree-only.
+#[derive(Serialize, Deserialize)]
+struct WireSample {
+    v2: WireSampleV2,
+    tree_only: bool,
 }
 
 /// A sample in format version 1: no extra state.
@@ -134,7 +99,7 @@ impl WireSampleV1 {
         let extra = Position::new(variant, self.black, self.white, side)
             .map_err(|e| e.to_string())?
             .extra();
-        Ok(WireSample {
+        let v2 = WireSampleV2 {
             black: self.black,
             white: self.white,
             side: self.side,
@@ -150,6 +115,9 @@ impl WireSampleV1 {
             policy: self.policy,
             search_value: self.search_value,
             outcome: self.outcome,
+        };
+        Ok(WireSample {
+            v2,
             tree_only: false,
         })
     }
@@ -166,7 +134,7 @@ fn parse_side(side: u8) -> Result<Color, String> {
 impl WireSample {
     fn from_sample(s: &Sample) -> WireSample {
         let extra = s.position.extra();
-        WireSample {
+        let v2 = WireSampleV2 {
             black: s.position.pieces(Color::Black),
             white: s.position.pieces(Color::White),
             side: s.position.to_move().index() as u8,
@@ -182,26 +150,30 @@ impl WireSample {
             policy: s.policy.clone(),
             search_value: s.search_value,
             outcome: s.outcome,
+        };
+        WireSample {
+            v2,
             tree_only: s.tree_only,
         }
     }
 
     fn into_sample(self) -> Result<Sample, String> {
+        let WireSample { v2: w, tree_only } = self;
         let variant =
-            Variant::from_id(self.variant).ok_or(format!("unknown variant id {}", self.variant))?;
-        let side = parse_side(self.side)?;
+            Variant::from_id(w.variant).ok_or(format!("unknown variant id {}", w.variant))?;
+        let side = parse_side(w.side)?;
         let extra = ExtraState {
-            vanished: self.vanished,
-            partners: self.partners,
-            seat: self.seat,
-            reserve: self.reserve,
-            drop_pending: self.drop_pending,
+            vanished: w.vanished,
+            partners: w.partners,
+            seat: w.seat,
+            reserve: w.reserve,
+            drop_pending: w.drop_pending,
         };
-        let mut position = Position::with_extra(variant, self.black, self.white, side, extra)
+        let mut position = Position::with_extra(variant, w.black, w.white, side, extra)
             .map_err(|e| e.to_string())?;
-        position.set_ply(self.ply);
-        let rules = Rules::parse(&self.rules).map_err(|e| e.message)?;
-        let moves = self
+        position.set_ply(w.ply);
+        let rules = Rules::parse(&w.rules).map_err(|e| e.message)?;
+        let moves = w
             .moves
             .iter()
             .map(|&b| Move::from_bits(b).ok_or(format!("bad move encoding {b:#x}")))
@@ -213,31 +185,31 @@ impl WireSample {
                 position.to_text()
             ));
         }
-        if let Some(p) = self.policy.iter().find(|p| !(0.0..=1.0).contains(*p)) {
+        if let Some(p) = w.policy.iter().find(|p| !(0.0..=1.0).contains(*p)) {
             return Err(format!("policy entry {p} outside [0, 1]"));
         }
-        if !self.policy.is_empty() && self.policy.len() != moves.len() {
+        if !w.policy.is_empty() && w.policy.len() != moves.len() {
             return Err(format!(
                 "policy has {} entries for {} moves",
-                self.policy.len(),
+                w.policy.len(),
                 moves.len()
             ));
         }
         let finite = |x: f32| x.is_finite() && (-1.0..=1.0).contains(&x);
-        if !finite(self.search_value) || !finite(self.outcome) {
+        if !finite(w.search_value) || !finite(w.outcome) {
             return Err("value outside [-1, 1]".into());
         }
-        if self.tree_only && !(moves.is_empty() && self.policy.is_empty()) {
+        if tree_only && !(moves.is_empty() && w.policy.is_empty()) {
             return Err("a tree-only sample with moves or a policy".into());
         }
         Ok(Sample {
             position,
             rules,
             moves,
-            policy: self.policy,
-            search_value: self.search_value,
-            outcome: self.outcome,
-            tree_only: self.tree_only,
+            policy: w.policy,
+            search_value: w.search_value,
+            outcome: w.outcome,
+            tree_only,
         })
     }
 }
@@ -345,7 +317,12 @@ pub fn decode_shard(path: &Path, bytes: &[u8]) -> Result<Vec<Sample>, Error> {
         postcard::from_bytes::<Vec<WireSampleV2>>(&raw)
             .map_err(postcard_err)?
             .into_iter()
-            .map(|w| Ok(w.into_current()))
+            .map(|v2| {
+                Ok(WireSample {
+                    v2,
+                    tree_only: false,
+                })
+            })
             .collect()
     } else {
         postcard::from_bytes::<Vec<WireSample>>(&raw)
@@ -556,27 +533,22 @@ mod tests {
             .iter()
             .map(|s| {
                 assert!(!s.tree_only);
-                let w = WireSample::from_sample(s);
-                WireSampleV2 {
-                    black: w.black,
-                    white: w.white,
-                    side: w.side,
-                    variant: w.variant,
-                    ply: w.ply,
-                    vanished: w.vanished,
-                    partners: w.partners,
-                    seat: w.seat,
-                    reserve: w.reserve,
-                    drop_pending: w.drop_pending,
-                    rules: w.rules,
-                    moves: w.moves,
-                    policy: w.policy,
-                    search_value: w.search_value,
-                    outcome: w.outcome,
-                }
+                WireSample::from_sample(s).v2
             })
             .collect();
         frame(2, samples.len(), &postcard::to_allocvec(&wire).unwrap())
+    }
+
+    /// A version-3 sample is the bytes of its version-2 fields, then the tree-only flag
+    /// (what nesting `WireSampleV2` in `WireSample` relies on).
+    #[test]
+    fn a_version_3_sample_is_its_version_2_bytes_then_the_flag() {
+        for s in samples() {
+            let w = WireSample::from_sample(&s);
+            let mut expected = postcard::to_allocvec(&w.v2).unwrap();
+            expected.push(s.tree_only as u8);
+            assert_eq!(postcard::to_allocvec(&w).unwrap(), expected);
+        }
     }
 
     #[test]
@@ -594,8 +566,8 @@ mod tests {
             .all(|x| x.moves.is_empty() && x.policy.is_empty() && x.search_value == -0.625));
         // A tree-only sample with a policy target is an error naming the sample.
         let mut w = WireSample::from_sample(tree[0]);
-        w.moves = vec![tree[0].position.legal_moves(&tree[0].rules)[0].to_bits()];
-        w.policy = vec![1.0];
+        w.v2.moves = vec![tree[0].position.legal_moves(&tree[0].rules)[0].to_bits()];
+        w.v2.policy = vec![1.0];
         let raw = postcard::to_allocvec(&vec![w]).unwrap();
         let e = decode_shard(Path::new("t.shard"), &frame(3, 1, &raw))
             .unwrap_err()
@@ -707,13 +679,13 @@ mod tests {
         assert!(patch(Variant::Gemma, &|_| {}).is_ok());
         type Patch = fn(&mut WireSample);
         let cases: [(Variant, Patch); 5] = [
-            (Variant::Standard, |w| w.vanished = 1 << 20),
+            (Variant::Standard, |w| w.v2.vanished = 1 << 20),
             (Variant::Gemma, |w| {
-                w.vanished = w.black & w.black.wrapping_neg()
+                w.v2.vanished = w.v2.black & w.v2.black.wrapping_neg()
             }),
-            (Variant::Standard, |w| w.reserve = [1, 0]),
-            (Variant::Parachute, |w| w.reserve = [7, 0]),
-            (Variant::Ambiloa, |w| w.seat = 2),
+            (Variant::Standard, |w| w.v2.reserve = [1, 0]),
+            (Variant::Parachute, |w| w.v2.reserve = [7, 0]),
+            (Variant::Ambiloa, |w| w.v2.seat = 2),
         ];
         for (v, f) in cases {
             let e = patch(v, &f).unwrap_err();
@@ -747,13 +719,13 @@ mod tests {
         // outside [0, 1] and a NaN one: a trainer would map these to wrong targets.
         type Patch = fn(&mut WireSample);
         let cases: [(Patch, &str); 4] = [
-            (|w| w.moves[0] = Move::PASS.to_bits(), "not legal"),
+            (|w| w.v2.moves[0] = Move::PASS.to_bits(), "not legal"),
             (
-                |w| w.moves[0] = Move::new(27, 35, false).to_bits(),
+                |w| w.v2.moves[0] = Move::new(27, 35, false).to_bits(),
                 "not legal",
             ),
-            (|w| w.policy[0] = 1.5, "outside [0, 1]"),
-            (|w| w.policy[1] = f32::NAN, "outside [0, 1]"),
+            (|w| w.v2.policy[0] = 1.5, "outside [0, 1]"),
+            (|w| w.v2.policy[1] = f32::NAN, "outside [0, 1]"),
         ];
         for (f, what) in cases {
             let e = patch(&f).unwrap_err().to_string();
