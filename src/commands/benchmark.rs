@@ -63,7 +63,7 @@ pub struct Args {
 pub struct PairingArgs {
     /// Device of the model: cpu, cuda or cuda:N.
     #[arg(long, default_value = "cpu")]
-    pub device: String,
+    pub device: selfplay::Device,
     #[command(flatten)]
     pub play: MatchGameArgs,
 }
@@ -89,7 +89,7 @@ pub fn run(args: Args) -> Result<()> {
     let times: Vec<u64> = parse_list("--times", &args.times)?;
     let depths: Vec<u32> = parse_list("--depths", &args.depths)?;
     let variant = args.game.variant;
-    let player = crate::run::rating::model_spec(&args.model, args.sims, &args.pairing.device)?;
+    let player = crate::run::rating::model_spec(&args.model, args.sims, args.pairing.device)?;
     let config = StrengthConfig {
         player,
         times_ms: times,
@@ -112,8 +112,10 @@ pub fn run(args: Args) -> Result<()> {
     }
     // One torch thread, no batch wait: the model's time budget is spent on search, and
     // one core is left to the opponent.
-    let factory =
-        super::net::model_player_factory(super::net::timed_inference("cpu"), Some(variant));
+    let factory = super::net::model_player_factory(
+        super::net::timed_inference(selfplay::Device::Cpu),
+        Some(variant),
+    );
     // Load the model now: a bad file is reported before any game.
     factory.build(&pairings[0].player, 0)?;
     let out = args.out.clone().unwrap_or_else(|| {

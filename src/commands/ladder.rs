@@ -481,7 +481,7 @@ pub fn run(args: Args) -> Result<()> {
             player: crate::run::rating::model_spec(
                 &run_dir.model(c.generation),
                 1,
-                &args.pairing.device,
+                args.pairing.device,
             )?,
             times_ms: times_ms.clone(),
             depths: Vec::new(),
@@ -498,8 +498,10 @@ pub fn run(args: Args) -> Result<()> {
     };
     // One torch thread, no batch wait: the model's time budget is spent on search, and
     // one core is left to the opponent (as in `loazero benchmark`).
-    let factory =
-        super::net::model_player_factory(super::net::timed_inference("cpu"), Some(variant));
+    let factory = super::net::model_player_factory(
+        super::net::timed_inference(selfplay::Device::Cpu),
+        Some(variant),
+    );
     // Every argument and model is checked before the first game.
     for c in &chosen {
         let pairings = config_of(c)?.pairings()?;
