@@ -41,7 +41,7 @@ mod commands {
         /// run by loazero-torch.
         pub fn net_evaluator(
             path: &std::path::Path,
-            _device: &str,
+            _device: selfplay::Device,
             _variant: Option<loa::Variant>,
         ) -> Result<std::sync::Arc<dyn selfplay::Evaluator>> {
             bail!(
@@ -55,7 +55,7 @@ mod commands {
         /// A factory whose model players fail to load, as [`net_evaluator`].
         pub fn eval_player_factory(_timed: bool) -> eval::PlayerFactory {
             eval::PlayerFactory::new().with_model_loader(std::sync::Arc::new(|path, net| {
-                net_evaluator(path, &net.device.to_string(), None)
+                net_evaluator(path, net.device, None)
             }))
         }
     }

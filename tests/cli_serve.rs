@@ -197,8 +197,11 @@ fn players_move_and_bad_players_are_refused() {
         "{r}"
     );
     let info = &r["info"];
+    let pv_len = info["pv"].as_array().unwrap().len() as u64;
     assert!(
-        info["depth"].is_null() && info["nodes"].as_u64().unwrap() > 0,
+        info["depth"].as_u64() == Some(pv_len)
+            && info["seldepth"].as_u64().unwrap() >= pv_len
+            && info["nodes"].as_u64().unwrap() > 0,
         "{r}"
     );
     let value = info["score"]["value"].as_f64().unwrap();

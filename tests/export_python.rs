@@ -73,7 +73,7 @@ fn exported(dir: &Path, variant: loa::Variant) -> Model {
         policy_channels: 8,
         value_channels: 8,
         value_hidden: 16,
-        input_features: Default::default(),
+        plane_set: Default::default(),
     };
     let model = Model::new(ModelInfo::new(&net, variant), Device::Cpu);
     let path = dir.join("model-in.safetensors");
@@ -103,7 +103,7 @@ fn torchscript_reproduces_rust_outputs_in_python() {
         let dir = tempfile::tempdir().unwrap();
         let model = exported(dir.path(), variant);
         let batch = 6;
-        let x = example_input(variant, train::encoding::InputFeatures::Board, batch);
+        let x = example_input(variant, train::encoding::PlaneSet::Board, batch);
         let want = tch::no_grad(|| model.net.forward_export(&x));
         let xs = Vec::<u8>::try_from(x.flatten(0, -1)).unwrap();
         let ys = Vec::<f32>::try_from(want.flatten(0, -1)).unwrap();

@@ -916,6 +916,7 @@ function showView() {
 function infoText(info) {
   const parts = [];
   if (info.depth !== null) parts.push(`depth ${info.depth}`);
+  if (info.seldepth !== null) parts.push(`seldepth ${info.seldepth}`);
   parts.push(`nodes ${info.nodes}`, `nps ${info.nps}`, `time ${info.time}`);
   const s = info.score;
   if (s) {

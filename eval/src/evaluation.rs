@@ -432,7 +432,7 @@ impl SideFeatures {
 /// Assumes the game is not over (the search scores finished games itself). The
 /// side-to-move bonus goes to the side that makes the next normal move: the opponent while
 /// a drop is pending.
-pub fn evaluate(pos: &Position, w: &EvalWeights) -> i32 {
+pub fn static_evaluation(pos: &Position, w: &EvalWeights) -> i32 {
     let us = pos.to_move();
     let ours = side_features(pos, us, w).weighted(w);
     let theirs = side_features(pos, us.opponent(), w).weighted(w);
@@ -568,11 +568,11 @@ mod tests {
             .with(Feature::Uniformity, 13.0)
             .with(Feature::ComPosition, 17.0);
         for pos in random_positions(700, 1) {
-            let e = evaluate(&pos, &w);
+            let e = static_evaluation(&pos, &w);
             let g = pos.geometry();
             for s in 0..g.num_symmetries as usize {
                 assert_eq!(
-                    evaluate(&pos.transformed(s), &w),
+                    static_evaluation(&pos.transformed(s), &w),
                     e,
                     "{} s={s}",
                     pos.to_text()
@@ -599,7 +599,7 @@ mod tests {
                 extra,
             )
             .unwrap();
-            let (e, f) = (evaluate(&pos, &w), evaluate(&flipped, &w));
+            let (e, f) = (static_evaluation(&pos, &w), static_evaluation(&flipped, &w));
             if pending {
                 // The opponent makes the next normal move either way: the same value.
                 assert!((e + f).abs() <= 1, "{}: {e} {f}", pos.to_text());
@@ -615,7 +615,7 @@ mod tests {
         for variant in Variant::ALL {
             let rules = Rules::classic();
             let start = Position::start(variant, &rules);
-            assert_eq!(evaluate(&start, &w), stm, "{variant}");
+            assert_eq!(static_evaluation(&start, &w), stm, "{variant}");
         }
     }
 
@@ -625,7 +625,11 @@ mod tests {
         // Black: compact 2x3 block in the centre; White: scattered corners and edges.
         let pos =
             Position::from_text("w6w/8/8/2bbb3/2bbb3/8/8/w2w3w b", Variant::Standard).unwrap();
-        assert!(evaluate(&pos, &w) > 100, "{}", evaluate(&pos, &w));
+        assert!(
+            static_evaluation(&pos, &w) > 100,
+            "{}",
+            static_evaluation(&pos, &w)
+        );
         // The same on the hexagonal board: Black packed round the centre, White on corners.
         let g = Variant::Alveole.geometry();
         let at = |c: u8, r: u8| 1u64 << g.square_at(c, r).unwrap();
@@ -633,7 +637,11 @@ mod tests {
         let black = g.neighbours[centre] | 1u64 << centre;
         let white = at(0, 0) | at(4, 0) | at(8, 4) | at(8, 8) | at(4, 8) | at(0, 4) | at(2, 0);
         let pos = Position::new(Variant::Alveole, black, white, Color::White).unwrap();
-        assert!(evaluate(&pos, &w) < -100, "{}", evaluate(&pos, &w));
+        assert!(
+            static_evaluation(&pos, &w) < -100,
+            "{}",
+            static_evaluation(&pos, &w)
+        );
     }
 
     #[test]
@@ -655,9 +663,9 @@ mod tests {
             .unwrap()
         };
         // White holding Black's pieces (reserve of White) is bad for Black.
-        let none = evaluate(&with_reserves([0, 0]), &w);
-        let black_gets_3 = evaluate(&with_reserves([0, 3]), &w);
-        let white_gets_3 = evaluate(&with_reserves([3, 0]), &w);
+        let none = static_evaluation(&with_reserves([0, 0]), &w);
+        let black_gets_3 = static_evaluation(&with_reserves([0, 3]), &w);
+        let white_gets_3 = static_evaluation(&with_reserves([3, 0]), &w);
         assert!(black_gets_3 < none - 10, "{black_gets_3} vs {none}");
         assert!(white_gets_3 > none + 10, "{white_gets_3} vs {none}");
         assert!((black_gets_3 - none) - (none - white_gets_3) <= 1);

@@ -12,13 +12,15 @@
 //! * [`worker`]: parallel self-play ([`run_selfplay`], reporting [`Progress`] numbers;
 //!   the binary draws them); [`output`]: shards and game records; [`bench`](mod@bench):
 //!   search speed.
-//! * [`config`]: [`MctsConfig`], [`DescentConfig`], [`SelfplayConfig`].
+//! * [`config`]: [`MctsConfig`], [`DescentConfig`], [`SelfplayConfig`]; [`device`]: where and
+//!   in what precision a network runs ([`Device`], [`Precision`]: names, no torch here).
 
 pub mod atomic_file;
 pub mod bench;
 pub mod config;
 pub mod data;
 pub mod descent;
+pub mod device;
 mod error;
 pub mod evaluator;
 pub mod evaluators;
@@ -34,6 +36,7 @@ pub mod worker;
 pub use config::{DescentConfig, MctsConfig, SelfplayConfig};
 pub use data::{read_shard, write_shard, Sample};
 pub use descent::run_descent_selfplay;
+pub use device::{Device, Precision};
 pub use error::Error;
 pub use evaluator::{EvalBatch, Evaluator};
 pub use evaluators::{HeuristicEvaluator, UniformEvaluator};

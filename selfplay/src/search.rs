@@ -29,6 +29,9 @@ pub struct SearchStats {
     pub collisions: u32,
     /// Simulations that ended at a terminal or proven node.
     pub terminal: u32,
+    /// The deepest node a simulation reached, in moves from the root (a GUI's
+    /// `seldepth`).
+    pub max_depth: u32,
 }
 
 /// One root move after a search.
@@ -347,6 +350,7 @@ impl Search {
         let mut first = true;
         loop {
             self.path.push(e);
+            self.stats.max_depth = self.stats.max_depth.max(self.path.len() as u32 - 1);
             let edge = &mut self.tree.edges[e as usize];
             edge.in_flight += 1;
             match edge.state {
@@ -685,6 +689,40 @@ impl Search {
                 proof: e.proof,
             })
             .collect()
+    }
+
+    /// The principal variation beginning with the root move `first`: `first`, then from
+    /// each position the most visited child (ties: the higher value for its mover) while
+    /// one has been visited; it ends at a leaf, a terminal or proven node, or a position
+    /// whose children are unvisited. Just `[first]` when `first` is not a root move of the
+    /// tree (e.g. the root check chose it without a search of this root).
+    pub fn principal_variation(&self, first: Move) -> Vec<Move> {
+        let edges = &self.tree.edges;
+        let mut pv = vec![first];
+        let Some(mut e) = self.tree.find_child(self.tree.root, first) else {
+            return pv;
+        };
+        loop {
+            let edge = &edges[e as usize];
+            if edge.state != EdgeState::Expanded || edge.proof.is_some() {
+                return pv;
+            }
+            let best = edge
+                .child_range()
+                .filter(|&c| edges[c].visits > 0)
+                .max_by(|&a, &b| {
+                    (edges[a].visits, edges[a].q)
+                        .partial_cmp(&(edges[b].visits, edges[b].q))
+                        .unwrap_or(std::cmp::Ordering::Equal)
+                });
+            match best {
+                Some(c) => {
+                    pv.push(edges[c].mv);
+                    e = c as u32;
+                }
+                None => return pv,
+            }
+        }
     }
 
     /// Whether the root edge's statistics (those of the side that made the move leading

@@ -199,6 +199,57 @@ fn visit_counts_sum_to_the_budget() {
     }
 }
 
+/// The principal variation starts with the given root move, then follows the most
+/// visited child at every position while one was visited; it is a line of legal moves no
+/// longer than the deepest node a simulation reached.
+#[test]
+fn principal_variation_follows_the_most_visited_children() {
+    let rules = Rules::classic();
+    let game = Game::new(Variant::Standard, rules);
+    let mut search = Search::new(MctsConfig::default(), rules, 3);
+    search.set_root(&game);
+    search.begin(2000, false);
+    search
+        .run(heuristic().as_ref(), &mut EvalBatch::new())
+        .unwrap();
+    let best = search.best_move().unwrap();
+    let pv = search.principal_variation(best);
+    assert_eq!(pv[0], best);
+    assert!(
+        pv.len() >= 3,
+        "2000 simulations reach beyond two plies: {pv:?}"
+    );
+    assert!(pv.len() as u32 <= search.stats().max_depth, "{pv:?}");
+    let edges = &search.tree.edges;
+    let mut e = search.tree.find_child(search.tree.root, best).unwrap();
+    let mut pos = *game.position();
+    pos.play(best);
+    for &mv in &pv[1..] {
+        assert!(pos.legal_moves(&rules).contains(&mv), "{mv} in {pv:?}");
+        let most = edges[edges[e as usize].child_range()]
+            .iter()
+            .map(|c| c.visits)
+            .max()
+            .unwrap();
+        let c = search.tree.find_child(e, mv).unwrap();
+        assert_eq!(edges[c as usize].visits, most, "{mv} in {pv:?}");
+        assert!(most >= 1);
+        pos.play(mv);
+        e = c;
+    }
+    // The line ends where nothing below was visited (or at a leaf or a proven node).
+    let last = &edges[e as usize];
+    assert!(
+        last.state != EdgeState::Expanded
+            || last.proof.is_some()
+            || edges[last.child_range()].iter().all(|c| c.visits == 0),
+        "{pv:?}"
+    );
+    // A move that is not a root move of the tree is the whole line.
+    let other = loa::Move::PASS;
+    assert_eq!(search.principal_variation(other), vec![other]);
+}
+
 #[test]
 fn run_until_stops_at_the_cap_or_the_deadline() {
     use std::time::{Duration, Instant};

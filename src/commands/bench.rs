@@ -2,16 +2,17 @@
 //! generation, MCTS (with built-in evaluators, and with a network against its raw forward
 //! speed), the alpha-beta baseline, and the network's forward and training throughput.
 
-use super::selfplay::{build_evaluator, load_config, EvaluatorChoice, EvaluatorKind};
+use super::selfplay::{build_evaluator, load_config, EvaluatorChoice};
 use anyhow::{anyhow, Result};
 use clap::Subcommand;
+use eval::player::mcts::BuiltinEvaluator;
 use loa::{Position, Rules, Variant};
 use selfplay::{Evaluator, SelfplayConfig};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 use train::config::{NetConfig, Precision};
-use train::device::{device_name, resolve_device};
+use train::device::{device_name, resolve_device, PrecisionOn};
 
 /// Arguments of `loazero bench`.
 #[derive(clap::Args)]
@@ -98,9 +99,10 @@ fn movegen(depth: u32) -> Result<()> {
 /// Arguments of `loazero bench mcts`.
 #[derive(clap::Args)]
 pub struct BenchArgs {
-    /// Evaluators to measure (default: uniform, then heuristic).
-    #[arg(long, value_enum)]
-    pub evaluator: Vec<EvaluatorKind>,
+    /// Built-in evaluators to measure, heuristic or uniform (default: uniform, then
+    /// heuristic).
+    #[arg(long, value_name = "heuristic|uniform")]
+    pub evaluator: Vec<BuiltinEvaluator>,
     /// Simulations per searched move (as a player spec's `sims=`).
     #[arg(long = "sims", alias = "simulations", default_value_t = 1000)]
     pub simulations: u32,
@@ -146,7 +148,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     }
     mcts.validate()?;
     let kinds = if args.evaluator.is_empty() {
-        vec![EvaluatorKind::Uniform, EvaluatorKind::Heuristic]
+        vec![BuiltinEvaluator::Uniform, BuiltinEvaluator::Heuristic]
     } else {
         args.evaluator.clone()
     };
@@ -237,7 +239,7 @@ fn bench_network_selfplay(path: &Path, args: &BenchArgs) -> Result<()> {
 pub struct NetBenchArgs {
     /// Device: cpu, cuda or cuda:N (CUDA must be available).
     #[arg(long, default_value = "cpu")]
-    pub device: String,
+    pub device: selfplay::Device,
     /// Batch sizes of the forward measurements, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1,16,64,256")]
     pub batch: Vec<usize>,
@@ -273,7 +275,7 @@ pub struct NetBenchArgs {
 /// `loazero bench net`: forward positions/s per batch size and training samples/s for
 /// each preset.
 pub fn bench_net(args: NetBenchArgs) -> Result<()> {
-    let device = resolve_device(&args.device)?;
+    let device = resolve_device(args.device)?;
     train::device::set_threads(args.threads);
     let precision = args.precision.on(device);
     let kind = precision.kind_on(device);
@@ -332,7 +334,7 @@ pub fn bench_net(args: NetBenchArgs) -> Result<()> {
         }
         if args.clients > 0 && args.per_request > 0 {
             let config = train::InferenceConfig {
-                device: args.device.clone(),
+                device: args.device,
                 precision,
                 max_batch: (args.clients * args.per_request).min(1024),
                 ..Default::default()
@@ -359,7 +361,7 @@ pub fn bench_net(args: NetBenchArgs) -> Result<()> {
             let t = train::bench::training(
                 &net,
                 args.variant,
-                device,
+                args.device,
                 args.train_batch,
                 p,
                 args.seconds,

@@ -64,7 +64,7 @@ pub struct Args {
 pub struct PairingArgs {
     /// Device of the model: cpu, cuda or cuda:N.
     #[arg(long, default_value = "cpu")]
-    pub device: String,
+    pub device: selfplay::Device,
     /// The model's search: mcts (the `model:` player, policy and value heads) or ubfm (the
     /// `ubfm:` player, the value head alone). Default: mcts, or, in `ladder`, the search
     /// of the run's `run.algorithm` (ubfm for descent).
@@ -98,14 +98,11 @@ impl Search {
         self,
         path: &std::path::Path,
         count: u32,
-        device: &str,
+        device: selfplay::Device,
     ) -> Result<eval::player::PlayerSpec> {
         match self {
             Search::Mcts => crate::run::rating::model_spec(path, count, device),
-            Search::Ubfm => {
-                let device: eval::player::Device = device.parse().map_err(|e| anyhow!("{e}"))?;
-                eval::player::ubfm::spec(path, count, device)
-            }
+            Search::Ubfm => eval::player::ubfm::spec(path, count, device),
         }
     }
 }
@@ -132,7 +129,7 @@ pub fn run(args: Args) -> Result<()> {
     let depths: Vec<u32> = parse_list("--depths", &args.depths)?;
     let variant = args.game.variant;
     let search = args.pairing.search.unwrap_or(Search::Mcts);
-    let player = search.spec(&args.model, args.sims, &args.pairing.device)?;
+    let player = search.spec(&args.model, args.sims, args.pairing.device)?;
     let config = StrengthConfig {
         player,
         times_ms: times,
@@ -155,8 +152,10 @@ pub fn run(args: Args) -> Result<()> {
     }
     // One torch thread, no batch wait: the model's time budget is spent on search, and
     // one core is left to the opponent.
-    let factory =
-        super::net::model_player_factory(super::net::timed_inference("cpu"), Some(variant));
+    let factory = super::net::model_player_factory(
+        super::net::timed_inference(selfplay::Device::Cpu),
+        Some(variant),
+    );
     // Load the model now: a bad file is reported before any game.
     factory.build(&pairings[0].player, 0)?;
     let out = args.out.clone().unwrap_or_else(|| {

@@ -10,7 +10,7 @@ pub struct Args {
     /// Also check that this device (`cpu`, `cuda`, `cuda:N`) is usable; an unavailable
     /// CUDA device is an error.
     #[arg(long)]
-    pub device: Option<String>,
+    pub device: Option<selfplay::Device>,
 }
 
 /// Prints the facts; fails if `--device` names a device that is not available.
@@ -33,20 +33,20 @@ pub fn run(args: Args) -> Result<()> {
     if !build_lib.is_empty() && loaded.as_ref().map(PathBuf::from) != Some(build_lib.into()) {
         println!("built against    {build_lib} (rpath)");
     }
-    use train::encoding::{num_planes, InputFeatures};
+    use train::encoding::{num_planes, PlaneSet};
     let planes: Vec<String> = loa::Variant::ALL
         .iter()
         .map(|&v| {
-            let counts: Vec<String> = InputFeatures::ALL
+            let counts: Vec<String> = PlaneSet::ALL
                 .iter()
                 .map(|&f| num_planes(v, f).to_string())
                 .collect();
             format!("{v} {}", counts.join("/"))
         })
         .collect();
-    let sets: Vec<&str> = InputFeatures::ALL.iter().map(|f| f.name()).collect();
+    let sets: Vec<&str> = PlaneSet::ALL.iter().map(|f| f.name()).collect();
     println!(
-        "encoding         version {} (input planes with {} features: {})",
+        "encoding         version {} (input planes of the plane sets {}: {})",
         train::encoding::ENCODING_VERSION,
         sets.join("/"),
         planes.join(", ")
@@ -88,7 +88,7 @@ pub fn run(args: Args) -> Result<()> {
         }
     );
     if let Some(d) = args.device {
-        let device = resolve_device(&d)?;
+        let device = resolve_device(d)?;
         println!("device           {} ok", device_name(device));
     }
     Ok(())

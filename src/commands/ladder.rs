@@ -460,7 +460,7 @@ pub fn run(args: Args) -> Result<()> {
     let openings = Openings::parse(&args.pairing.play.openings, variant, rules)?;
     let config_of = |c: &Checkpoint| -> Result<StrengthConfig> {
         Ok(StrengthConfig {
-            player: search.spec(&run_dir.model(c.generation), 1, &args.pairing.device)?,
+            player: search.spec(&run_dir.model(c.generation), 1, args.pairing.device)?,
             times_ms: times_ms.clone(),
             depths: Vec::new(),
             sims: 1,
@@ -476,8 +476,10 @@ pub fn run(args: Args) -> Result<()> {
     };
     // One torch thread, no batch wait: the model's time budget is spent on search, and
     // one core is left to the opponent (as in `loazero benchmark`).
-    let factory =
-        super::net::model_player_factory(super::net::timed_inference("cpu"), Some(variant));
+    let factory = super::net::model_player_factory(
+        super::net::timed_inference(selfplay::Device::Cpu),
+        Some(variant),
+    );
     // Every argument and model is checked before the first game.
     for c in &chosen {
         let pairings = config_of(c)?.pairings()?;

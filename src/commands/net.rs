@@ -20,16 +20,13 @@ pub fn model_player_factory(
 ) -> PlayerFactory {
     PlayerFactory::new().with_model_loader(Arc::new(move |path, net| {
         let base = if net.timed {
-            timed_inference(&inference.device)
+            timed_inference(inference.device)
         } else {
             inference.clone()
         };
         let config = train::InferenceConfig {
-            device: net.device.to_string(),
-            precision: match net.precision {
-                Some(p) => p.name().parse()?,
-                None => inference.precision,
-            },
+            device: net.device,
+            precision: net.precision.unwrap_or(inference.precision),
             ..base
         };
         net_evaluator_with(path, &config, variant)
@@ -41,7 +38,7 @@ pub fn model_player_factory(
 /// against a clock: `engine`, time controls).
 pub fn eval_player_factory(timed: bool) -> PlayerFactory {
     let inference = if timed {
-        timed_inference("cpu")
+        timed_inference(selfplay::Device::Cpu)
     } else {
         train::InferenceConfig::default()
     };
@@ -56,11 +53,11 @@ pub fn eval_player_factory(timed: bool) -> PlayerFactory {
 /// (otherwise its first evaluation request fails).
 pub fn net_evaluator(
     path: &std::path::Path,
-    device: &str,
+    device: selfplay::Device,
     variant: Option<Variant>,
 ) -> Result<std::sync::Arc<dyn selfplay::Evaluator>> {
     let config = train::InferenceConfig {
-        device: device.to_string(),
+        device,
         ..train::InferenceConfig::default()
     };
     net_evaluator_with(path, &config, variant)
@@ -70,9 +67,9 @@ pub fn net_evaluator(
 /// opponent keeps the other cores; OpenMP threads would spin while the search works) and
 /// no wait for more requests before a forward pass (one search sends one batch at a
 /// time, so waiting only burns the budget).
-pub fn timed_inference(device: &str) -> train::InferenceConfig {
+pub fn timed_inference(device: selfplay::Device) -> train::InferenceConfig {
     train::InferenceConfig {
-        device: device.to_string(),
+        device,
         deadline_us: 0,
         threads: 1,
         ..train::InferenceConfig::default()

@@ -2,6 +2,7 @@
 
 use crate::progress::ProgressLine;
 use anyhow::{anyhow, Context, Result};
+use eval::player::mcts::BuiltinEvaluator;
 use selfplay::{Evaluator, GameWriter, SelfplayConfig};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -14,9 +15,10 @@ pub struct Args {
     /// config. Default: built-in defaults.
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Evaluator without a network.
-    #[arg(long, value_enum, conflicts_with = "model")]
-    pub evaluator: Option<EvaluatorKind>,
+    /// A built-in evaluator (no network): heuristic (the default) or uniform, as a player
+    /// spec's `evaluator=`.
+    #[arg(long, value_name = "heuristic|uniform", conflicts_with = "model")]
+    pub evaluator: Option<BuiltinEvaluator>,
     /// Network model file to evaluate positions with.
     #[arg(long)]
     pub model: Option<PathBuf>,
@@ -62,20 +64,11 @@ pub struct Args {
     pub sgf: bool,
 }
 
-/// The built-in evaluators.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EvaluatorKind {
-    /// Uniform priors, value 0.
-    Uniform,
-    /// Concentration / centre-of-mass evaluation.
-    Heuristic,
-}
-
 /// How positions are evaluated.
 #[derive(Clone, Debug)]
 pub enum EvaluatorChoice {
     /// A built-in evaluator.
-    Builtin(EvaluatorKind),
+    Builtin(BuiltinEvaluator),
     /// A network model file.
     Model(PathBuf),
 }
@@ -88,13 +81,10 @@ pub fn build_evaluator(
     variant: loa::Variant,
 ) -> Result<Arc<dyn Evaluator>> {
     match choice {
-        EvaluatorChoice::Builtin(EvaluatorKind::Uniform) => {
-            Ok(Arc::new(selfplay::UniformEvaluator::new()))
+        EvaluatorChoice::Builtin(builtin) => Ok(builtin.evaluator()),
+        EvaluatorChoice::Model(path) => {
+            super::net::net_evaluator(path, selfplay::Device::Cpu, Some(variant))
         }
-        EvaluatorChoice::Builtin(EvaluatorKind::Heuristic) => {
-            Ok(Arc::new(selfplay::HeuristicEvaluator::new()))
-        }
-        EvaluatorChoice::Model(path) => super::net::net_evaluator(path, "cpu", Some(variant)),
     }
 }
 
@@ -145,7 +135,7 @@ pub fn run(args: Args) -> Result<()> {
     let choice = match (&args.model, args.evaluator) {
         (Some(m), _) => EvaluatorChoice::Model(m.clone()),
         (None, Some(k)) => EvaluatorChoice::Builtin(k),
-        (None, None) => EvaluatorChoice::Builtin(EvaluatorKind::Heuristic),
+        (None, None) => EvaluatorChoice::Builtin(BuiltinEvaluator::Heuristic),
     };
     let evaluator = build_evaluator(&choice, config.variant)?;
     play(&config, evaluator, games, out)

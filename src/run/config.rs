@@ -228,6 +228,41 @@ fn merge(base: &mut toml::Table, over: toml::Table) {
     }
 }
 
+/// Keys renamed since configs were first written: (old dotted key, new dotted key), each
+/// pair in one table. A file (a run directory's `config.toml` included) or a `--set`
+/// that uses an old key is read as if it used the new one.
+const RENAMED_KEYS: &[(&str, &str)] = &[("train.net.input_features", "train.net.plane_set")];
+
+/// Moves the old keys of [`RENAMED_KEYS`] in `table` to their new names; an error names
+/// both when a table gives both.
+fn rename_old_keys(table: &mut toml::Table) -> std::result::Result<(), String> {
+    for (old, new) in RENAMED_KEYS {
+        let (parent, old_leaf) = old.rsplit_once('.').unwrap_or(("", old));
+        let new_leaf = new.rsplit_once('.').map_or(*new, |(_, leaf)| leaf);
+        let Some(t) = table_at(table, parent) else {
+            continue;
+        };
+        if let Some(value) = t.remove(old_leaf) {
+            if t.contains_key(new_leaf) {
+                return Err(format!(
+                    "`{old}` is the old name of `{new}`: give only `{new}`"
+                ));
+            }
+            t.insert(new_leaf.to_string(), value);
+        }
+    }
+    Ok(())
+}
+
+/// The table at the dotted `path` in `table` (`table` itself for ""), if there is one.
+fn table_at<'a>(table: &'a mut toml::Table, path: &str) -> Option<&'a mut toml::Table> {
+    let mut t = table;
+    for part in path.split('.').filter(|p| !p.is_empty()) {
+        t = t.get_mut(part)?.as_table_mut()?;
+    }
+    Some(t)
+}
+
 /// One `--set key=value` as a table holding only that key: `key = value` read as TOML
 /// (dotted keys make the nested tables), the value read as a string when it is not a
 /// TOML value (`selfplay.variant=6x6`).
@@ -274,7 +309,8 @@ impl RunConfig {
 
     /// [`RunConfig::load`] from text; `origin` names it in errors.
     pub fn from_toml_str(text: &str, origin: &str, sets: &[String]) -> Result<RunConfig> {
-        let file: toml::Table = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
+        let mut file: toml::Table = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
+        rename_old_keys(&mut file).map_err(|e| anyhow!("{origin}: {e}"))?;
         // Unknown keys and wrong types, reported against the file's own text (with the
         // line) rather than the merged table.
         if let Err(e) = check_partial(&file) {
@@ -289,7 +325,8 @@ impl RunConfig {
             toml::from_str(DEFAULT_TOML).map_err(|e| anyhow!("embedded default: {e}"))?;
         merge(&mut merged, file);
         for set in sets {
-            let t = set_table(set)?;
+            let mut t = set_table(set)?;
+            rename_old_keys(&mut t).map_err(|e| anyhow!("--set {set}: {e}"))?;
             check_partial(&t).map_err(|e| anyhow!("--set {set}: {e}"))?;
             merge(&mut merged, t);
         }
@@ -584,6 +621,19 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("games_per_generation"), "{e}");
+        // A bad device is refused where the file is read, with its line and key.
+        let e = RunConfig::from_toml_str("[train.inference]\ndevice = \"tpu\"\n", "x.toml", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("x.toml")
+                && e.contains("line 2")
+                && e.contains("device = \"tpu\"")
+                && e.contains("expected cpu, cuda or cuda:N"),
+            "{e}"
+        );
+        let c = RunConfig::from_toml_str("[train]\ndevice = \"cuda:1\"\n", "x", &[]).unwrap();
+        assert_eq!(c.train.device, selfplay::Device::Cuda(Some(1)));
     }
 
     #[test]
@@ -615,6 +665,11 @@ mod tests {
                 "rating.anchors: player spec",
             ),
             ("selfplay.variant=chess", "variant"),
+            ("train.device=tpu", "--set train.device=tpu: device 'tpu'"),
+            (
+                "train.inference.device=cuda:x",
+                "--set train.inference.device=cuda:x: device 'cuda:x'",
+            ),
         ] {
             let e = RunConfig::from_toml_str("", "x", &[bad.to_string()])
                 .unwrap_err()
@@ -628,6 +683,39 @@ mod tests {
         let c = RunConfig::from_toml_str("", "x", &["train.lr=0.1".into()]).unwrap();
         let back = RunConfig::from_toml_str(&c.to_toml(), "saved", &[]).unwrap();
         assert_eq!(back, c);
+    }
+
+    /// A renamed key still reads under its old name, in a file, in a run directory's
+    /// saved config.toml and in a `--set`; giving both names is an error naming both.
+    #[test]
+    fn old_key_names_still_load() {
+        let c =
+            RunConfig::from_toml_str("[train.net]\ninput_features = \"loa\"\n", "x", &[]).unwrap();
+        assert_eq!(c.train.net.plane_set, train::encoding::PlaneSet::Loa);
+        let c = RunConfig::from_toml_str("", "x", &["train.net.input_features=loa-nearest".into()])
+            .unwrap();
+        assert_eq!(c.train.net.plane_set, train::encoding::PlaneSet::LoaNearest);
+        // A run directory saved before the rename.
+        let saved = RunConfig::from_toml_str("", "x", &["train.net.plane_set=loa".into()]).unwrap();
+        let old = saved.to_toml().replace("plane_set = ", "input_features = ");
+        assert!(old.contains("input_features = \"loa\""), "{old}");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, old).unwrap();
+        assert_eq!(RunConfig::load(Some(&path), &[]).unwrap(), saved);
+        let e = RunConfig::from_toml_str(
+            "[train.net]\ninput_features = \"loa\"\nplane_set = \"board\"\n",
+            "x.toml",
+            &[],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("x.toml")
+                && e.contains("train.net.input_features")
+                && e.contains("train.net.plane_set"),
+            "{e}"
+        );
     }
 
     #[test]

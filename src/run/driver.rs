@@ -29,6 +29,7 @@ use eval::{Decision, GateReport, PlayerFactory};
 use selfplay::ParkedGames;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use train::device::PrecisionOn;
 use train::heldout::HeldoutSet;
 use train::metrics::{unix_time, MetricsLog};
 use train::metrics::{GenerationRecord, RatingRecord, Record, StopReason, StopRecord};
@@ -273,7 +274,7 @@ impl Driver {
     fn run_loop(&mut self) -> Result<()> {
         let r = &self.config.run;
         let inference = &self.config.train.inference;
-        let precision = train::device::resolve_device(&inference.device)
+        let precision = train::device::resolve_device(inference.device)
             .map(|d| inference.precision.on(d).to_string())
             .unwrap_or_else(|_| inference.precision.to_string());
         self.display.line(&format!(
@@ -505,7 +506,7 @@ impl Driver {
                 Some(&raw) => raw,
                 None => {
                     let inference = self.inference_config();
-                    let device = train::device::resolve_device(&inference.device)?;
+                    let device = train::device::resolve_device(inference.device)?;
                     let raw = train::bench::forward(
                         &net,
                         self.config.variant(),
@@ -667,7 +668,7 @@ impl Driver {
     fn gate_match(&mut self, g: u32) -> Result<GateReport> {
         let dir = self.run.gate_match(g);
         play_once(&dir, "decision.json", || {
-            let device = &self.config.train.inference.device;
+            let device = self.config.train.inference.device;
             let sims = self.config.run.gate_simulations;
             let candidate = model_spec(&self.run.candidate(g), sims, device)?;
             let best = model_spec(&self.run.model(self.state.best), sims, device)?;

@@ -16,8 +16,7 @@ use train::metrics::RatingRow;
 
 /// The player spec of a model file at `sims` simulations on `device` (`cpu`, `cuda`,
 /// `cuda:N`).
-pub fn model_spec(path: &Path, sims: u32, device: &str) -> Result<PlayerSpec> {
-    let device: eval::player::Device = device.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
+pub fn model_spec(path: &Path, sims: u32, device: selfplay::Device) -> Result<PlayerSpec> {
     eval::player::model::spec(path, sims, device)
 }
 
@@ -115,7 +114,7 @@ pub fn rate(
     let model = model_spec(
         &run.model(generation),
         q.simulations,
-        &config.train.inference.device,
+        config.train.inference.device,
     )?;
     for (k, anchor) in anchors.iter().enumerate() {
         let label = format!("{} vs {anchor}", model_name(generation));
@@ -160,7 +159,12 @@ mod tests {
 
     #[test]
     fn model_players_are_named_by_their_file() {
-        let spec = model_spec(Path::new("/x/run/models/gen-0007.safetensors"), 64, "cpu").unwrap();
+        let spec = model_spec(
+            Path::new("/x/run/models/gen-0007.safetensors"),
+            64,
+            selfplay::Device::Cpu,
+        )
+        .unwrap();
         assert_eq!(display_name(&spec.name()), "gen-0007");
         assert_eq!(display_name("alphabeta:depth=2"), "alphabeta:depth=2");
         assert_eq!(display_name("random"), "random");

@@ -136,12 +136,7 @@ pub async fn play(State(state): State<Arc<AppState>>, body: Bytes) -> ApiResult<
     let st = state.clone();
     run_blocking(&state, move || {
         if let Some((path, net)) = spec.network() {
-            check_model_variant(
-                &st,
-                path,
-                &net.device.to_string(),
-                game.position().variant(),
-            )?;
+            check_model_variant(&st, path, net.device, game.position().variant())?;
         }
         let mut player = st
             .factory
@@ -171,7 +166,7 @@ pub async fn play(State(state): State<Arc<AppState>>, body: Bytes) -> ApiResult<
 fn check_model_variant(
     state: &AppState,
     path: &std::path::Path,
-    device: &str,
+    device: selfplay::Device,
     variant: Variant,
 ) -> ApiResult<()> {
     let m = state
@@ -243,9 +238,9 @@ pub async fn analyse(State(state): State<Arc<AppState>>, body: Bytes) -> ApiResu
         let pos = *game.position();
         let (evaluator, loaded, source) = match &model {
             Some(path) => {
-                check_model_variant(&st, path, "cpu", pos.variant())?;
+                check_model_variant(&st, path, selfplay::Device::Cpu, pos.variant())?;
                 let m = st
-                    .model(path, "cpu")
+                    .model(path, selfplay::Device::Cpu)
                     .map_err(|e| ApiError::bad(format!("model: {e:#}")))?;
                 (m.evaluator.clone(), Some(m), path.display().to_string())
             }
@@ -352,9 +347,9 @@ fn wdl_of(model: &super::state::LoadedModel, pos: &Position) -> ApiResult<Value>
         .lock()
         .map_err(|_| ApiError::internal("model lock poisoned"))?;
     let _guard = tch::no_grad_guard();
-    let features = m.info.net.input_features;
-    let data = train::encoding::encode(pos, features);
-    let planes = train::encoding::num_planes(pos.variant(), features) as i64;
+    let plane_set = m.info.net.plane_set;
+    let data = train::encoding::encode(pos, plane_set);
+    let planes = train::encoding::num_planes(pos.variant(), plane_set) as i64;
     let n = pos.geometry().size as i64;
     let x = Tensor::from_slice(&data).view([1, planes, n, n]);
     let out = m.net.forward(&x.to_device(m.vs.device()), false);

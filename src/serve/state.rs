@@ -4,7 +4,7 @@
 
 use super::error::{ApiError, ApiResult};
 use eval::{PlayerFactory, PlayerSpec};
-use selfplay::Evaluator;
+use selfplay::{Device, Evaluator};
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -86,10 +86,7 @@ impl AppState {
                     let state = weak
                         .upgrade()
                         .ok_or_else(|| anyhow::anyhow!("the server is shutting down"))?;
-                    Ok(state
-                        .model(path, &net.device.to_string())?
-                        .evaluator
-                        .clone())
+                    Ok(state.model(path, net.device)?.evaluator.clone())
                 });
             AppState {
                 runs,
@@ -171,7 +168,7 @@ impl AppState {
     /// The model at `path` (canonical, already checked by [`AppState::served_file`]),
     /// loaded on first use on `device` and shared afterwards. Blocking: call off the async
     /// runtime.
-    pub fn model(&self, path: &Path, device: &str) -> anyhow::Result<Arc<LoadedModel>> {
+    pub fn model(&self, path: &Path, device: Device) -> anyhow::Result<Arc<LoadedModel>> {
         if let Some(m) = self.models.lock().expect("model cache").get(path) {
             return Ok(m.clone());
         }

@@ -1,7 +1,7 @@
 //! Training batches: samples (each under one board symmetry) → input planes, policy
 //! targets over the policy vector, legal-move masks, and win/draw/loss value targets.
 
-use crate::encoding::{encode_into, input_len, num_planes, same_layout, InputFeatures};
+use crate::encoding::{encode_into, input_len, num_planes, same_layout, PlaneSet};
 use crate::policy::{policy_size, transform_policy_index, PolicyIndex};
 use anyhow::{bail, Result};
 use loa::Variant;
@@ -47,7 +47,7 @@ pub fn wdl_of(z: f32) -> [f32; 3] {
 
 /// Builds a batch from `samples[i]` seen under board symmetry `symmetries[i]`
 /// (`0..geometry.num_symmetries`: 8 on square boards, 12 on the hexagonal one), for a
-/// network of `variant`'s layout with input `features`. Value target: `(1 − w) · outcome + w · search_value`
+/// network of `variant`'s layout with input `plane_set`. Value target: `(1 − w) · outcome + w · search_value`
 /// with `w = search_value_weight`, for the side (team) to move; for a tree-only sample
 /// (Descent's tree learning, no game outcome) its `search_value` alone. A sample without
 /// a policy target (an empty `policy`: a cheap search's or a tree-only one) gets
@@ -57,7 +57,7 @@ pub fn make_batch(
     samples: &[&Sample],
     symmetries: &[usize],
     variant: Variant,
-    features: InputFeatures,
+    plane_set: PlaneSet,
     search_value_weight: f32,
 ) -> Result<Batch> {
     if samples.len() != symmetries.len() {
@@ -71,7 +71,7 @@ pub fn make_batch(
     let b = samples.len();
     let n = g.size as usize;
     let plen = policy_size(variant);
-    let ilen = input_len(variant, features);
+    let ilen = input_len(variant, plane_set);
     let mut input = vec![0u8; b * ilen];
     let mut policy = vec![0f32; b * plen];
     let mut legal = vec![false; b * plen];
@@ -94,7 +94,7 @@ pub fn make_batch(
         }
         encode_into(
             &pos.transformed(sym),
-            features,
+            plane_set,
             &mut input[i * ilen..(i + 1) * ilen],
         );
         let row = i * plen;
@@ -126,7 +126,7 @@ pub fn make_batch(
     }
     let (bi, ni) = (b as i64, n as i64);
     Ok(Batch {
-        input: Tensor::from_slice(&input).view([bi, num_planes(variant, features) as i64, ni, ni]),
+        input: Tensor::from_slice(&input).view([bi, num_planes(variant, plane_set) as i64, ni, ni]),
         policy_target: Tensor::from_slice(&policy).view([bi, plen as i64]),
         legal: Tensor::from_slice(&legal).view([bi, plen as i64]),
         policy_weight: Tensor::from_slice(&weight),
@@ -174,7 +174,7 @@ mod tests {
                 &[&s, &no_policy],
                 &[sym, sym],
                 Variant::Standard,
-                InputFeatures::Board,
+                PlaneSet::Board,
                 0.5,
             )
             .unwrap();
@@ -188,7 +188,7 @@ mod tests {
             assert_eq!(target[k9], 0.25);
             assert!((target.iter().sum::<f32>() - 1.0).abs() < 1e-6);
             let input = Vec::<u8>::try_from(b.input.get(0).flatten(0, -1)).unwrap();
-            assert_eq!(input, crate::encoding::encode(&t, InputFeatures::Board));
+            assert_eq!(input, crate::encoding::encode(&t, PlaneSet::Board));
             let w = Vec::<f32>::try_from(b.policy_weight.shallow_clone()).unwrap();
             assert_eq!(w, vec![1.0, 0.0]);
             // z = 0.5 * -1 + 0.5 * 0.5 = -0.25.
@@ -204,9 +204,9 @@ mod tests {
             policy: vec![],
             ..s.clone()
         };
-        assert!(make_batch(&[&six], &[0], Variant::Standard, InputFeatures::Board, 0.0).is_err());
-        assert!(make_batch(&[&s], &[8], Variant::Standard, InputFeatures::Board, 0.0).is_err());
-        assert!(make_batch(&[&s], &[], Variant::Standard, InputFeatures::Board, 0.0).is_err());
+        assert!(make_batch(&[&six], &[0], Variant::Standard, PlaneSet::Board, 0.0).is_err());
+        assert!(make_batch(&[&s], &[8], Variant::Standard, PlaneSet::Board, 0.0).is_err());
+        assert!(make_batch(&[&s], &[], Variant::Standard, PlaneSet::Board, 0.0).is_err());
     }
 
     /// A sample with a policy spread over every legal move of `pos`, the weights
@@ -248,12 +248,12 @@ mod tests {
             let syms: Vec<usize> = (0..g.num_symmetries as usize).collect();
             for s in &samples {
                 let refs = vec![s; syms.len()];
-                let b = make_batch(&refs, &syms, variant, InputFeatures::Board, 0.0).unwrap();
+                let b = make_batch(&refs, &syms, variant, PlaneSet::Board, 0.0).unwrap();
                 assert_eq!(
                     b.input.size(),
                     vec![
                         syms.len() as i64,
-                        num_planes(variant, InputFeatures::Board) as i64,
+                        num_planes(variant, PlaneSet::Board) as i64,
                         g.size as i64,
                         g.size as i64
                     ]
@@ -262,7 +262,7 @@ mod tests {
                     let t = s.position.transformed(sym);
                     let input =
                         Vec::<u8>::try_from(b.input.get(sym as i64).flatten(0, -1)).unwrap();
-                    assert_eq!(input, crate::encoding::encode(&t, InputFeatures::Board));
+                    assert_eq!(input, crate::encoding::encode(&t, PlaneSet::Board));
                     let target = Vec::<f32>::try_from(b.policy_target.get(sym as i64)).unwrap();
                     let legal = Vec::<bool>::try_from(b.legal.get(sym as i64)).unwrap();
                     assert_eq!(legal.iter().filter(|&&x| x).count(), s.moves.len());

@@ -2,7 +2,6 @@
 //! batch size, and training samples/s. Not tests: they only measure.
 
 use crate::config::{NetConfig, Precision, TrainConfig};
-use crate::device::device_name;
 use crate::encoding::{encode, num_planes};
 use crate::folded::FoldedNet;
 use crate::model::{Model, ModelInfo};
@@ -87,13 +86,13 @@ pub fn forward(
     }
     let n = variant.geometry().size as i64;
     let samples = sample_positions(variant, batch);
-    let features = net.input_features;
+    let plane_set = net.plane_set;
     let data: Vec<u8> = samples
         .iter()
-        .flat_map(|s| encode(&s.position, features))
+        .flat_map(|s| encode(&s.position, plane_set))
         .collect();
     let x =
-        Tensor::from_slice(&data).view([batch as i64, num_planes(variant, features) as i64, n, n]);
+        Tensor::from_slice(&data).view([batch as i64, num_planes(variant, plane_set) as i64, n, n]);
     let folded = folded.then(|| FoldedNet::with_kind(&model.net, kind));
     let run = || {
         let out = match &folded {
@@ -136,7 +135,7 @@ pub fn forward(
 pub fn training(
     net: &NetConfig,
     variant: Variant,
-    device: Device,
+    device: selfplay::Device,
     batch: usize,
     precision: Precision,
     min_secs: f64,
@@ -144,7 +143,7 @@ pub fn training(
 ) -> anyhow::Result<Throughput> {
     let config = TrainConfig {
         net: net.clone(),
-        device: device_name(device),
+        device,
         batch_size: batch,
         precision,
         threads,
@@ -152,6 +151,7 @@ pub fn training(
     };
     let window = ReplayWindow::from_samples(sample_positions(variant, 4096), 4096, variant);
     let mut trainer = Trainer::new(config, variant)?;
+    let device = crate::device::torch_device(device);
     for _ in 0..2 {
         trainer.train_step(&window)?;
     }
@@ -271,7 +271,8 @@ mod tests {
                 assert!(f.per_sec > 0.0 && f.iterations >= 2, "{variant}");
             }
             for precision in [Precision::Float, Precision::Bfloat16] {
-                let t = training(&net, variant, Device::Cpu, 8, precision, 0.0, 1).unwrap();
+                let t =
+                    training(&net, variant, selfplay::Device::Cpu, 8, precision, 0.0, 1).unwrap();
                 assert!(t.per_sec > 0.0, "{variant}");
             }
             let (e, mean_batch) = evaluator(&net, variant, &inference, 1, 4, 0.05).unwrap();

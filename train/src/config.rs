@@ -3,7 +3,9 @@
 //! Unknown keys are errors (`deny_unknown_fields`); missing keys take the defaults
 //! below, so a TOML section may list only what it changes.
 
-use crate::encoding::InputFeatures;
+use crate::encoding::PlaneSet;
+use selfplay::Device;
+pub use selfplay::Precision;
 use serde::{Deserialize, Serialize};
 
 /// Shape of the policy-value network. Part of every model file: a model is loaded with
@@ -26,9 +28,11 @@ pub struct NetConfig {
     pub value_channels: usize,
     /// Hidden units of the value head's fully connected layer. Default 64.
     pub value_hidden: usize,
-    /// The input planes beyond the board: a feature set of [`crate::encoding::PLANES`]
-    /// ([`InputFeatures`], each named in its docs). Default `board`.
-    pub input_features: InputFeatures,
+    /// The network's input planes: a plane set of [`crate::encoding::PLANES`]
+    /// ([`PlaneSet`], each named in its docs). Default `board`. Configs and model files
+    /// written before the rename call it `input_features` (still read).
+    #[serde(alias = "input_features")]
+    pub plane_set: PlaneSet,
 }
 
 impl Default for NetConfig {
@@ -48,7 +52,7 @@ impl NetConfig {
             policy_channels: 16,
             value_channels: 16,
             value_hidden: 64,
-            input_features: InputFeatures::Board,
+            plane_set: PlaneSet::Board,
         }
     }
 
@@ -62,7 +66,7 @@ impl NetConfig {
             policy_channels: 4,
             value_channels: 4,
             value_hidden: 8,
-            input_features: InputFeatures::Board,
+            plane_set: PlaneSet::Board,
         }
     }
 
@@ -85,7 +89,7 @@ impl NetConfig {
             policy_channels: 32,
             value_channels: 32,
             value_hidden: 128,
-            input_features: InputFeatures::Board,
+            plane_set: PlaneSet::Board,
         }
     }
 
@@ -181,82 +185,13 @@ pub enum LrSchedule {
     CosineRun,
 }
 
-/// Floating-point format of inference. Weights are trained and stored in fp32; the
-/// inference service converts its copy (after folding the batch norms, when it folds).
-/// On the CPU `bfloat16` runs on oneDNN's bf16 kernels, fast only where the CPU has them
-/// in hardware (`loazero bench net --precision bfloat16` tells); `half` is meant for
-/// CUDA. `auto` picks for the device.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Precision {
-    /// `bfloat16` on a CPU with AMX bf16 tiles (Intel Sapphire Rapids and later, where
-    /// `bench net` measured 2–3× the fp32 positions/s at batch 64–256), `float` on other
-    /// CPUs and on CUDA.
-    Auto,
-    /// 32-bit floats.
-    Float,
-    /// 16-bit IEEE half floats.
-    Half,
-    /// bfloat16 (8-bit exponent like fp32, 8-bit mantissa).
-    Bfloat16,
-}
-
-impl Precision {
-    /// The names accepted in configs and player specs.
-    pub const NAMES: &'static str = "auto, float, half or bfloat16";
-
-    /// The concrete precision on `device` (`Auto` resolved; the others unchanged).
-    pub fn on(self, device: tch::Device) -> Precision {
-        match self {
-            Precision::Auto if device == tch::Device::Cpu && crate::cpu_peak::has_amx_bf16() => {
-                Precision::Bfloat16
-            }
-            Precision::Auto => Precision::Float,
-            p => p,
-        }
-    }
-
-    /// The tensor kind of inference or training on `device` (`Float` for fp32).
-    pub fn kind_on(self, device: tch::Device) -> tch::Kind {
-        self.lower_kind(device).unwrap_or(tch::Kind::Float)
-    }
-
-    /// The tensor kind on `device` when it is below fp32; `None` for fp32.
-    pub fn lower_kind(self, device: tch::Device) -> Option<tch::Kind> {
-        match self.on(device) {
-            Precision::Auto | Precision::Float => None,
-            Precision::Half => Some(tch::Kind::Half),
-            Precision::Bfloat16 => Some(tch::Kind::BFloat16),
-        }
-    }
-}
-
-impl std::str::FromStr for Precision {
-    type Err = anyhow::Error;
-    fn from_str(s: &str) -> anyhow::Result<Precision> {
-        serde_json::from_value(serde_json::Value::String(s.to_ascii_lowercase()))
-            .map_err(|_| anyhow::anyhow!("precision '{s}': expected {}", Precision::NAMES))
-    }
-}
-
-impl std::fmt::Display for Precision {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Precision::Auto => "auto",
-            Precision::Float => "float",
-            Precision::Half => "half",
-            Precision::Bfloat16 => "bfloat16",
-        })
-    }
-}
-
 /// Tunables of the inference service ([`crate::NetEvaluator`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct InferenceConfig {
-    /// Device: `cpu`, `cuda` or `cuda:N`. Default `cpu`. Asking for CUDA where it is
-    /// unavailable is an error.
-    pub device: String,
+    /// Device: `cpu`, `cuda` or `cuda:N` ([`Device`]). Default `cpu`. Asking for CUDA
+    /// where it is unavailable is an error.
+    pub device: Device,
     /// Largest number of positions per forward pass. Requests are never split, so one
     /// pass may exceed it by less than one request. Default 512.
     pub max_batch: usize,
@@ -286,7 +221,7 @@ pub struct InferenceConfig {
 impl Default for InferenceConfig {
     fn default() -> Self {
         InferenceConfig {
-            device: "cpu".into(),
+            device: Device::Cpu,
             max_batch: 512,
             deadline_us: 1000,
             precision: Precision::Auto,
@@ -303,8 +238,8 @@ impl Default for InferenceConfig {
 pub struct TrainConfig {
     /// Network shape. Default [`NetConfig::cpu`] (6 × 64).
     pub net: NetConfig,
-    /// Training device: `cpu`, `cuda` or `cuda:N`. Default `cpu`.
-    pub device: String,
+    /// Training device: `cpu`, `cuda` or `cuda:N` ([`Device`]). Default `cpu`.
+    pub device: Device,
     /// torch intra-op threads (process-wide); 0 keeps torch's default and, on the CPU,
     /// lowers the trainer's count while other processes keep cores busy
     /// ([`crate::auto_threads`]). Default 0.
@@ -376,7 +311,7 @@ impl Default for TrainConfig {
     fn default() -> Self {
         TrainConfig {
             net: NetConfig::default(),
-            device: "cpu".into(),
+            device: Device::Cpu,
             threads: 0,
             batch_size: 256,
             optimizer: OptimizerKind::Sgd,
@@ -461,9 +396,6 @@ impl TrainConfig {
             self.inference.max_batch > 0,
             "inference.max_batch must be positive",
         )?;
-        crate::device::parse_device(&self.device).map_err(|e| anyhow::anyhow!("device: {e}"))?;
-        crate::device::parse_device(&self.inference.device)
-            .map_err(|e| anyhow::anyhow!("inference.device: {e}"))?;
         Ok(())
     }
 

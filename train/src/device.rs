@@ -1,31 +1,25 @@
-//! Devices and the torch runtime: parsing `cpu`/`cuda[:N]`, refusing CUDA where it is
-//! not available (never a silent CPU run), threads, and facts for `loazero info`.
+//! Devices and the torch runtime: [`selfplay::Device`] (`cpu`/`cuda[:N]`, parsed where
+//! configs and specs are read) as torch's device, refusing CUDA where it is not available
+//! (never a silent CPU run), threads, and facts for `loazero info`.
 
+use selfplay::Device as DeviceName;
+use selfplay::Precision;
 use tch::Device;
 
-/// Parses a device name: `cpu`, `cuda` (device 0) or `cuda:N`. Syntax only; see
+/// Torch's device for `device` (`cuda` is CUDA device 0). Naming only; see
 /// [`resolve_device`] for availability.
-pub fn parse_device(name: &str) -> anyhow::Result<Device> {
-    let name = name.trim().to_ascii_lowercase();
-    match name.as_str() {
-        "cpu" => Ok(Device::Cpu),
-        "cuda" | "gpu" => Ok(Device::Cuda(0)),
-        _ => match name.strip_prefix("cuda:") {
-            Some(i) => i
-                .parse::<usize>()
-                .map(Device::Cuda)
-                .map_err(|_| anyhow::anyhow!("bad CUDA device index in `{name}`")),
-            None => Err(anyhow::anyhow!(
-                "unknown device `{name}` (expected cpu, cuda or cuda:N)"
-            )),
-        },
+pub fn torch_device(device: DeviceName) -> Device {
+    match device {
+        DeviceName::Cpu => Device::Cpu,
+        DeviceName::Cuda(n) => Device::Cuda(n.unwrap_or(0)),
     }
 }
 
-/// Parses a device name and checks that it exists: asking for CUDA on a machine (or a
+/// Torch's device for `device`, checked to exist: asking for CUDA on a machine (or a
 /// torch build) without it is an error that says so.
-pub fn resolve_device(name: &str) -> anyhow::Result<Device> {
-    let device = parse_device(name)?;
+pub fn resolve_device(device: DeviceName) -> anyhow::Result<Device> {
+    let name = device;
+    let device = torch_device(device);
     if let Device::Cuda(i) = device {
         if !tch::Cuda::is_available() {
             anyhow::bail!(
@@ -41,6 +35,42 @@ pub fn resolve_device(name: &str) -> anyhow::Result<Device> {
         }
     }
     Ok(device)
+}
+
+/// A [`selfplay::Precision`] on a torch device: `auto` resolved, and the tensor kind it
+/// computes in.
+pub trait PrecisionOn {
+    /// The concrete precision on `device` (`Auto` resolved: `bfloat16` on a CPU with AMX
+    /// bf16 tiles, else `float`; the others unchanged).
+    fn on(self, device: Device) -> Precision;
+    /// The tensor kind of inference or training on `device` (`Float` for fp32).
+    fn kind_on(self, device: Device) -> tch::Kind;
+    /// The tensor kind on `device` when it is below fp32; `None` for fp32.
+    fn lower_kind(self, device: Device) -> Option<tch::Kind>;
+}
+
+impl PrecisionOn for Precision {
+    fn on(self, device: Device) -> Precision {
+        match self {
+            Precision::Auto if device == Device::Cpu && crate::cpu_peak::has_amx_bf16() => {
+                Precision::Bfloat16
+            }
+            Precision::Auto => Precision::Float,
+            p => p,
+        }
+    }
+
+    fn kind_on(self, device: Device) -> tch::Kind {
+        self.lower_kind(device).unwrap_or(tch::Kind::Float)
+    }
+
+    fn lower_kind(self, device: Device) -> Option<tch::Kind> {
+        match self.on(device) {
+            Precision::Auto | Precision::Float => None,
+            Precision::Half => Some(tch::Kind::Half),
+            Precision::Bfloat16 => Some(tch::Kind::BFloat16),
+        }
+    }
 }
 
 /// A short name of a device for logs: `cpu` or `cuda:N`.
@@ -95,19 +125,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parse_devices() {
-        assert_eq!(parse_device("cpu").unwrap(), Device::Cpu);
-        assert_eq!(parse_device("CUDA").unwrap(), Device::Cuda(0));
-        assert_eq!(parse_device("cuda:1").unwrap(), Device::Cuda(1));
-        assert!(parse_device("cuda:x").is_err());
-        assert!(parse_device("tpu").unwrap_err().to_string().contains("tpu"));
+    fn torch_devices() {
+        assert_eq!(torch_device(DeviceName::Cpu), Device::Cpu);
+        assert_eq!(torch_device(DeviceName::Cuda(None)), Device::Cuda(0));
+        assert_eq!(torch_device(DeviceName::Cuda(Some(1))), Device::Cuda(1));
     }
 
     #[test]
     fn cuda_without_cuda_is_an_error() {
-        assert_eq!(resolve_device("cpu").unwrap(), Device::Cpu);
+        assert_eq!(resolve_device(DeviceName::Cpu).unwrap(), Device::Cpu);
         if !tch::Cuda::is_available() {
-            let err = resolve_device("cuda").unwrap_err().to_string();
+            let err = resolve_device(DeviceName::Cuda(None))
+                .unwrap_err()
+                .to_string();
             assert!(err.contains("CUDA is not available"), "{err}");
         }
     }

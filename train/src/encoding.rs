@@ -2,13 +2,13 @@
 //! ([`loa::Geometry::size`]), from the side to move's point of view.
 //!
 //! Every plane is one entry of [`PLANES`]: its name, what it holds, its stored value, the
-//! factor the network sees it scaled by, the variants and feature sets ([`InputFeatures`])
-//! that have it, and how it is computed. A variant's layout with a feature set is the
+//! factor the network sees it scaled by, the variants and plane sets ([`PlaneSet`])
+//! that have it, and how it is computed. A variant's layout with a plane set is the
 //! entries that include both, in table order; plane counts, offsets, scales, the meanings
 //! written into `model.json` and the table below all come from there (a test keeps the
 //! table equal to [`PLANES`]). Scales: `size` is the grid side.
 //!
-//! | plane | variants | feature sets | holds | stored value | network sees |
+//! | plane | variants | plane sets | holds | stored value | network sees |
 //! |-------|----------|--------------|-------|--------------|--------------|
 //! | `own` | every | every | pieces of the side to move (its team in ambiloa) | 0/1 | 0/1 |
 //! | `opponent` | every | every | pieces of the other side (team) | 0/1 | 0/1 |
@@ -56,31 +56,31 @@
 //!
 //! # Changing the planes: the contract
 //!
-//! A model file records its encoding version and its feature set (`encoding_version` and
-//! `net.input_features` in its description); its network reads exactly the planes that
-//! (version, variant, feature set) had when it was trained. So:
+//! A model file records its encoding version and its plane set (`encoding_version` and
+//! `net.plane_set` in its description); its network reads exactly the planes that
+//! (version, variant, plane set) had when it was trained. So:
 //!
-//! * **Adding a plane** is one entry of [`PLANES`] and a feature set no saved model uses: a
-//!   new [`InputFeatures`] variant (its name is the value users set as
-//!   `train.net.input_features`), listed in the entries of the set it extends and in the new
-//!   entry. Never add a plane to an existing feature set: every model trained with that set
+//! * **Adding a plane** is one entry of [`PLANES`] and a plane set no saved model uses: a
+//!   new [`PlaneSet`] variant (its name is the value users set as
+//!   `train.net.plane_set`), listed in the entries of the set it extends and in the new
+//!   entry. Never add a plane to an existing plane set: every model trained with that set
 //!   would read a wrong input. No version bump is needed. A plane only a new game variant
 //!   has is likewise free.
-//! * **Changing a plane** an existing feature set has (its name, its position in the
+//! * **Changing a plane** an existing plane set has (its name, its position in the
 //!   table, its scale, its computation), or removing it, changes what saved models read:
 //!   bump [`ENCODING_VERSION`], say in [`check_version`] which older versions still read
 //!   unchanged for which variants, and record the new fingerprints (below).
 //! * The wording of a meaning or of a stored value is free.
 //!
 //! The test `planes_of_saved_models_are_unchanged` holds a fingerprint of every (encoding
-//! version, variant, feature set): plane names, scales and the planes of fixed positions.
+//! version, variant, plane set): plane names, scales and the planes of fixed positions.
 //! It fails on any such change made without a new version, and its message says what to do.
 //!
 //! Versions: version 2 introduced the per-variant layout. The planes of `standard`,
 //! `scrambled-eggs` and `6x6` are exactly those of version 1, so models of those variants
-//! saved with version 1 remain valid ([`check_version`]). The feature set is part of a
-//! model's network shape ([`crate::config::NetConfig::input_features`]); model files
-//! written before it existed have [`InputFeatures::Board`].
+//! saved with version 1 remain valid ([`check_version`]). The plane set is part of a
+//! model's network shape ([`crate::config::NetConfig::plane_set`]); model files
+//! written before it existed have [`PlaneSet::Board`].
 
 use loa::features::{board_distance, excess_distance, CentreOfMass};
 use loa::geometry::Shape;
@@ -93,7 +93,7 @@ use std::cell::OnceCell;
 /// [`PLANES`] (see the module docs' contract before adding one).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum InputFeatures {
+pub enum PlaneSet {
     /// The pieces, the line counts and the variant's state only.
     #[default]
     Board,
@@ -106,26 +106,22 @@ pub enum InputFeatures {
     LoaNearest,
 }
 
-impl InputFeatures {
-    /// Every feature set.
-    pub const ALL: [InputFeatures; 3] = [
-        InputFeatures::Board,
-        InputFeatures::Loa,
-        InputFeatures::LoaNearest,
-    ];
+impl PlaneSet {
+    /// Every plane set.
+    pub const ALL: [PlaneSet; 3] = [PlaneSet::Board, PlaneSet::Loa, PlaneSet::LoaNearest];
 
     /// The setting's name in configs and model files (`board`, `loa`, `loa-nearest`).
     pub fn name(self) -> &'static str {
         match self {
-            InputFeatures::Board => "board",
-            InputFeatures::Loa => "loa",
-            InputFeatures::LoaNearest => "loa-nearest",
+            PlaneSet::Board => "board",
+            PlaneSet::Loa => "loa",
+            PlaneSet::LoaNearest => "loa-nearest",
         }
     }
 }
 
 /// Version of this encoding; stored in every model and checkpoint. Bump it when a plane
-/// of an existing feature set changes (see the module docs' contract).
+/// of an existing plane set changes (see the module docs' contract).
 pub const ENCODING_VERSION: u32 = 2;
 
 /// The variants that have a plane.
@@ -196,26 +192,26 @@ pub struct Plane {
     pub scale: Scale,
     /// The variants that have it.
     pub boards: Boards,
-    /// The feature sets that have it.
-    pub sets: &'static [InputFeatures],
+    /// The plane sets that have it.
+    pub sets: &'static [PlaneSet],
     /// How it is computed.
     pub compute: Compute,
 }
 
 impl Plane {
-    /// Whether `variant` with `features` has this plane.
-    pub fn included(&self, variant: Variant, features: InputFeatures) -> bool {
-        self.boards.include(variant) && self.sets.contains(&features)
+    /// Whether `variant` with `plane_set` has this plane.
+    pub fn included(&self, variant: Variant, plane_set: PlaneSet) -> bool {
+        self.boards.include(variant) && self.sets.contains(&plane_set)
     }
 }
 
-/// Every feature set: the board planes.
-const EVERY_SET: &[InputFeatures] = &InputFeatures::ALL;
-/// The feature sets with the connection features.
-const LOA_SETS: &[InputFeatures] = &[InputFeatures::Loa, InputFeatures::LoaNearest];
+/// Every plane set: the board planes.
+const EVERY_SET: &[PlaneSet] = &PlaneSet::ALL;
+/// The plane sets with the connection features.
+const LOA_SETS: &[PlaneSet] = &[PlaneSet::Loa, PlaneSet::LoaNearest];
 
-/// Every input plane, in plane order: a layout is the entries its variant and feature set
-/// include ([`Plane::included`]). The board planes come first (in every feature set), the
+/// Every input plane, in plane order: a layout is the entries its variant and plane set
+/// include ([`Plane::included`]). The board planes come first (in every plane set), the
 /// variants' cell sets before their constant planes.
 pub const PLANES: &[Plane] = &[
     Plane {
@@ -515,7 +511,7 @@ pub const PLANES: &[Plane] = &[
         stored: "d",
         scale: Scale::OverSize(1),
         boards: Boards::Every,
-        sets: &[InputFeatures::LoaNearest],
+        sets: &[PlaneSet::LoaNearest],
         compute: Compute::PerCell(|c, sq| {
             let (col, row) = c.g.coords(sq);
             let mut pieces = c.sides[0] & c.g.cells;
@@ -658,14 +654,11 @@ fn round_u8(x: f32) -> u8 {
     x.round().clamp(0.0, 255.0) as u8
 }
 
-/// The planes of `variant` with `features`, in plane order.
-pub fn planes_of(
-    variant: Variant,
-    features: InputFeatures,
-) -> impl Iterator<Item = &'static Plane> {
+/// The planes of `variant` with `plane_set`, in plane order.
+pub fn planes_of(variant: Variant, plane_set: PlaneSet) -> impl Iterator<Item = &'static Plane> {
     PLANES
         .iter()
-        .filter(move |plane| plane.included(variant, features))
+        .filter(move |plane| plane.included(variant, plane_set))
 }
 
 /// The input planes of one variant, in plane order.
@@ -691,10 +684,10 @@ impl InputLayout {
     }
 }
 
-/// The input planes of `variant` with `features`.
-pub fn input_layout(variant: Variant, features: InputFeatures) -> InputLayout {
+/// The input planes of `variant` with `plane_set`.
+pub fn input_layout(variant: Variant, plane_set: PlaneSet) -> InputLayout {
     let size = variant.geometry().size as usize;
-    let planes: Vec<&Plane> = planes_of(variant, features).collect();
+    let planes: Vec<&Plane> = planes_of(variant, plane_set).collect();
     InputLayout {
         planes: planes.iter().map(|p| p.name).collect(),
         scales: planes.iter().map(|p| p.scale.factor(size)).collect(),
@@ -710,21 +703,21 @@ pub fn plane_meaning(name: &str) -> &'static str {
         .map_or("", |p| p.meaning)
 }
 
-/// Number of input planes of `variant` with `features`.
-pub fn num_planes(variant: Variant, features: InputFeatures) -> usize {
-    planes_of(variant, features).count()
+/// Number of input planes of `variant` with `plane_set`.
+pub fn num_planes(variant: Variant, plane_set: PlaneSet) -> usize {
+    planes_of(variant, plane_set).count()
 }
 
-/// Number of `u8` values that encode one position of `variant` with `features`.
-pub fn input_len(variant: Variant, features: InputFeatures) -> usize {
+/// Number of `u8` values that encode one position of `variant` with `plane_set`.
+pub fn input_len(variant: Variant, plane_set: PlaneSet) -> usize {
     let n = variant.geometry().size as usize;
-    num_planes(variant, features) * n * n
+    num_planes(variant, plane_set) * n * n
 }
 
-/// The factor each stored `u8` plane of `variant` with `features` is multiplied by
+/// The factor each stored `u8` plane of `variant` with `plane_set` is multiplied by
 /// before entering the network.
-pub fn plane_scales(variant: Variant, features: InputFeatures) -> Vec<f32> {
-    input_layout(variant, features).scales
+pub fn plane_scales(variant: Variant, plane_set: PlaneSet) -> Vec<f32> {
+    input_layout(variant, plane_set).scales
 }
 
 /// Whether a model of `variant` saved with encoding `version` can be used by this build:
@@ -748,27 +741,27 @@ pub fn check_version(variant: Variant, version: u32) -> anyhow::Result<()> {
 /// `scrambled-eggs`).
 pub fn same_layout(a: Variant, b: Variant) -> bool {
     a == b
-        || (input_layout(a, InputFeatures::Board) == input_layout(b, InputFeatures::Board)
+        || (input_layout(a, PlaneSet::Board) == input_layout(b, PlaneSet::Board)
             && crate::policy::policy_plane_names(a) == crate::policy::policy_plane_names(b))
 }
 
-/// Writes the planes of `pos` with `features` into `out` (length [`input_len`] of its
+/// Writes the planes of `pos` with `plane_set` into `out` (length [`input_len`] of its
 /// variant), every entry overwritten. Pure and thread-safe; allocates nothing.
 ///
 /// # Panics
 /// If `out` has the wrong length (a caller bug, not a data error).
-pub fn encode_into(pos: &Position, features: InputFeatures, out: &mut [u8]) {
+pub fn encode_into(pos: &Position, plane_set: PlaneSet, out: &mut [u8]) {
     let variant = pos.variant();
     let g = pos.geometry();
     let cells = (g.size as usize) * (g.size as usize);
     assert_eq!(
         out.len(),
-        input_len(variant, features),
+        input_len(variant, plane_set),
         "encoding buffer length"
     );
     out.fill(0);
     let context = Context::new(pos);
-    for (plane, out) in planes_of(variant, features).zip(out.chunks_exact_mut(cells)) {
+    for (plane, out) in planes_of(variant, plane_set).zip(out.chunks_exact_mut(cells)) {
         match plane.compute {
             Compute::Cells(set) => {
                 let mut bits = set(&context) & g.cells;
@@ -797,10 +790,10 @@ pub fn encode_into(pos: &Position, features: InputFeatures, out: &mut [u8]) {
     }
 }
 
-/// The planes of `pos` with `features` as a new vector.
-pub fn encode(pos: &Position, features: InputFeatures) -> Vec<u8> {
-    let mut out = vec![0; input_len(pos.variant(), features)];
-    encode_into(pos, features, &mut out);
+/// The planes of `pos` with `plane_set` as a new vector.
+pub fn encode(pos: &Position, plane_set: PlaneSet) -> Vec<u8> {
+    let mut out = vec![0; input_len(pos.variant(), plane_set)];
+    encode_into(pos, plane_set, &mut out);
     out
 }
 
@@ -827,7 +820,7 @@ mod tests {
     /// The plane table of the module docs, as [`PLANES`] says it should read.
     fn doc_table() -> String {
         let mut lines = vec![
-            "//! | plane | variants | feature sets | holds | stored value | network sees |"
+            "//! | plane | variants | plane sets | holds | stored value | network sees |"
                 .to_string(),
             "//! |-------|----------|--------------|-------|--------------|--------------|"
                 .to_string(),
@@ -871,7 +864,7 @@ mod tests {
         );
     }
 
-    /// Names are unique and explained; every feature set starts with the board planes and
+    /// Names are unique and explained; every plane set starts with the board planes and
     /// has a name that configs read back; every entry is in some layout.
     #[test]
     fn the_plane_table_is_consistent() {
@@ -882,26 +875,23 @@ mod tests {
                 "plane {} twice",
                 p.name
             );
-            assert!(!p.sets.is_empty(), "{} is in no feature set", p.name);
+            assert!(!p.sets.is_empty(), "{} is in no plane set", p.name);
             assert!(
                 Variant::ALL.iter().any(|&v| p.boards.include(v)),
                 "{} is on no board",
                 p.name
             );
         }
-        for features in InputFeatures::ALL {
-            let text = format!("\"{}\"", features.name());
-            assert_eq!(
-                serde_json::from_str::<InputFeatures>(&text).unwrap(),
-                features
-            );
+        for plane_set in PlaneSet::ALL {
+            let text = format!("\"{}\"", plane_set.name());
+            assert_eq!(serde_json::from_str::<PlaneSet>(&text).unwrap(), plane_set);
             for variant in Variant::ALL {
-                let board = input_layout(variant, InputFeatures::Board);
-                let layout = input_layout(variant, features);
+                let board = input_layout(variant, PlaneSet::Board);
+                let layout = input_layout(variant, plane_set);
                 assert_eq!(
                     &layout.planes[..board.num_planes()],
                     &board.planes[..],
-                    "{variant} {features:?}"
+                    "{variant} {plane_set:?}"
                 );
             }
         }
@@ -989,7 +979,7 @@ mod tests {
         ),
     ];
 
-    /// Fingerprints of every layout: (encoding version, variant, feature set, FNV-1a hash of
+    /// Fingerprints of every layout: (encoding version, variant, plane set, FNV-1a hash of
     /// the plane names and scales and of the planes of [`FIXED_POSITIONS`]).
     const RECORDED_FINGERPRINTS: &[(u32, &str, &str, u64)] = &[
         (2, "standard", "board", 0xb596887fe2b3efb3),
@@ -1015,16 +1005,16 @@ mod tests {
         (2, "alveole", "loa-nearest", 0xe1023969d920e168),
     ];
 
-    /// The fingerprint of the planes of `variant` with `features` (see
+    /// The fingerprint of the planes of `variant` with `plane_set` (see
     /// [`RECORDED_FINGERPRINTS`]).
-    fn fingerprint(variant: Variant, features: InputFeatures) -> u64 {
+    fn fingerprint(variant: Variant, plane_set: PlaneSet) -> u64 {
         let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
         let mut write = |bytes: &[u8]| {
             for &b in bytes {
                 hash = (hash ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
             }
         };
-        let layout = input_layout(variant, features);
+        let layout = input_layout(variant, plane_set);
         for (name, scale) in layout.planes.iter().zip(&layout.scales) {
             write(name.as_bytes());
             write(&scale.to_bits().to_le_bytes());
@@ -1040,26 +1030,26 @@ mod tests {
                 *text,
                 "{variant}: position text does not round-trip"
             );
-            write(&encode(&pos, features));
+            write(&encode(&pos, plane_set));
         }
         hash
     }
 
     /// A saved model reads its planes under the encoding version it records: the planes of
-    /// every (variant, feature set) under [`ENCODING_VERSION`] are those recorded for it.
+    /// every (variant, plane set) under [`ENCODING_VERSION`] are those recorded for it.
     /// Fails, saying what to do, when a plane changed without a new version.
     #[test]
     fn planes_of_saved_models_are_unchanged() {
         let mut problems = Vec::new();
         for variant in Variant::ALL {
-            for features in InputFeatures::ALL {
-                let now = fingerprint(variant, features);
+            for plane_set in PlaneSet::ALL {
+                let now = fingerprint(variant, plane_set);
                 let line = format!(
                     "({ENCODING_VERSION}, \"{variant}\", \"{}\", {now:#018x}),",
-                    features.name()
+                    plane_set.name()
                 );
                 let recorded = RECORDED_FINGERPRINTS.iter().find(|r| {
-                    r.0 == ENCODING_VERSION && r.1 == variant.name() && r.2 == features.name()
+                    r.0 == ENCODING_VERSION && r.1 == variant.name() && r.2 == plane_set.name()
                 });
                 match recorded {
                     Some(r) if r.3 == now => {}
@@ -1067,20 +1057,20 @@ mod tests {
                         "the planes of {variant} with input features `{}` changed under \
                          encoding version {ENCODING_VERSION} (fingerprint {now:#018x}, recorded \
                          {:#018x}): models saved with them would read wrong inputs. Undo the \
-                         change; or, to add a plane, put it in a new InputFeatures variant \
+                         change; or, to add a plane, put it in a new PlaneSet variant \
                          (module docs: \"Changing the planes\"); or, to change a plane on \
                          purpose, bump ENCODING_VERSION to {}, say in check_version which \
                          older versions still read, and record the new fingerprints",
-                        features.name(),
+                        plane_set.name(),
                         r.3,
                         ENCODING_VERSION + 1
                     )),
                     None => problems.push(format!(
                         "no fingerprint recorded for {variant} with `{}` under encoding version \
-                         {ENCODING_VERSION}: for a new feature set, a new variant or a new \
+                         {ENCODING_VERSION}: for a new plane set, a new variant or a new \
                          encoding version add to RECORDED_FINGERPRINTS in \
                          train/src/encoding.rs: {line}",
-                        features.name()
+                        plane_set.name()
                     )),
                 }
             }
@@ -1119,7 +1109,7 @@ mod tests {
     #[test]
     fn version_one_variants_keep_the_version_one_planes() {
         for variant in [Variant::Standard, Variant::ScrambledEggs, Variant::Six] {
-            let layout = input_layout(variant, InputFeatures::Board);
+            let layout = input_layout(variant, PlaneSet::Board);
             let n = variant.geometry().size as usize;
             assert_eq!(
                 layout.planes,
@@ -1138,11 +1128,7 @@ mod tests {
             let positions = game_positions(variant, 4, 80, 3);
             assert!(positions.len() > 100);
             for pos in positions {
-                assert_eq!(
-                    encode(&pos, InputFeatures::Board),
-                    encode_v1(&pos),
-                    "{variant}"
-                );
+                assert_eq!(encode(&pos, PlaneSet::Board), encode_v1(&pos), "{variant}");
             }
             assert!(check_version(variant, 1).is_ok());
             assert!(check_version(variant, 2).is_ok());
@@ -1185,30 +1171,23 @@ mod tests {
             (Variant::Alveole, 6, 9),
         ];
         for (variant, planes, size) in expected {
-            let layout = input_layout(variant, InputFeatures::Board);
+            let layout = input_layout(variant, PlaneSet::Board);
             assert_eq!(layout.num_planes(), planes, "{variant}");
-            assert_eq!(
-                num_planes(variant, InputFeatures::Board),
-                planes,
-                "{variant}"
-            );
+            assert_eq!(num_planes(variant, PlaneSet::Board), planes, "{variant}");
             assert_eq!(layout.size, size, "{variant}");
             assert_eq!(layout.scales.len(), planes);
-            assert_eq!(
-                input_len(variant, InputFeatures::Board),
-                planes * size * size
-            );
-            assert_eq!(layout.input_len(), input_len(variant, InputFeatures::Board));
+            assert_eq!(input_len(variant, PlaneSet::Board), planes * size * size);
+            assert_eq!(layout.input_len(), input_len(variant, PlaneSet::Board));
             for name in &layout.planes {
                 assert!(!plane_meaning(name).is_empty(), "{name}");
             }
             let pos = Position::start(variant, &Rules::classic());
             assert_eq!(
-                encode(&pos, InputFeatures::Board).len(),
-                input_len(variant, InputFeatures::Board)
+                encode(&pos, PlaneSet::Board).len(),
+                input_len(variant, PlaneSet::Board)
             );
         }
-        let hex = input_layout(Variant::Alveole, InputFeatures::Board);
+        let hex = input_layout(Variant::Alveole, PlaneSet::Board);
         assert_eq!(
             hex.planes,
             vec![
@@ -1222,7 +1201,7 @@ mod tests {
         );
         assert_eq!(hex.scales[2], 1.0 / 9.0);
         assert_eq!(
-            input_layout(Variant::Parachute, InputFeatures::Board).scales[7],
+            input_layout(Variant::Parachute, PlaneSet::Board).scales[7],
             1.0 / 6.0
         );
     }
@@ -1231,7 +1210,7 @@ mod tests {
     fn start_position_planes() {
         let rules = Rules::classic();
         let pos = Position::start(Variant::Standard, &rules);
-        let enc = encode(&pos, InputFeatures::Board);
+        let enc = encode(&pos, PlaneSet::Board);
         assert_eq!(enc.len(), 7 * 64);
         // Black (to move) has b1..g1 and b8..g8.
         let own = plane(&enc, 8, 0);
@@ -1256,7 +1235,7 @@ mod tests {
         let pos = Position::start(Variant::Standard, &rules);
         let mv = pos.legal_moves(&rules)[0];
         let after = pos.after(mv);
-        let enc = encode(&after, InputFeatures::Board);
+        let enc = encode(&after, PlaneSet::Board);
         // Now white is to move: own plane = white pieces.
         let own = plane(&enc, 8, 0);
         assert_eq!(own[8], 1);
@@ -1272,7 +1251,7 @@ mod tests {
         assert_eq!(off.len(), 20);
         let positions = game_positions(Variant::Alveole, 3, 60, 5);
         for pos in &positions {
-            let enc = encode(pos, InputFeatures::Board);
+            let enc = encode(pos, PlaneSet::Board);
             for p in 0..6 {
                 for &c in &off {
                     assert_eq!(enc[p * 81 + c], 0, "plane {p} cell {c}");
@@ -1297,7 +1276,7 @@ mod tests {
         }
         let start = encode(
             &Position::start(Variant::Alveole, &Rules::classic()),
-            InputFeatures::Board,
+            PlaneSet::Board,
         );
         assert_eq!(sum(plane(&start, 9, 0)), 9);
         assert_eq!(sum(plane(&start, 9, 1)), 9);
@@ -1309,7 +1288,7 @@ mod tests {
         // Parachute: reserves and the pending drop, as constants on every cell.
         let mut saw_pending = false;
         for pos in game_positions(Variant::Parachute, 2, 30, 9) {
-            let enc = encode(&pos, InputFeatures::Board);
+            let enc = encode(&pos, PlaneSet::Board);
             let me = pos.to_move();
             assert!(plane(&enc, 8, 7).iter().all(|&x| x == pos.reserve(me)));
             assert!(plane(&enc, 8, 8)
@@ -1324,7 +1303,7 @@ mod tests {
         // Gemma: vanished cells.
         let mut saw_vanished = false;
         for pos in game_positions(Variant::Gemma, 2, 40, 9) {
-            let enc = encode(&pos, InputFeatures::Board);
+            let enc = encode(&pos, PlaneSet::Board);
             let v = plane(&enc, 8, 7);
             for (sq, &x) in v.iter().enumerate().take(n) {
                 assert_eq!(x as u64, pos.vanished() >> sq & 1);
@@ -1335,7 +1314,7 @@ mod tests {
         // Ambiloa: the four players relative to the mover, and whose turn it is.
         let mut turns = [0; 4];
         for pos in game_positions(Variant::Ambiloa, 2, 40, 9) {
-            let enc = encode(&pos, InputFeatures::Board);
+            let enc = encode(&pos, PlaneSet::Board);
             let p = pos.player().unwrap() as usize;
             turns[p] += 1;
             let relative = [p, (p + 2) % 4, (p + 1) % 4, (p + 3) % 4];
@@ -1369,19 +1348,19 @@ mod tests {
             let g = variant.geometry();
             let n = g.size as usize;
             let cells = n * n;
-            let board = num_planes(variant, InputFeatures::Board);
-            let layout = input_layout(variant, InputFeatures::Loa);
+            let board = num_planes(variant, PlaneSet::Board);
+            let layout = input_layout(variant, PlaneSet::Loa);
             assert_eq!(layout.num_planes(), board + 10);
             assert_eq!(
                 &layout.planes[..board],
-                &input_layout(variant, InputFeatures::Board).planes[..]
+                &input_layout(variant, PlaneSet::Board).planes[..]
             );
             for name in &layout.planes {
                 assert!(!plane_meaning(name).is_empty(), "{name}");
             }
             for pos in game_positions(variant, 2, 60, 41).into_iter().step_by(5) {
-                let plain = encode(&pos, InputFeatures::Board);
-                let enc = encode(&pos, InputFeatures::Loa);
+                let plain = encode(&pos, PlaneSet::Board);
+                let enc = encode(&pos, PlaneSet::Loa);
                 assert_eq!(&enc[..board * cells], &plain[..], "{variant}");
                 let me = pos.to_move();
                 for (side, set) in [pos.pieces(me), pos.pieces(me.opponent())]
@@ -1424,7 +1403,7 @@ mod tests {
         }
         // The start position: Black (to move) has two groups of six, White two of six.
         let pos = Position::start(Variant::Standard, &Rules::classic());
-        let enc = encode(&pos, InputFeatures::Loa);
+        let enc = encode(&pos, PlaneSet::Loa);
         let p = |k: usize, cell: usize| enc[(7 + k) * 64 + cell];
         assert_eq!((p(4, 0), p(5, 0), p(8, 0), p(9, 0)), (2, 2, 12, 12));
         assert_eq!(p(2, 1), 6); // b1: a group of six
@@ -1442,13 +1421,13 @@ mod tests {
         for variant in Variant::ALL {
             let g = variant.geometry();
             let cells = (g.size as usize).pow(2);
-            let loa = num_planes(variant, InputFeatures::Loa);
-            let layout = input_layout(variant, InputFeatures::LoaNearest);
+            let loa = num_planes(variant, PlaneSet::Loa);
+            let layout = input_layout(variant, PlaneSet::LoaNearest);
             assert_eq!(layout.planes.len(), loa + 1);
             assert_eq!(layout.planes[loa], "own_nearest_distance");
             for pos in game_positions(variant, 2, 60, 53).into_iter().step_by(6) {
-                let enc = encode(&pos, InputFeatures::LoaNearest);
-                assert_eq!(&enc[..loa * cells], &encode(&pos, InputFeatures::Loa)[..]);
+                let enc = encode(&pos, PlaneSet::LoaNearest);
+                assert_eq!(&enc[..loa * cells], &encode(&pos, PlaneSet::Loa)[..]);
                 let plane = &enc[loa * cells..];
                 let (mut reached, mut newest) = (0, pos.pieces(pos.to_move()) & g.cells);
                 for steps in 0.. {
@@ -1480,29 +1459,29 @@ mod tests {
         g.symmetry_direction[s][axis] as usize % g.axes as usize
     }
 
-    /// For every variant, feature set and board symmetry: the planes of the transformed
+    /// For every variant, plane set and board symmetry: the planes of the transformed
     /// position are the planes of the position with cells (and line-count axes) permuted,
     /// and the policy index of every legal move (drops and removals included) follows the
     /// move.
     #[test]
     fn symmetries_permute_planes_and_policy_in_every_variant() {
         let rules = Rules::classic();
-        for (variant, features) in Variant::ALL
+        for (variant, plane_set) in Variant::ALL
             .into_iter()
-            .flat_map(|v| InputFeatures::ALL.map(|f| (v, f)))
+            .flat_map(|v| PlaneSet::ALL.map(|f| (v, f)))
         {
             let g = variant.geometry();
             let n = g.size as usize;
             let cells = n * n;
             let axes = g.axes as usize;
-            let planes = num_planes(variant, features);
+            let planes = num_planes(variant, plane_set);
             let mut kinds = [0usize; 3]; // normal moves, drops, removals
             for pos in game_positions(variant, 2, 60, 17).into_iter().step_by(7) {
-                let enc = encode(&pos, features);
+                let enc = encode(&pos, plane_set);
                 let moves = pos.legal_moves(&rules);
                 for s in 0..g.num_symmetries as usize {
                     let t = pos.transformed(s);
-                    let enc_t = encode(&t, features);
+                    let enc_t = encode(&t, plane_set);
                     for sq in 0..64u8 {
                         if !g.contains(sq) {
                             continue;
@@ -1518,7 +1497,7 @@ mod tests {
                             assert_eq!(
                                 enc[p * cells + c],
                                 enc_t[p2 * cells + c2],
-                                "{variant} {features:?} symmetry {s} plane {p}"
+                                "{variant} {plane_set:?} symmetry {s} plane {p}"
                             );
                         }
                     }

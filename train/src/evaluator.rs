@@ -8,7 +8,7 @@
 
 use crate::auto_threads::AutoThreads;
 use crate::config::InferenceConfig;
-use crate::device::{device_name, resolve_device};
+use crate::device::{device_name, resolve_device, PrecisionOn};
 use crate::encoding::{encode_into, input_len, num_planes, same_layout};
 use crate::folded::FoldedNet;
 use crate::model::{read_model_file, Model, ModelInfo};
@@ -148,7 +148,7 @@ impl NetEvaluator {
         config: &InferenceConfig,
         label: &str,
     ) -> anyhow::Result<NetEvaluator> {
-        let device = resolve_device(&config.device)?;
+        let device = resolve_device(config.device)?;
         crate::device::set_threads(config.threads);
         if config.max_batch == 0 {
             anyhow::bail!("inference.max_batch must be positive");
@@ -508,8 +508,8 @@ impl InferenceLoop {
         total: usize,
     ) -> Result<(Vec<f32>, Vec<f32>, usize), tch::TchError> {
         let n = self.variant.geometry().size as usize;
-        let features = self.model.info.net.input_features;
-        let len = input_len(self.variant, features);
+        let plane_set = self.model.info.net.plane_set;
+        let len = input_len(self.variant, plane_set);
         // On CUDA, pad to a few batch sizes so cuDNN's autotuner sees few shapes.
         let rows = if self.device.is_cuda() {
             total.next_power_of_two().max(8)
@@ -519,11 +519,11 @@ impl InferenceLoop {
         self.input.clear();
         self.input.resize(rows * len, 0);
         for (r, p) in positions.enumerate() {
-            encode_into(p, features, &mut self.input[r * len..(r + 1) * len]);
+            encode_into(p, plane_set, &mut self.input[r * len..(r + 1) * len]);
         }
         let x = Tensor::f_from_slice(&self.input)?.f_view([
             rows as i64,
-            num_planes(self.variant, features) as i64,
+            num_planes(self.variant, plane_set) as i64,
             n as i64,
             n as i64,
         ])?;
@@ -683,16 +683,13 @@ mod tests {
         let _g = tch::no_grad_guard();
         let mut data = vec![];
         for p in &b.positions {
-            data.extend(crate::encoding::encode(
-                p,
-                crate::encoding::InputFeatures::Board,
-            ));
+            data.extend(crate::encoding::encode(p, crate::encoding::PlaneSet::Board));
         }
         let v = model.info.variant;
         let n = v.geometry().size as i64;
         let x = Tensor::from_slice(&data).view([
             b.len() as i64,
-            num_planes(v, crate::encoding::InputFeatures::Board) as i64,
+            num_planes(v, crate::encoding::PlaneSet::Board) as i64,
             n,
             n,
         ]);
@@ -956,7 +953,7 @@ mod tests {
         crate::test_threads();
         let model = tiny_model();
         let config = InferenceConfig {
-            device: "cuda".into(),
+            device: selfplay::Device::Cuda(None),
             ..Default::default()
         };
         let made = NetEvaluator::from_weights(model.info.clone(), model.weights(), &config, "t");

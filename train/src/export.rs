@@ -6,7 +6,7 @@
 //! layout). The traced module is checked against the Rust forward pass at two batch sizes
 //! before the files are kept.
 
-use crate::encoding::{encode, input_layout, plane_meaning, InputFeatures, ENCODING_VERSION};
+use crate::encoding::{encode, input_layout, plane_meaning, PlaneSet, ENCODING_VERSION};
 use crate::model::{Model, NET_PREFIX};
 use crate::policy::{policy_plane_names, policy_size};
 use crate::tensor_file;
@@ -113,7 +113,7 @@ fn value_perspective(variant: Variant) -> &'static str {
 pub fn describe(model: &Model) -> Value {
     let variant = model.info.variant;
     let g = variant.geometry();
-    let layout = input_layout(variant, model.info.net.input_features);
+    let layout = input_layout(variant, model.info.net.plane_set);
     let n = layout.size;
     let p = policy_size(variant);
     let plane_info: Vec<Value> = layout
@@ -185,19 +185,19 @@ pub fn describe(model: &Model) -> Value {
 
 /// Example inputs: `count` positions of a pseudo-random game of `variant` (a new game
 /// starts when one ends), as `u8 [count, planes, size, size]`.
-pub fn example_input(variant: Variant, features: InputFeatures, count: usize) -> Tensor {
+pub fn example_input(variant: Variant, plane_set: PlaneSet, count: usize) -> Tensor {
     let rules = Rules::classic();
     let mut pos = Position::start(variant, &rules);
     let mut data = Vec::new();
     for k in 0..count {
-        data.extend(encode(&pos, features));
+        data.extend(encode(&pos, plane_set));
         let moves = pos.legal_moves(&rules);
         pos.play(moves[(k * 7 + 3) % moves.len()]);
         if pos.outcome(&rules).is_some() {
             pos = Position::start(variant, &rules);
         }
     }
-    let layout = input_layout(variant, features);
+    let layout = input_layout(variant, plane_set);
     let n = layout.size as i64;
     Tensor::from_slice(&data).view([count as i64, layout.num_planes() as i64, n, n])
 }
@@ -216,7 +216,7 @@ pub fn export(model_path: &Path, out_dir: &Path) -> Result<ExportReport> {
     model.save(&weights)?;
 
     let _guard = tch::no_grad_guard();
-    let example = example_input(model.info.variant, model.info.net.input_features, 3);
+    let example = example_input(model.info.variant, model.info.net.plane_set, 3);
     let net = &model.net;
     let traced = CModule::create_by_tracing(
         "LoaZeroNet",
@@ -236,7 +236,7 @@ pub fn export(model_path: &Path, out_dir: &Path) -> Result<ExportReport> {
             CModule::load(tmp).with_context(|| format!("reading back {}", tmp.display()))?;
         let mut max_abs_diff = 0f64;
         for count in [1, 5] {
-            let x = example_input(model.info.variant, model.info.net.input_features, count);
+            let x = example_input(model.info.variant, model.info.net.plane_set, count);
             let want = net.forward_export(&x);
             let got = loaded
                 .forward_ts(&[&x])
@@ -308,7 +308,7 @@ mod tests {
             assert_eq!(desc["output"]["shape"][1], p + 4);
             assert_eq!(
                 desc["input"]["shape"][1],
-                input_layout(variant, InputFeatures::Board).num_planes() as u64
+                input_layout(variant, PlaneSet::Board).num_planes() as u64
             );
             // The weights file is a model file holding every variable.
             let f = tensor_file::read(&out.join(WEIGHTS_FILE)).unwrap();
@@ -319,7 +319,7 @@ mod tests {
             assert_eq!(again.info, model.info);
             // The TorchScript file runs at batch 7 and agrees with the Rust net.
             let m = CModule::load(out.join(TORCHSCRIPT_FILE)).unwrap();
-            let x = example_input(variant, InputFeatures::Board, 7);
+            let x = example_input(variant, PlaneSet::Board, 7);
             let got = tch::no_grad(|| m.forward_ts(&[&x]).unwrap());
             let want = tch::no_grad(|| model.net.forward_export(&x));
             assert_eq!(got.size(), vec![7, p as i64 + 4]);
@@ -338,7 +338,7 @@ mod tests {
             let desc = describe(&model);
             let g = variant.geometry();
             let n = g.size as usize;
-            let layout = input_layout(variant, InputFeatures::Board);
+            let layout = input_layout(variant, PlaneSet::Board);
             let planes: Vec<&str> = desc["input"]["planes"]
                 .as_array()
                 .unwrap()

@@ -233,7 +233,7 @@ impl FoldedNet {
 mod tests {
     use super::*;
     use crate::config::NetConfig;
-    use crate::encoding::{encode, num_planes, InputFeatures};
+    use crate::encoding::{encode, num_planes, PlaneSet};
     use loa::{Rules, Variant};
 
     /// Batch norms with non-trivial statistics, so that folding is really exercised.
@@ -256,12 +256,12 @@ mod tests {
         tch::manual_seed(7);
         let config = NetConfig::tiny_pooled();
         let rules = Rules::classic();
-        for (variant, features) in Variant::ALL
+        for (variant, plane_set) in Variant::ALL
             .into_iter()
-            .flat_map(|v| [(v, InputFeatures::Board), (v, InputFeatures::Loa)])
+            .flat_map(|v| [(v, PlaneSet::Board), (v, PlaneSet::Loa)])
         {
             let config = NetConfig {
-                input_features: features,
+                plane_set,
                 ..config.clone()
             };
             let vs = nn::VarStore::new(tch::Device::Cpu);
@@ -272,12 +272,13 @@ mod tests {
             let mut pos = loa::Position::start(variant, &rules);
             let mut data = Vec::new();
             for k in 0..6 {
-                data.extend(encode(&pos, features));
+                data.extend(encode(&pos, plane_set));
                 let moves = pos.legal_moves(&rules);
                 pos.play(moves[(k * 7) % moves.len()]);
             }
             let n = variant.geometry().size as i64;
-            let x = Tensor::from_slice(&data).view([6, num_planes(variant, features) as i64, n, n]);
+            let x =
+                Tensor::from_slice(&data).view([6, num_planes(variant, plane_set) as i64, n, n]);
             let a = net.forward(&x, false);
             let b = folded.forward(&x);
             let dp = (&a.policy - &b.policy).abs().max().double_value(&[]);

@@ -126,13 +126,13 @@ impl HeldoutSet {
         let rules = Rules::classic();
         let n = self.variant.geometry().size as i64;
         let count = self.positions.len();
-        let features = model.info.net.input_features;
+        let plane_set = model.info.net.plane_set;
         let data: Vec<u8> = self
             .positions
             .iter()
-            .flat_map(|p| encode(&p.position, features))
+            .flat_map(|p| encode(&p.position, plane_set))
             .collect();
-        let planes = num_planes(self.variant, features) as i64;
+        let planes = num_planes(self.variant, plane_set) as i64;
         let x = Tensor::from_slice(&data).view([count as i64, planes, n, n]);
         let device = model.vs.device();
         let out = model.net.forward(&x.to_device(device), false);
@@ -235,7 +235,7 @@ mod tests {
             policy_channels: 4,
             value_channels: 4,
             value_hidden: 8,
-            input_features: Default::default(),
+            plane_set: Default::default(),
         };
         let model = Model::new(ModelInfo::new(&net, Variant::Standard), Device::Cpu);
         let s = set.score(&model).unwrap();

@@ -10,7 +10,7 @@
 
 use crate::config::NetConfig;
 use crate::encoding::{
-    check_version, input_layout, num_planes, same_layout, InputFeatures, ENCODING_VERSION,
+    check_version, input_layout, num_planes, same_layout, PlaneSet, ENCODING_VERSION,
 };
 use crate::net::Net;
 use crate::policy::policy_planes;
@@ -82,7 +82,7 @@ impl ModelInfo {
             encoding_version: ENCODING_VERSION,
             variant,
             board_size: variant.geometry().size as usize,
-            input_planes: num_planes(variant, net.input_features),
+            input_planes: num_planes(variant, net.plane_set),
             policy_planes: policy_planes(variant),
             net: net.clone(),
             step: 0,
@@ -96,10 +96,13 @@ impl ModelInfo {
     pub fn parse(text: &str, path: &Path) -> Result<ModelInfo> {
         let mut value: serde_json::Value = serde_json::from_str(text)
             .with_context(|| format!("{}: bad model description", path.display()))?;
-        // Files written before the input features were a setting have the board planes.
+        // Files written before the plane set was a setting have the board planes; files
+        // written before its rename call it `input_features` (read by its serde alias).
         if let Some(net) = value.get_mut("net").and_then(|n| n.as_object_mut()) {
-            net.entry("input_features")
-                .or_insert_with(|| InputFeatures::Board.name().into());
+            if !net.contains_key("input_features") {
+                net.entry("plane_set")
+                    .or_insert_with(|| PlaneSet::Board.name().into());
+            }
         }
         let mut info: ModelInfo = serde_json::from_value(value)
             .with_context(|| format!("{}: bad model description", path.display()))?;
@@ -128,8 +131,8 @@ impl ModelInfo {
                 self.board_size
             );
         }
-        let features = self.net.input_features;
-        let (planes, policy) = (num_planes(variant, features), policy_planes(variant));
+        let plane_set = self.net.plane_set;
+        let (planes, policy) = (num_planes(variant, plane_set), policy_planes(variant));
         if self.encoding_version == 1 && self.input_planes == 0 && self.policy_planes == 0 {
             self.input_planes = planes;
             self.policy_planes = policy;
@@ -137,11 +140,11 @@ impl ModelInfo {
         if self.input_planes != planes || self.policy_planes != policy {
             bail!(
                 "{file}: a {variant} model with {} input and {} policy planes; {variant} has \
-                 {planes} and {policy} with `{}` input features under encoding version \
+                 {planes} and {policy} with the plane set `{}` under encoding version \
                  {ENCODING_VERSION}",
                 self.input_planes,
                 self.policy_planes,
-                features.name()
+                plane_set.name()
             );
         }
         self.encoding_version = ENCODING_VERSION;
@@ -172,10 +175,10 @@ impl ModelInfo {
         if same_layout(self.variant, variant) {
             return Ok(());
         }
-        let features = self.net.input_features;
+        let plane_set = self.net.plane_set;
         let (a, b) = (
-            input_layout(self.variant, features),
-            input_layout(variant, features),
+            input_layout(self.variant, plane_set),
+            input_layout(variant, plane_set),
         );
         bail!(
             "a {} model cannot be used for {variant}: the network layouts differ \
@@ -324,10 +327,7 @@ mod tests {
             assert_eq!(back.info, m.info);
             assert_eq!(back.info.variant, variant);
             assert_eq!(back.info.board_size, variant.geometry().size as usize);
-            assert_eq!(
-                back.info.input_planes,
-                num_planes(variant, InputFeatures::Board)
-            );
+            assert_eq!(back.info.input_planes, num_planes(variant, PlaneSet::Board));
             assert_eq!(back.info.policy_planes, policy_planes(variant));
             for ((n1, t1), (n2, t2)) in m.weights().iter().zip(back.weights()) {
                 assert_eq!(n1, &n2);
@@ -401,6 +401,36 @@ mod tests {
             d["variant"] = "chess".into();
         });
         assert!(err.contains("unknown variant"), "{err}");
+    }
+
+    /// Model files written before the plane set was renamed (`net.input_features`) load
+    /// with the plane set they name; files from before it existed load with the board
+    /// planes.
+    #[test]
+    fn model_files_with_the_old_plane_set_key_load() {
+        crate::test_threads();
+        let dir = tempfile::tempdir().unwrap();
+        let loa = NetConfig {
+            plane_set: PlaneSet::Loa,
+            ..tiny()
+        };
+        let m = Model::new(ModelInfo::new(&loa, Variant::Standard), Device::Cpu);
+        let path = dir.path().join("old-key.safetensors");
+        write_edited(&m, &path, |d| {
+            let net = d["net"].as_object_mut().unwrap();
+            let set = net.remove("plane_set").unwrap();
+            net.insert("input_features".into(), set);
+        });
+        let back = Model::load(&path, Device::Cpu).unwrap();
+        assert_eq!(back.info.net.plane_set, PlaneSet::Loa);
+        assert_eq!(back.info, m.info);
+        let m = Model::new(ModelInfo::new(&tiny(), Variant::Standard), Device::Cpu);
+        let path = dir.path().join("no-key.safetensors");
+        write_edited(&m, &path, |d| {
+            d["net"].as_object_mut().unwrap().remove("plane_set");
+        });
+        let back = Model::load(&path, Device::Cpu).unwrap();
+        assert_eq!(back.info.net.plane_set, PlaneSet::Board);
     }
 
     #[test]

@@ -174,7 +174,7 @@ pub fn macs_per_position(config: &NetConfig, variant: Variant) -> u64 {
     let n = variant.geometry().size as u64;
     let cells = n * n;
     let c = config.channels as u64;
-    let input = plane_scales(variant, config.input_features).len() as u64;
+    let input = plane_scales(variant, config.plane_set).len() as u64;
     let (pc, vc, vh) = (
         config.policy_channels as u64,
         config.value_channels as u64,
@@ -204,7 +204,7 @@ impl Net {
     pub fn new(p: &nn::Path, config: &NetConfig, variant: Variant) -> Net {
         let c = config.channels;
         let board_size = variant.geometry().size as usize;
-        let scales = plane_scales(variant, config.input_features);
+        let scales = plane_scales(variant, config.plane_set);
         let input_planes = scales.len();
         let policy_planes = policy_planes(variant);
         let blocks = (0..config.blocks)
@@ -374,7 +374,7 @@ impl Net {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::encoding::{encode, InputFeatures};
+    use crate::encoding::{encode, PlaneSet};
     use loa::{Rules, Variant};
 
     fn tiny() -> NetConfig {
@@ -405,8 +405,8 @@ mod tests {
                 vec![8, planes as i64, 3, 3]
             );
             let pos = loa::Position::start(variant, &Rules::classic());
-            let mut data = encode(&pos, InputFeatures::Board);
-            data.extend(encode(&pos, InputFeatures::Board));
+            let mut data = encode(&pos, PlaneSet::Board);
+            data.extend(encode(&pos, PlaneSet::Board));
             let x = Tensor::from_slice(&data).view([2, planes as i64, n as i64, n as i64]);
             let out = net.forward(&x, false);
             assert_eq!(out.policy.size(), vec![2, (pp * n * n) as i64], "{variant}");
@@ -469,9 +469,9 @@ mod tests {
         let net = Net::new(&vs.root(), &tiny(), Variant::Standard);
         let rules = Rules::classic();
         let mut pos = loa::Position::start(Variant::Standard, &rules);
-        let a = encode(&pos, InputFeatures::Board);
+        let a = encode(&pos, PlaneSet::Board);
         pos.play(pos.legal_moves(&rules)[3]);
-        let b = encode(&pos, InputFeatures::Board);
+        let b = encode(&pos, PlaneSet::Board);
         let x1 = Tensor::from_slice(&a).view([1, 7, 8, 8]);
         let x2 = Tensor::from_slice(&[a.clone(), b].concat()).view([2, 7, 8, 8]);
         tch::no_grad(|| {

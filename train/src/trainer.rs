@@ -10,7 +10,7 @@
 use crate::auto_threads::AutoThreads;
 use crate::batch::{make_batch, mask_logits, Batch};
 use crate::config::TrainConfig;
-use crate::device::{device_name, resolve_device, set_threads};
+use crate::device::{device_name, resolve_device, set_threads, PrecisionOn};
 use crate::metrics::{f64_or_nan, nan, unix_time, MetricsLog, Record, TrainRecord};
 use crate::model::{Model, ModelInfo, NET_PREFIX};
 use crate::net::wdl_to_value;
@@ -177,7 +177,7 @@ impl Trainer {
     /// A fresh network for `variant`'s layout (weights seeded by `config.seed`).
     pub fn new(config: TrainConfig, variant: loa::Variant) -> Result<Trainer> {
         config.validate()?;
-        let device = resolve_device(&config.device)?;
+        let device = resolve_device(config.device)?;
         set_threads(config.threads);
         tch::manual_seed(config.seed as i64);
         let model = Model::new(ModelInfo::new(&config.net, variant), device);
@@ -189,7 +189,7 @@ impl Trainer {
     /// `config.net`.
     pub fn from_model(path: &Path, config: TrainConfig) -> Result<Trainer> {
         config.validate()?;
-        let device = resolve_device(&config.device)?;
+        let device = resolve_device(config.device)?;
         set_threads(config.threads);
         let model = Model::load(path, device)?;
         if model.info.net != config.net {
@@ -246,7 +246,7 @@ impl Trainer {
                 path.display()
             );
         }
-        let device = resolve_device(&config.device)?;
+        let device = resolve_device(config.device)?;
         set_threads(config.threads);
         let (net, opt): (Vec<_>, Vec<_>) = std::mem::take(&mut file.tensors)
             .into_iter()
@@ -392,7 +392,7 @@ impl Trainer {
             samples,
             symmetries,
             self.model.info.variant,
-            self.model.info.net.input_features,
+            self.model.info.net.plane_set,
             self.config.search_value_weight as f32,
         )?
         .to_device(self.device);
@@ -422,7 +422,7 @@ impl Trainer {
             samples,
             &syms,
             self.model.info.variant,
-            self.model.info.net.input_features,
+            self.model.info.net.plane_set,
             self.config.search_value_weight as f32,
         )?
         .to_device(self.device);
@@ -648,8 +648,8 @@ mod tests {
         assert_eq!(both.samples, mixed.len());
         // A tree-only sample's value target is its search value.
         let refs: Vec<&Sample> = tree.iter().collect();
-        let features = trainer.model.info.net.input_features;
-        let batch = make_batch(&refs, &vec![0; refs.len()], variant, features, 0.25).unwrap();
+        let plane_set = trainer.model.info.net.plane_set;
+        let batch = make_batch(&refs, &vec![0; refs.len()], variant, plane_set, 0.25).unwrap();
         let targets = Vec::<f32>::try_from(batch.value_target.shallow_clone()).unwrap();
         let expected: Vec<f32> = tree.iter().map(|s| s.search_value).collect();
         assert_eq!(targets, expected);
@@ -968,7 +968,7 @@ mod tests {
                 policy_channels: 16,
                 value_channels: 8,
                 value_hidden: 16,
-                input_features: Default::default(),
+                plane_set: Default::default(),
             },
             batch_size: 48,
             optimizer: OptimizerKind::Adamw,

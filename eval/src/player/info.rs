@@ -2,11 +2,12 @@
 //! written as one `info` line (`eval/PROTOCOL.md`) by `engine` and `bestmove`, and as a JSON
 //! object with the same fields by the HTTP API (`docs/api.md`):
 //!
-//! `info [depth D] nodes N nps X time T [score cp S|value V|mate P|win|loss|draw] pv M M …`
+//! `info [depth D] [seldepth S] nodes N nps X time T [score cp S|value V|mate P|win|loss|draw] pv M M …`
 //!
 //! * `depth`: alpha-beta's last completed iteration (0: the root check settled the move
-//!   without a search); UBFM's principal variation's length; absent for MCTS, whose tree
-//!   has no single depth.
+//!   without a search); the principal variation's length for UBFM and MCTS.
+//! * `seldepth`: MCTS only: the deepest node a simulation reached, in plies from the root
+//!   (at least `depth`).
 //! * `nodes`: what the spec's limit counts: alpha-beta nodes, MCTS simulations (`sims=`),
 //!   UBFM iterations (`nodes=`); `nps` is nodes per second, `time` milliseconds.
 //! * `score`, for the side to move: `cp S` alpha-beta's evaluation (evaluation units,
@@ -14,8 +15,9 @@
 //!   −1…+1 (MCTS, UBFM); `mate P` a forced win in P plies (`mate -P`: a forced loss in P);
 //!   `win`, `loss`, `draw` a proven result without its distance (MCTS's solver). Absent
 //!   when the root check settled an MCTS move.
-//! * `pv`: the principal variation, the move played first (MCTS: its chosen root move
-//!   only; the tree is not walked).
+//! * `pv`: the principal variation, the move played first (MCTS: then the most visited
+//!   child at each position while one was visited, up to a leaf, a terminal or a proven
+//!   node; [`selfplay::Search::principal_variation`]).
 
 use anyhow::{anyhow, bail, Result};
 use serde::Serialize;
@@ -67,6 +69,8 @@ impl fmt::Display for Score {
 pub struct SearchInfo {
     /// See the module docs; `None`: not reported.
     pub depth: Option<u32>,
+    /// See the module docs; `None`: not reported.
+    pub seldepth: Option<u32>,
     /// Nodes, simulations or iterations (what the spec's limit counts).
     pub nodes: u64,
     /// Milliseconds the search took.
@@ -91,6 +95,7 @@ impl SearchInfo {
     ) -> SearchInfo {
         SearchInfo {
             depth,
+            seldepth: None,
             nodes,
             time: elapsed.as_millis() as u64,
             nps: (nodes as f64 / elapsed.as_secs_f64().max(1e-6)).round() as u64,
@@ -102,11 +107,22 @@ impl SearchInfo {
         }
     }
 
+    /// The report with the deepest node reached, `seldepth`.
+    pub fn with_seldepth(self, seldepth: u32) -> SearchInfo {
+        SearchInfo {
+            seldepth: Some(seldepth),
+            ..self
+        }
+    }
+
     /// The `info` line (see the module docs).
     pub fn line(&self) -> String {
         let mut s = String::from("info");
         if let Some(d) = self.depth {
             s += &format!(" depth {d}");
+        }
+        if let Some(d) = self.seldepth {
+            s += &format!(" seldepth {d}");
         }
         s += &format!(" nodes {} nps {} time {}", self.nodes, self.nps, self.time);
         if let Some(score) = self.score {
@@ -130,6 +146,7 @@ impl SearchInfo {
         }
         let mut info = SearchInfo {
             depth: None,
+            seldepth: None,
             nodes: 0,
             time: 0,
             nps: 0,
@@ -140,6 +157,9 @@ impl SearchInfo {
         while let Some(word) = words.next() {
             match word {
                 "depth" => info.depth = Some(next_number(&mut words, "depth", line)? as u32),
+                "seldepth" => {
+                    info.seldepth = Some(next_number(&mut words, "seldepth", line)? as u32)
+                }
                 "nodes" => {
                     info.nodes = next_number(&mut words, "nodes", line)? as u64;
                     seen_nodes = true;
@@ -197,12 +217,13 @@ mod tests {
                 vec!["a2-c2".into(), "b8-b6".into()],
             ),
             SearchInfo::new(
-                None,
+                Some(3),
                 744,
                 Duration::from_millis(200),
                 Some(Score::Value(0.25)),
-                vec!["e6-e4".into()],
-            ),
+                vec!["e6-e4".into(), "a5-c5".into(), "f5-d5".into()],
+            )
+            .with_seldepth(9),
             SearchInfo::new(
                 Some(0),
                 0,
@@ -240,9 +261,23 @@ mod tests {
             line,
             "info depth 4 nodes 5321 nps 1330250 time 4 score cp 12 pv a2-c2"
         );
+        let line = SearchInfo::new(
+            Some(2),
+            400,
+            Duration::from_millis(8),
+            Some(Score::Value(0.112)),
+            vec!["b6-d4".into(), "c1-c3".into()],
+        )
+        .with_seldepth(7)
+        .line();
+        assert_eq!(
+            line,
+            "info depth 2 seldepth 7 nodes 400 nps 50000 time 8 score value 0.112 pv b6-d4 c1-c3"
+        );
         for bad in [
             "depth 4 nodes 1",
             "info depth x nodes 1",
+            "info seldepth nodes 1",
             "info depth 4",
             "info nodes 1 score elo 3",
             "info nodes 1 speed 3",

@@ -348,8 +348,13 @@ impl MctsMatchPlayer {
                     Some(Proof::Draw) => Score::Proven(Proven::Draw),
                     None => Score::Value(search.root_value()),
                 };
-                let nodes = u64::from(p.last_stats().simulations);
-                SearchInfo::new(None, nodes, elapsed, Some(score), vec![mv.to_string()])
+                let stats = p.last_stats();
+                let pv = search.principal_variation(mv);
+                let depth = pv.len() as u32;
+                let pv = pv.iter().map(Move::to_string).collect();
+                let nodes = u64::from(stats.simulations);
+                SearchInfo::new(Some(depth), nodes, elapsed, Some(score), pv)
+                    .with_seldepth(stats.max_depth.max(depth))
             }
             None => SearchInfo::new(Some(0), 0, elapsed, None, vec![mv.to_string()]),
         });

@@ -248,7 +248,7 @@ mod tests {
         let (_, net) = spec.network().unwrap();
         assert_eq!(
             (net.device, net.precision),
-            (Device::Cpu, Some(Precision::BFloat16))
+            (Device::Cpu, Some(Precision::Bfloat16))
         );
         let err = PlayerSpec::parse("model:path=m.st,precision=fp8")
             .unwrap_err()
@@ -370,6 +370,13 @@ mod tests {
                         matches!(info.score, Some(Score::Value(v)) if (-1.0..=1.0).contains(&v)),
                         "{line}"
                     );
+                    assert_eq!(info.depth, Some(info.pv.len() as u32), "{line}");
+                }
+                if text.starts_with("mcts") {
+                    assert!(info.pv.len() >= 2, "the tree is walked: {line}");
+                    assert!(info.seldepth >= info.depth, "{line}");
+                } else {
+                    assert_eq!(info.seldepth, None, "{line}");
                 }
             }
         }

@@ -24,7 +24,7 @@ pub use limits::{Iteration, SearchLimits, SearchResult};
 pub use score::{score_text, WIN, WIN_THRESHOLD};
 
 use crate::config::AlphaBetaConfig;
-use crate::evaluation::evaluate;
+use crate::evaluation::static_evaluation;
 use crate::tt::{Bound, TranspositionTable};
 use anyhow::{bail, Result};
 use loa::rules::{NoMove, Repetition};
@@ -506,7 +506,7 @@ impl AlphaBeta {
         }
         let mut depth = depth;
         if ply >= MAX_PLY {
-            return evaluate(pos, &self.config.weights);
+            return static_evaluation(pos, &self.config.weights);
         }
         if depth <= 0 {
             if self.config.leaf_win_check {
@@ -524,7 +524,7 @@ impl AlphaBeta {
             {
                 depth = 1;
             } else {
-                return evaluate(pos, &self.config.weights);
+                return static_evaluation(pos, &self.config.weights);
             }
         }
 
@@ -621,7 +621,7 @@ impl AlphaBeta {
                 return WIN - ply as i32 - plies;
             }
         }
-        evaluate(pos, &self.config.weights)
+        static_evaluation(pos, &self.config.weights)
     }
 
     /// A move of the side to move that wins by connection within its turn, if there is one,
@@ -1015,7 +1015,7 @@ mod tests {
             if depth <= 0 {
                 return match s.winning_move(pos) {
                     Some((_, k)) => WIN - ply as i32 - k,
-                    None => evaluate(pos, &s.config.weights),
+                    None => static_evaluation(pos, &s.config.weights),
                 };
             }
         } else {
@@ -1023,7 +1023,7 @@ mod tests {
                 return WIN - ply as i32 - k;
             }
             if depth <= 0 {
-                return evaluate(pos, &s.config.weights);
+                return static_evaluation(pos, &s.config.weights);
             }
         }
         let mut best = -INFINITY;
