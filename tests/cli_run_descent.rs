@@ -160,3 +160,133 @@ fn a_descent_run_resumes_after_kill_9_and_its_shards_train() {
         "{played} played, {tree} tree-only"
     );
 }
+
+/// The last record of `dir/metrics.jsonl`.
+fn last_metrics_record(dir: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir.join("metrics.jsonl")).unwrap();
+    serde_json::from_str(text.lines().last().expect("a record")).unwrap()
+}
+
+/// Rating anchors whose games last far longer than the test waits (about 0.3 s a move):
+/// only a stop between moves ends their match within seconds.
+const SLOW_ANCHORS: &str = "rating.anchors=[\"mcts:evaluator=uniform,sims=20000\", \
+                            \"mcts:evaluator=uniform,sims=20001\"]";
+/// Descent moves of many seconds each: only a stop between expansions ends a game
+/// within seconds.
+const SLOW_DESCENT: &str = "selfplay.descent.iterations=20000";
+/// The tiny run's own (fast) settings of the two.
+const FAST: [&str; 2] = [
+    "rating.anchors=[\"random\", \"alphabeta:depth=1\"]",
+    "selfplay.descent.iterations=2",
+];
+
+/// [`descent_args`] with `sets` added.
+fn args_with(dir: &Path, generations: u32, sets: &[&str]) -> Vec<String> {
+    let mut args = descent_args(dir, generations);
+    for s in sets {
+        args.push("--set".into());
+        args.push(s.to_string());
+    }
+    args
+}
+
+/// Starts `loazero ARGS` with its output piped, once it catches SIGINT and SIGTERM.
+fn start(args: &[String]) -> std::process::Child {
+    let child = Command::new(BIN)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_signal_handlers(&child);
+    child
+}
+
+/// Waits (up to 60 s) until `ready` holds for the run in `dir`, then a second more.
+fn wait_until(dir: &Path, what: &str, ready: impl Fn(&Path) -> bool) {
+    let t = Instant::now();
+    while !ready(dir) {
+        assert!(t.elapsed() < Duration::from_secs(60), "never reached {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_secs(1));
+}
+
+/// SIGTERM stops a run within seconds in the middle of a rating game of the initial
+/// rating and in the middle of a Descent self-play game (whose games and moves last far
+/// longer), and the run resumes to its end; the time budget cuts both phases as
+/// promptly, keeps the time used, and a resumed run with a larger budget goes on.
+#[test]
+fn sigterm_and_the_time_budget_stop_ratings_and_descent_games_within_seconds() {
+    let tmp = temp_dir();
+    let prompt = Duration::from_secs(6);
+
+    // SIGTERM in the initial rating's first anchor match.
+    let dir = tmp.path().join("signalled");
+    let child = start(&args_with(&dir, 1, &[SLOW_ANCHORS, SLOW_DESCENT]));
+    wait_until(&dir, "the anchor match", |d| {
+        d.join("matches/anchors-0/results.jsonl").exists()
+    });
+    signal(&child, libc::SIGTERM);
+    let t = Instant::now();
+    let out = wait_within(child, Duration::from_secs(120));
+    let took = t.elapsed();
+    assert!(took < prompt, "stopped {took:?} after SIGTERM in a rating game");
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    assert!(text(&out).contains("run the same command again to resume"));
+    assert_eq!(last_metrics_record(&dir)["reason"], "interrupted");
+
+    // Resumed with fast anchors: SIGTERM in the middle of the first Descent game.
+    let child = start(&args_with(&dir, 1, &[FAST[0], SLOW_DESCENT]));
+    wait_until(&dir, "self-play", |d| run_is_inside(d, "selfplay", 6));
+    signal(&child, libc::SIGTERM);
+    let t = Instant::now();
+    let out = wait_within(child, Duration::from_secs(300));
+    let took = t.elapsed();
+    assert!(took < prompt, "stopped {took:?} after SIGTERM in a Descent game");
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    assert_eq!(run_position(&dir), Some((1, "selfplay".into())));
+    assert_eq!(counts(&dir).loop_games, 0, "no game can have finished");
+    // Resumed with fast Descent: the run ends.
+    let out = loazero(&args_with(&dir, 1, &FAST));
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(counts(&dir).loop_games, 6);
+    assert_eq!(last_metrics_record(&dir)["reason"], "generations");
+
+    // The time budget (6 s) cuts the initial rating...
+    let dir = tmp.path().join("budget");
+    let budget = |minutes: f64| format!("run.minutes={minutes}");
+    let mut sets = vec![SLOW_ANCHORS.to_string(), SLOW_DESCENT.to_string(), budget(0.1)];
+    let run = |sets: &[String]| {
+        let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
+        let t = Instant::now();
+        let out = loazero(&args_with(&dir, 0, &sets));
+        (out, t.elapsed())
+    };
+    let (out, took) = run(&sets);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(took < Duration::from_secs(6) + prompt, "{took:?}");
+    assert!(text(&out).contains("ran out in generation 0's Rate phase"), "{}", text(&out));
+    assert_eq!(last_metrics_record(&dir)["reason"], "time-budget");
+    let elapsed = |dir: &Path| -> f64 {
+        let state = std::fs::read_to_string(dir.join("state.json")).unwrap();
+        serde_json::from_str::<serde_json::Value>(&state).unwrap()["elapsed_s"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(elapsed(&dir) >= 6.0, "the time used is kept");
+    // ... a run with the same budget stops at once ...
+    let (out, took) = run(&sets);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(took < prompt, "{took:?}");
+    // ... and with 12 s more and fast anchors, the budget cuts the Descent game.
+    sets[0] = FAST[0].to_string();
+    sets[2] = budget(0.3);
+    let (out, took) = run(&sets);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(took < Duration::from_secs(12) + prompt, "{took:?}");
+    assert!(text(&out).contains("ran out in generation 1's Selfplay phase"), "{}", text(&out));
+    assert_eq!(run_position(&dir), Some((1, "selfplay".into())));
+    assert_eq!(last_metrics_record(&dir)["reason"], "time-budget");
+    assert!(elapsed(&dir) >= 18.0);
+}

@@ -41,6 +41,7 @@
 //! call, as the MCTS workers do with their leaves. Dealing games to workers, the
 //! deterministic mode and progress are those of [`crate::worker`].
 
+use crate::cancel::Cancel;
 use crate::config::{DescentConfig, SelfplayConfig};
 use crate::data::Sample;
 use crate::evaluator::{EvalBatch, Evaluator};
@@ -62,12 +63,16 @@ use std::sync::{mpsc, Arc};
 /// `progress` about once a second, like [`crate::run_selfplay`]. With `deterministic`
 /// (a seed required), the games do not depend on thread timing, as in
 /// [`crate::run_selfplay_deterministic`]. Progress counts moves played as positions
-/// (the samples, with tree learning, are many more).
+/// (the samples, with tree learning, are many more). Once `cancel` asks, the workers
+/// stop at their next expansion, within about half a second: the games under way are
+/// dropped (their moves and tree samples with them) and the call fails with
+/// [`Error::Cancelled`] after handing the finished games to `sink`.
 pub fn run_descent_selfplay(
     config: &SelfplayConfig,
     evaluator: Arc<dyn Evaluator>,
     games: u64,
     deterministic: bool,
+    cancel: &Cancel,
     sink: impl FnMut(FinishedGame) -> Result<(), String>,
     progress: impl FnMut(&Progress),
 ) -> Result<Progress, Error> {
@@ -87,6 +92,7 @@ pub fn run_descent_selfplay(
         games,
         None,
         deterministic,
+        cancel,
         sink,
         progress,
     )

@@ -42,6 +42,7 @@ fn play(config: &SelfplayConfig, games: u64, deterministic: bool) -> (Vec<Finish
         Arc::new(Damped(HeuristicEvaluator::new())),
         games,
         deterministic,
+        &Cancel::never(),
         |g| {
             finished.push(g);
             Ok(())
@@ -173,4 +174,51 @@ fn deterministic_descent_games_repeat_and_their_shards_read_back() {
     let scan = crate::data::read_recent_shards(&dir.path().join("shards"), None).unwrap();
     assert!(scan.skipped.is_empty());
     assert_eq!(scan.samples, samples);
+}
+
+/// An evaluator that takes `delay` for every batch.
+struct Slow(Damped, std::time::Duration);
+
+impl Evaluator for Slow {
+    fn evaluate(&self, batch: &mut EvalBatch) -> Result<(), Error> {
+        std::thread::sleep(self.1);
+        self.0.evaluate(batch)
+    }
+    fn name(&self) -> String {
+        "slow".into()
+    }
+}
+
+/// A cancel stops Descent self-play within about half a second even in the middle of
+/// a game (here a game of 2 000 iterations a move, minutes long): the games under way
+/// are dropped, the call fails with `Error::Cancelled`, and nothing reaches the sink.
+#[test]
+fn a_cancel_stops_descent_self_play_in_the_middle_of_a_game() {
+    let mut c = config(2, 1);
+    c.descent.iterations = 2000;
+    let started = std::time::Instant::now();
+    let cancel = Cancel::when(move || started.elapsed() > std::time::Duration::from_millis(300));
+    let evaluator = Slow(
+        Damped(HeuristicEvaluator::new()),
+        std::time::Duration::from_millis(2),
+    );
+    let mut delivered = 0;
+    let e = run_descent_selfplay(
+        &c,
+        Arc::new(evaluator),
+        2,
+        false,
+        &cancel,
+        |_| {
+            delivered += 1;
+            Ok(())
+        },
+        |_| {},
+    )
+    .unwrap_err();
+    let took = started.elapsed();
+    assert!(matches!(e, Error::Cancelled), "{e}");
+    assert!(crate::is_cancelled(&e));
+    assert_eq!(delivered, 0);
+    assert!(took < std::time::Duration::from_millis(1500), "{took:?}");
 }

@@ -13,9 +13,11 @@
 //!   the binary draws them); [`output`]: shards and game records; [`bench`](mod@bench):
 //!   search speed.
 //! * [`config`]: [`MctsConfig`], [`DescentConfig`], [`SelfplayConfig`].
+//! * [`cancel`]: [`Cancel`], the stop request that self-play and matches poll.
 
 pub mod atomic_file;
 pub mod bench;
+pub mod cancel;
 pub mod config;
 pub mod data;
 pub mod descent;
@@ -31,6 +33,7 @@ mod tree;
 pub mod ubfm;
 pub mod worker;
 
+pub use cancel::{is_cancelled, Cancel};
 pub use config::{DescentConfig, MctsConfig, SelfplayConfig};
 pub use data::{read_shard, write_shard, Sample};
 pub use descent::run_descent_selfplay;

@@ -39,7 +39,8 @@ pub fn variant_toml(variant: loa::Variant) -> &'static str {
 pub struct LoopConfig {
     /// Total training time of the run in minutes, across restarts (0 = no limit). No
     /// generation is started that would not end in time; the last best model is rated
-    /// at the end.
+    /// at the end. A phase still running when the time is used up stops within about a
+    /// second (`super::driver`).
     pub minutes: f64,
     /// Stop after this generation (0 = no limit). Counted across restarts.
     pub generations: u32,
