@@ -169,8 +169,8 @@ fn last_metrics_record(dir: &Path) -> serde_json::Value {
 
 /// Rating anchors whose games last far longer than the test waits (about 0.3 s a move):
 /// only a stop between moves ends their match within seconds.
-const SLOW_ANCHORS: &str = "rating.anchors=[\"mcts:evaluator=uniform,sims=20000\", \
-                            \"mcts:evaluator=uniform,sims=20001\"]";
+const SLOW_ANCHORS: &str = "rating.anchors=[\"mcts:evaluator=uniform,sims=200000\", \
+                            \"mcts:evaluator=uniform,sims=200001\"]";
 /// Descent moves of many seconds each: only a stop between expansions ends a game
 /// within seconds.
 const SLOW_DESCENT: &str = "selfplay.descent.iterations=20000";
@@ -206,7 +206,10 @@ fn start(args: &[String]) -> std::process::Child {
 fn wait_until(dir: &Path, what: &str, ready: impl Fn(&Path) -> bool) {
     let t = Instant::now();
     while !ready(dir) {
-        assert!(t.elapsed() < Duration::from_secs(60), "never reached {what}");
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "never reached {what}"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_secs(1));
@@ -231,7 +234,10 @@ fn sigterm_and_the_time_budget_stop_ratings_and_descent_games_within_seconds() {
     let t = Instant::now();
     let out = wait_within(child, Duration::from_secs(120));
     let took = t.elapsed();
-    assert!(took < prompt, "stopped {took:?} after SIGTERM in a rating game");
+    assert!(
+        took < prompt,
+        "stopped {took:?} after SIGTERM in a rating game"
+    );
     assert_eq!(out.status.code(), Some(130), "{}", text(&out));
     assert!(text(&out).contains("run the same command again to resume"));
     assert_eq!(last_metrics_record(&dir)["reason"], "interrupted");
@@ -243,7 +249,10 @@ fn sigterm_and_the_time_budget_stop_ratings_and_descent_games_within_seconds() {
     let t = Instant::now();
     let out = wait_within(child, Duration::from_secs(300));
     let took = t.elapsed();
-    assert!(took < prompt, "stopped {took:?} after SIGTERM in a Descent game");
+    assert!(
+        took < prompt,
+        "stopped {took:?} after SIGTERM in a Descent game"
+    );
     assert_eq!(out.status.code(), Some(130), "{}", text(&out));
     assert_eq!(run_position(&dir), Some((1, "selfplay".into())));
     assert_eq!(counts(&dir).loop_games, 0, "no game can have finished");
@@ -256,7 +265,11 @@ fn sigterm_and_the_time_budget_stop_ratings_and_descent_games_within_seconds() {
     // The time budget (6 s) cuts the initial rating...
     let dir = tmp.path().join("budget");
     let budget = |minutes: f64| format!("run.minutes={minutes}");
-    let mut sets = vec![SLOW_ANCHORS.to_string(), SLOW_DESCENT.to_string(), budget(0.1)];
+    let mut sets = vec![
+        SLOW_ANCHORS.to_string(),
+        SLOW_DESCENT.to_string(),
+        budget(0.1),
+    ];
     let run = |sets: &[String]| {
         let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
         let t = Instant::now();
@@ -266,7 +279,11 @@ fn sigterm_and_the_time_budget_stop_ratings_and_descent_games_within_seconds() {
     let (out, took) = run(&sets);
     assert!(out.status.success(), "{}", text(&out));
     assert!(took < Duration::from_secs(6) + prompt, "{took:?}");
-    assert!(text(&out).contains("ran out in generation 0's Rate phase"), "{}", text(&out));
+    assert!(
+        text(&out).contains("ran out in generation 0's Rate phase"),
+        "{}",
+        text(&out)
+    );
     assert_eq!(last_metrics_record(&dir)["reason"], "time-budget");
     let elapsed = |dir: &Path| -> f64 {
         let state = std::fs::read_to_string(dir.join("state.json")).unwrap();
@@ -285,7 +302,11 @@ fn sigterm_and_the_time_budget_stop_ratings_and_descent_games_within_seconds() {
     let (out, took) = run(&sets);
     assert!(out.status.success(), "{}", text(&out));
     assert!(took < Duration::from_secs(12) + prompt, "{took:?}");
-    assert!(text(&out).contains("ran out in generation 1's Selfplay phase"), "{}", text(&out));
+    assert!(
+        text(&out).contains("ran out in generation 1's Selfplay phase"),
+        "{}",
+        text(&out)
+    );
     assert_eq!(run_position(&dir), Some((1, "selfplay".into())));
     assert_eq!(last_metrics_record(&dir)["reason"], "time-budget");
     assert!(elapsed(&dir) >= 18.0);

@@ -34,7 +34,7 @@ pub mod ubfm;
 pub mod worker;
 
 pub use cancel::{is_cancelled, Cancel};
-pub use config::{DescentConfig, MctsConfig, SelfplayConfig};
+pub use config::{DescentConfig, Exploration, MctsConfig, SelfplayConfig};
 pub use data::{read_shard, write_shard, Sample};
 pub use descent::run_descent_selfplay;
 pub use error::Error;
