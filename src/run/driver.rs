@@ -550,7 +550,7 @@ impl Driver {
             show,
         );
         let flushed = writer.flush();
-        if result.as_ref().is_err_and(selfplay::is_cancelled) {
+        if result.as_ref().is_err_and(|e| selfplay::is_cancelled(e)) {
             // The finished games are in the shards; the rest is played on resume.
             flushed.map_err(|e| anyhow!("cannot write self-play games: {e}"))?;
             return Err(self.stop_error());
