@@ -262,52 +262,45 @@ fn sigterm_and_the_time_budget_stop_ratings_and_descent_games_within_seconds() {
     assert_eq!(counts(&dir).loop_games, 6);
     assert_eq!(last_metrics_record(&dir)["reason"], "generations");
 
-    // The time budget (6 s) cuts the initial rating...
-    let dir = tmp.path().join("budget");
-    let budget = |minutes: f64| format!("run.minutes={minutes}");
-    let mut sets = vec![
-        SLOW_ANCHORS.to_string(),
-        SLOW_DESCENT.to_string(),
-        budget(0.1),
-    ];
-    let run = |sets: &[String]| {
-        let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
-        let t = Instant::now();
-        let out = loazero(&args_with(&dir, 0, &sets));
-        (out, t.elapsed())
-    };
-    let (out, took) = run(&sets);
-    assert!(out.status.success(), "{}", text(&out));
-    assert!(took < Duration::from_secs(6) + prompt, "{took:?}");
-    assert!(
-        text(&out).contains("ran out in generation 0's Rate phase"),
-        "{}",
-        text(&out)
-    );
-    assert_eq!(last_metrics_record(&dir)["reason"], "time-budget");
     let elapsed = |dir: &Path| -> f64 {
         let state = std::fs::read_to_string(dir.join("state.json")).unwrap();
         serde_json::from_str::<serde_json::Value>(&state).unwrap()["elapsed_s"]
             .as_f64()
             .unwrap()
     };
-    assert!(elapsed(&dir) >= 6.0, "the time used is kept");
-    // ... a run with the same budget stops at once ...
-    let (out, took) = run(&sets);
+    // With 20 s more and a second generation, the time budget cuts its first Descent
+    // game.
+    let before = elapsed(&dir);
+    let minutes = format!("run.minutes={}", (before + 20.0) / 60.0);
+    let t = Instant::now();
+    let out = loazero(&args_with(&dir, 2, &[FAST[0], SLOW_DESCENT, &minutes]));
+    let took = t.elapsed();
     assert!(out.status.success(), "{}", text(&out));
-    assert!(took < prompt, "{took:?}");
-    // ... and with 12 s more and fast anchors, the budget cuts the Descent game.
-    sets[0] = FAST[0].to_string();
-    sets[2] = budget(0.3);
-    let (out, took) = run(&sets);
-    assert!(out.status.success(), "{}", text(&out));
-    assert!(took < Duration::from_secs(12) + prompt, "{took:?}");
+    assert!(took < Duration::from_secs(20) + prompt, "{took:?}");
+    let t = text(&out);
     assert!(
-        text(&out).contains("ran out in generation 1's Selfplay phase"),
-        "{}",
-        text(&out)
+        t.contains("ran out in generation 2's Selfplay phase"),
+        "{t}"
     );
-    assert_eq!(run_position(&dir), Some((1, "selfplay".into())));
+    assert_eq!(run_position(&dir), Some((2, "selfplay".into())));
     assert_eq!(last_metrics_record(&dir)["reason"], "time-budget");
-    assert!(elapsed(&dir) >= 18.0);
+    assert!(elapsed(&dir) >= before + 19.9, "the time used is kept");
+
+    // The time budget (6 s) cuts the initial rating of a new run ...
+    let dir = tmp.path().join("budget");
+    let sets = [SLOW_ANCHORS, SLOW_DESCENT, "run.minutes=0.1"];
+    let t = Instant::now();
+    let out = loazero(&args_with(&dir, 0, &sets));
+    let took = t.elapsed();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(took < Duration::from_secs(6) + prompt, "{took:?}");
+    let t = text(&out);
+    assert!(t.contains("ran out in generation 0's Rate phase"), "{t}");
+    assert_eq!(last_metrics_record(&dir)["reason"], "time-budget");
+    assert!(elapsed(&dir) >= 6.0, "the time used is kept");
+    // ... and a run with the same budget stops at once.
+    let t = Instant::now();
+    let out = loazero(&args_with(&dir, 0, &sets));
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(t.elapsed() < prompt, "{:?}", t.elapsed());
 }
