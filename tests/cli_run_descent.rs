@@ -5,11 +5,12 @@
 
 mod common;
 use common::run_files::*;
-use common::{loazero, temp_dir, text, tiny_run_sets};
+use common::{loazero, temp_dir, text, tiny_run_sets, BIN};
 
 use loa::Variant;
 use std::path::Path;
-use std::time::Instant;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 use train::{ReplayWindow, Trainer};
 
 /// The tiny test run with Descent self-play.
@@ -116,4 +117,148 @@ fn a_descent_run_resumes_after_kill_9_and_its_shards_train() {
         played > 0 && tree > played,
         "{played} played, {tree} tree-only"
     );
+}
+
+/// The last record of `dir/metrics.jsonl`.
+fn last_metrics_record(dir: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir.join("metrics.jsonl")).unwrap();
+    serde_json::from_str(text.lines().last().expect("a record")).unwrap()
+}
+
+/// Rating anchors whose games last far longer than the test waits (about 0.3 s a move):
+/// only a stop between moves ends their match within seconds.
+const SLOW_ANCHORS: &str = "rating.anchors=[\"mcts:evaluator=uniform,sims=200000\", \
+                            \"mcts:evaluator=uniform,sims=200001\"]";
+/// Descent moves of many seconds each: only a stop between expansions ends a game
+/// within seconds.
+const SLOW_DESCENT: &str = "selfplay.descent.iterations=20000";
+/// The tiny run's own (fast) settings of the two.
+const FAST: [&str; 2] = [
+    "rating.anchors=[\"random\", \"alphabeta:depth=1\"]",
+    "selfplay.descent.iterations=2",
+];
+
+/// [`descent_args`] with `sets` added.
+fn args_with(dir: &Path, generations: u32, sets: &[&str]) -> Vec<String> {
+    let mut args = descent_args(dir, generations);
+    for s in sets {
+        args.push("--set".into());
+        args.push(s.to_string());
+    }
+    args
+}
+
+/// Starts `loazero ARGS` with its output piped, once it catches SIGINT and SIGTERM.
+fn start(args: &[String]) -> std::process::Child {
+    let child = Command::new(BIN)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_signal_handlers(&child);
+    child
+}
+
+/// Waits (up to 60 s) until `ready` holds for the run in `dir`, then a second more.
+fn wait_until(dir: &Path, what: &str, ready: impl Fn(&Path) -> bool) {
+    let t = Instant::now();
+    while !ready(dir) {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "never reached {what}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_secs(1));
+}
+
+/// SIGTERM stops a run within seconds in the middle of a rating game of the initial
+/// rating and in the middle of a Descent self-play game (whose games and moves last far
+/// longer), and the run resumes to its end; the time budget cuts both phases as
+/// promptly, keeps the time used, and a resumed run with a larger budget goes on.
+#[test]
+fn sigterm_and_the_time_budget_stop_ratings_and_descent_games_within_seconds() {
+    let tmp = temp_dir();
+    let prompt = Duration::from_secs(6);
+
+    // SIGTERM in the initial rating's first anchor match.
+    let dir = tmp.path().join("signalled");
+    let child = start(&args_with(&dir, 1, &[SLOW_ANCHORS, SLOW_DESCENT]));
+    wait_until(&dir, "the anchor match", |d| {
+        d.join("matches/anchors-0/results.jsonl").exists()
+    });
+    signal(&child, libc::SIGTERM);
+    let t = Instant::now();
+    let out = wait_within(child, Duration::from_secs(120));
+    let took = t.elapsed();
+    assert!(
+        took < prompt,
+        "stopped {took:?} after SIGTERM in a rating game"
+    );
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    assert!(text(&out).contains("run the same command again to resume"));
+    assert_eq!(last_metrics_record(&dir)["reason"], "interrupted");
+
+    // Resumed with fast anchors: SIGTERM in the middle of the first Descent game.
+    let child = start(&args_with(&dir, 1, &[FAST[0], SLOW_DESCENT]));
+    wait_until(&dir, "self-play", |d| run_is_inside(d, "selfplay", 6));
+    signal(&child, libc::SIGTERM);
+    let t = Instant::now();
+    let out = wait_within(child, Duration::from_secs(300));
+    let took = t.elapsed();
+    assert!(
+        took < prompt,
+        "stopped {took:?} after SIGTERM in a Descent game"
+    );
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    assert_eq!(run_position(&dir), Some((1, "selfplay".into())));
+    assert_eq!(counts(&dir).loop_games, 0, "no game can have finished");
+    // Resumed with fast Descent: the run ends.
+    let out = loazero(&args_with(&dir, 1, &FAST));
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(counts(&dir).loop_games, 6);
+    assert_eq!(last_metrics_record(&dir)["reason"], "generations");
+
+    let elapsed = |dir: &Path| -> f64 {
+        let state = std::fs::read_to_string(dir.join("state.json")).unwrap();
+        serde_json::from_str::<serde_json::Value>(&state).unwrap()["elapsed_s"]
+            .as_f64()
+            .unwrap()
+    };
+    // With 20 s more and a second generation, the time budget cuts its first Descent
+    // game.
+    let before = elapsed(&dir);
+    let minutes = format!("run.minutes={}", (before + 20.0) / 60.0);
+    let t = Instant::now();
+    let out = loazero(&args_with(&dir, 2, &[FAST[0], SLOW_DESCENT, &minutes]));
+    let took = t.elapsed();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(took < Duration::from_secs(20) + prompt, "{took:?}");
+    let t = text(&out);
+    assert!(
+        t.contains("ran out in generation 2's Selfplay phase"),
+        "{t}"
+    );
+    assert_eq!(run_position(&dir), Some((2, "selfplay".into())));
+    assert_eq!(last_metrics_record(&dir)["reason"], "time-budget");
+    assert!(elapsed(&dir) >= before + 19.9, "the time used is kept");
+
+    // The time budget (6 s) cuts the initial rating of a new run ...
+    let dir = tmp.path().join("budget");
+    let sets = [SLOW_ANCHORS, SLOW_DESCENT, "run.minutes=0.1"];
+    let t = Instant::now();
+    let out = loazero(&args_with(&dir, 0, &sets));
+    let took = t.elapsed();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(took < Duration::from_secs(6) + prompt, "{took:?}");
+    let t = text(&out);
+    assert!(t.contains("ran out in generation 0's Rate phase"), "{t}");
+    assert_eq!(last_metrics_record(&dir)["reason"], "time-budget");
+    assert!(elapsed(&dir) >= 6.0, "the time used is kept");
+    // ... and a run with the same budget stops at once.
+    let t = Instant::now();
+    let out = loazero(&args_with(&dir, 0, &sets));
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(t.elapsed() < prompt, "{:?}", t.elapsed());
 }

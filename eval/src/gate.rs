@@ -175,7 +175,8 @@ impl GateConfig {
 
 /// Plays `candidate` against `best` under `gate` (the match settings come from `arena`,
 /// whose `games` is replaced by `gate.max_games`) and returns the verdict. `on_game` sees
-/// every finished game with the candidate's running tally.
+/// every finished game with the candidate's running tally. A match stopped by the arena's
+/// cancel decides nothing: it fails with [`selfplay::Error::Cancelled`].
 pub fn gate(
     factory: &PlayerFactory,
     candidate: &PlayerSpec,
@@ -196,6 +197,9 @@ pub fn gate(
             Control::Continue
         }
     })?;
+    if report.cancelled {
+        return Err(selfplay::Error::Cancelled.into());
+    }
     let t = report.tally;
     let decision = gate.decide(&t).unwrap_or_else(|| {
         if t.score() >= gate.threshold {

@@ -323,6 +323,7 @@ fn play_pairing(
         seed: config.seed,
         out_dir: Some(dir.to_path_buf()),
         sgf: false,
+        cancel: Default::default(),
     };
     let report = play_match(
         factory,

@@ -135,6 +135,22 @@ impl MctsConfig {
     }
 }
 
+/// How Descent self-play explores: which move is played after a move's search
+/// ([`DescentConfig::exploration`]; see `selfplay::descent`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Exploration {
+    /// ε-greedy: with probability ε a move drawn uniformly from those not proven lost,
+    /// else the best.
+    #[default]
+    Epsilon,
+    /// Ordinal: the moves not proven lost ranked by completed value, best first; the
+    /// move of rank `r` (0 = the best) of `n` is played with probability `(1 − ε)·ε^r`,
+    /// the last one with `ε^(n−1)`: only the order of the values counts, not their
+    /// size, and near-best moves are tried far more often than poor ones.
+    Ordinal,
+}
+
 /// Descent self-play (`selfplay::descent`; chosen by the run's `run.algorithm`).
 /// Defaults are listed on each field.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -145,8 +161,17 @@ pub struct DescentConfig {
     pub iterations: u32,
     /// ε-greedy exploration: with this probability the move played is drawn uniformly
     /// from the moves not proven lost, instead of the best move by completed value (no
-    /// exploration where a move is a proven win). Default 0.1.
+    /// exploration where a move is a proven win); with `exploration = ordinal`, the
+    /// ε of that distribution. Default 0.1.
     pub epsilon: f32,
+    /// The exploration rule: [`Exploration::Epsilon`] or [`Exploration::Ordinal`].
+    /// Default epsilon.
+    pub exploration: Exploration,
+    /// Most milliseconds the search of one move may take, besides `iterations` (the
+    /// first limit reached ends it; the time is checked between iterations, so at least
+    /// one runs); 0 = no time limit. The games then depend on the machine's speed, so a
+    /// deterministic run refuses it. Default 0.
+    pub ms: u32,
     /// Games each worker advances in lockstep; every step sends one expansion's
     /// children (about 30 positions) per game to the evaluator in one call. Default 8.
     pub games_per_worker: usize,
@@ -164,6 +189,8 @@ impl Default for DescentConfig {
         DescentConfig {
             iterations: 8,
             epsilon: 0.1,
+            exploration: Exploration::Epsilon,
+            ms: 0,
             games_per_worker: 8,
             max_entries: 1 << 17,
             tree_learning: true,

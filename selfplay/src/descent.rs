@@ -4,7 +4,8 @@
 //!
 //! # A game
 //!
-//! Every move searches [`DescentConfig::iterations`] Descent iterations from the current
+//! Every move searches [`DescentConfig::iterations`] Descent iterations (or for
+//! [`DescentConfig::ms`] milliseconds, if that comes first) from the current
 //! position (each follows the best line down to a finished game or a proven state,
 //! expanding every state on its way, and backs the minimax values up the path), with
 //! completion, over a table that the game keeps from move to move (the search goes on
@@ -13,12 +14,14 @@
 //! `1 − d/1000` to it, one it loses in `d` plies `−(1 − d/1000)`, a draw 0 (see
 //! [`crate::ubfm`], the one definition).
 //!
-//! **The move played** (ε-greedy, [`DescentConfig::epsilon`]): the best root move by
-//! completed value (the fastest proven win; else the best value among the moves not
-//! proven lost, the line the next iteration would follow); with probability ε instead a
-//! move drawn uniformly from those not proven lost (all of them when every move is),
-//! except where a move is a proven win. No resignation; a game still running after
-//! `max_game_plies` is adjudicated a draw.
+//! **The move played** ([`DescentConfig::exploration`], [`DescentConfig::epsilon`]): the
+//! best root move by completed value (the fastest proven win; else the best value among
+//! the moves not proven lost, the line the next iteration would follow), except that,
+//! where no move is a proven win, exploration may pick another move not proven lost (any
+//! move when every one is): ε-greedy draws one uniformly with probability ε; ordinal
+//! ranks them by completed value (ties in move-generation order) and plays rank `r` with
+//! probability `(1 − ε)·ε^r`, the last rank with the rest ([`ordinal_rank`]). No
+//! resignation; a game still running after `max_game_plies` is adjudicated a draw.
 //!
 //! # Samples
 //!
@@ -41,7 +44,8 @@
 //! call, as the MCTS workers do with their leaves. Dealing games to workers, the
 //! deterministic mode and progress are those of [`crate::worker`].
 
-use crate::config::{DescentConfig, SelfplayConfig};
+use crate::cancel::Cancel;
+use crate::config::{DescentConfig, Exploration, SelfplayConfig};
 use crate::data::Sample;
 use crate::evaluator::{EvalBatch, Evaluator};
 use crate::ubfm::{completed_order, Resolution, Ubfm, UbfmConfig, UbfmLimits, UbfmRootMove};
@@ -56,18 +60,23 @@ use std::cmp::Ordering as Order;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
 
 /// Plays `games` Descent self-play games with `evaluator` under `config` (its
 /// `descent` table; see the module docs), calling `sink` for every finished game and
 /// `progress` about once a second, like [`crate::run_selfplay`]. With `deterministic`
 /// (a seed required), the games do not depend on thread timing, as in
 /// [`crate::run_selfplay_deterministic`]. Progress counts moves played as positions
-/// (the samples, with tree learning, are many more).
+/// (the samples, with tree learning, are many more). Once `cancel` asks, the workers
+/// stop at their next expansion, within about half a second: the games under way are
+/// dropped (their moves and tree samples with them) and the call fails with
+/// [`Error::Cancelled`] after handing the finished games to `sink`.
 pub fn run_descent_selfplay(
     config: &SelfplayConfig,
     evaluator: Arc<dyn Evaluator>,
     games: u64,
     deterministic: bool,
+    cancel: &Cancel,
     sink: impl FnMut(FinishedGame) -> Result<(), String>,
     progress: impl FnMut(&Progress),
 ) -> Result<Progress, Error> {
@@ -75,6 +84,13 @@ pub fn run_descent_selfplay(
         return Err(Error::Config(
             "deterministic self-play needs a seed (selfplay.seed)".into(),
         ));
+    }
+    if deterministic && config.descent.ms > 0 {
+        return Err(Error::Config(format!(
+            "selfplay.descent.ms = {}: a time limit makes the games depend on the machine's \
+             speed; deterministic self-play needs 0",
+            config.descent.ms
+        )));
     }
     let new_worker = |seed, order, _parked: Vec<Slot>| -> Box<dyn GameLoop> {
         Box::new(DescentWorker::new(config, seed, order))
@@ -87,6 +103,7 @@ pub fn run_descent_selfplay(
         games,
         None,
         deterministic,
+        cancel,
         sink,
         progress,
     )
@@ -106,6 +123,8 @@ struct DescentGame {
     played_keys: HashSet<u64>,
     /// Tree-only samples harvested so far, by position hash.
     tree: HashMap<u64, Sample>,
+    /// When the search of the current move began (for [`DescentConfig::ms`]).
+    move_started: Instant,
 }
 
 struct DescentWorker {
@@ -203,6 +222,7 @@ impl DescentWorker {
             played: Vec::new(),
             played_keys: HashSet::new(),
             tree: HashMap::new(),
+            move_started: Instant::now(),
         })
     }
 
@@ -213,11 +233,13 @@ impl DescentWorker {
         slot: &mut DescentGame,
         shared: &Shared,
     ) -> Result<Option<FinishedGame>, Error> {
-        let limits = UbfmLimits {
-            iterations: self.descent().iterations,
-            deadline: None,
+        let ms = self.descent().ms;
+        let iterations = self.descent().iterations;
+        let limits = |started: Instant| UbfmLimits {
+            iterations,
+            deadline: (ms > 0).then(|| started + Duration::from_millis(ms.into())),
         };
-        while slot.search.advance(limits)?.is_some() {
+        while slot.search.advance(limits(slot.move_started))?.is_some() {
             shared.counters.positions.fetch_add(1, Ordering::Relaxed);
             if let Some(finished) = self.play_move(slot)? {
                 return Ok(Some(finished));
@@ -239,22 +261,41 @@ impl DescentWorker {
         }
         let greedy = best_by_completed_value(&root);
         let epsilon = self.descent().epsilon;
+        let exploration = self.descent().exploration;
         let rng = slot.rng.as_mut().unwrap_or(&mut self.rng);
         let proven_win = matches!(greedy.resolution, Resolution::Win(_));
-        let mv = if !proven_win && epsilon > 0.0 && rng.random::<f32>() < epsilon {
-            let open: Vec<Move> = root
+        // The moves exploration may pick: those not proven lost, all when every one is.
+        let open = || -> Vec<UbfmRootMove> {
+            let open: Vec<UbfmRootMove> = root
                 .iter()
                 .filter(|m| !matches!(m.resolution, Resolution::Loss(_)))
-                .map(|m| m.mv)
+                .copied()
                 .collect();
-            let choices: Vec<Move> = if open.is_empty() {
-                root.iter().map(|m| m.mv).collect()
+            if open.is_empty() {
+                root.clone()
             } else {
                 open
-            };
-            choices[rng.random_range(0..choices.len())]
-        } else {
-            greedy.mv
+            }
+        };
+        let mv = match exploration {
+            _ if proven_win || epsilon <= 0.0 => greedy.mv,
+            Exploration::Epsilon => {
+                if rng.random::<f32>() < epsilon {
+                    let choices = open();
+                    choices[rng.random_range(0..choices.len())].mv
+                } else {
+                    greedy.mv
+                }
+            }
+            Exploration::Ordinal => {
+                let mut ranked = open();
+                // Best first; a stable sort keeps move-generation order among ties, as
+                // `best_by_completed_value` does.
+                ranked.sort_by(|a, b| {
+                    completed_order((b.resolution, b.value), (a.resolution, a.value))
+                });
+                ranked[ordinal_rank(rng, ranked.len(), epsilon)].mv
+            }
         };
         slot.played.push(Sample {
             position: pos,
@@ -281,6 +322,7 @@ impl DescentWorker {
         } else {
             slot.search.set_root_keeping_table(&slot.game)?;
         }
+        slot.move_started = Instant::now();
         Ok(None)
     }
 
@@ -351,6 +393,20 @@ fn best_by_completed_value(root: &[UbfmRootMove]) -> UbfmRootMove {
             }
         })
         .expect("root moves")
+}
+
+/// The rank (0 = the best) of the move the ordinal rule plays among `n` ranked moves:
+/// rank `r < n − 1` with probability `(1 − ε)·ε^r`, rank `n − 1` with `ε^(n−1)` (each
+/// rank in turn is taken with probability `1 − ε`, else passed over). The Descent papers
+/// name an "ordinal" action distribution, one that depends on the order of the moves'
+/// values only (`shared/notes/descent.md`, 1.2); their exact formula was not available
+/// to check, so this truncated geometric law over ranks is this project's form of it.
+pub(crate) fn ordinal_rank(rng: &mut impl Rng, n: usize, epsilon: f32) -> usize {
+    let mut rank = 0;
+    while rank + 1 < n && rng.random::<f32>() < epsilon {
+        rank += 1;
+    }
+    rank
 }
 
 /// The policy target of a played position: the root's descents through each move,

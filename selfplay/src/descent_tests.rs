@@ -42,6 +42,7 @@ fn play(config: &SelfplayConfig, games: u64, deterministic: bool) -> (Vec<Finish
         Arc::new(Damped(HeuristicEvaluator::new())),
         games,
         deterministic,
+        &Cancel::never(),
         |g| {
             finished.push(g);
             Ok(())
@@ -173,4 +174,130 @@ fn deterministic_descent_games_repeat_and_their_shards_read_back() {
     let scan = crate::data::read_recent_shards(&dir.path().join("shards"), None).unwrap();
     assert!(scan.skipped.is_empty());
     assert_eq!(scan.samples, samples);
+}
+
+/// An evaluator that takes `delay` for every batch.
+struct Slow(Damped, std::time::Duration);
+
+impl Evaluator for Slow {
+    fn evaluate(&self, batch: &mut EvalBatch) -> Result<(), Error> {
+        std::thread::sleep(self.1);
+        self.0.evaluate(batch)
+    }
+    fn name(&self) -> String {
+        "slow".into()
+    }
+}
+
+/// A cancel stops Descent self-play within about half a second even in the middle of
+/// a game (here a game of 2 000 iterations a move, minutes long): the games under way
+/// are dropped, the call fails with `Error::Cancelled`, and nothing reaches the sink.
+#[test]
+fn a_cancel_stops_descent_self_play_in_the_middle_of_a_game() {
+    let mut c = config(2, 1);
+    c.descent.iterations = 2000;
+    let started = std::time::Instant::now();
+    let cancel = Cancel::when(move || started.elapsed() > std::time::Duration::from_millis(300));
+    let evaluator = Slow(
+        Damped(HeuristicEvaluator::new()),
+        std::time::Duration::from_millis(2),
+    );
+    let mut delivered = 0;
+    let e = run_descent_selfplay(
+        &c,
+        Arc::new(evaluator),
+        2,
+        false,
+        &cancel,
+        |_| {
+            delivered += 1;
+            Ok(())
+        },
+        |_| {},
+    )
+    .unwrap_err();
+    let took = started.elapsed();
+    assert!(matches!(e, Error::Cancelled), "{e}");
+    assert!(crate::is_cancelled(&e));
+    assert_eq!(delivered, 0);
+    assert!(took < std::time::Duration::from_millis(1500), "{took:?}");
+}
+
+/// The ordinal rule's ranks follow `(1 − ε)·ε^r`, the last rank taking the rest; with
+/// ε = 0 the best move always, with one move that move.
+#[test]
+fn ordinal_ranks_follow_their_distribution() {
+    let mut rng = StdRng::seed_from_u64(5);
+    let (n, epsilon, draws) = (4, 0.3f32, 200_000);
+    let mut counts = [0u32; 4];
+    for _ in 0..draws {
+        counts[ordinal_rank(&mut rng, n, epsilon)] += 1;
+    }
+    let e = epsilon as f64;
+    let expected = [1.0 - e, (1.0 - e) * e, (1.0 - e) * e * e, e * e * e];
+    assert!((expected.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    for (r, (&c, p)) in counts.iter().zip(expected).enumerate() {
+        let seen = c as f64 / draws as f64;
+        // Four standard deviations of a binomial share.
+        let tolerance = 4.0 * (p * (1.0 - p) / draws as f64).sqrt();
+        assert!(
+            (seen - p).abs() < tolerance,
+            "rank {r}: {seen:.4} against {p:.4}"
+        );
+    }
+    assert!((0..1000).all(|_| ordinal_rank(&mut rng, 30, 0.0) == 0));
+    assert!((0..1000).all(|_| ordinal_rank(&mut rng, 1, 0.9) == 0));
+}
+
+/// Ordinal exploration plays legal, complete games, and explores: its games differ
+/// from the greedy ones (ε = 0) of the same seed.
+#[test]
+fn ordinal_exploration_plays_complete_games() {
+    let mut c = config(2, 1);
+    c.descent.epsilon = 0.0;
+    let (greedy, _) = play(&c, 2, true);
+    c.descent.exploration = Exploration::Ordinal;
+    c.descent.epsilon = 0.5;
+    let (ordinal, _) = play(&c, 2, true);
+    for g in &ordinal {
+        let mut replay = Game::new(Variant::Standard, g.rules);
+        for &mv in &g.moves {
+            replay.play(mv).unwrap();
+        }
+        assert_eq!(replay.outcome().is_some(), !g.adjudicated);
+        let played = g.samples.iter().filter(|s| !s.tree_only).count();
+        assert_eq!(played, g.moves.len());
+    }
+    let moves = |games: &[FinishedGame]| -> Vec<Vec<Move>> {
+        games.iter().map(|g| g.moves.clone()).collect()
+    };
+    assert_ne!(moves(&ordinal), moves(&greedy));
+}
+
+/// A time limit ends each move's search before its iterations (a million here): the
+/// games still finish, moves taking about the limit.
+#[test]
+fn a_time_limit_ends_each_moves_search() {
+    let mut c = config(1, 1);
+    c.descent.iterations = 1_000_000;
+    c.descent.ms = 20;
+    c.max_game_plies = 20;
+    let started = std::time::Instant::now();
+    let (games, progress) = play(&c, 1, false);
+    let took = started.elapsed().as_secs_f64();
+    assert_eq!(games.len(), 1);
+    let moves = progress.positions as f64;
+    assert!(moves >= 1.0);
+    assert!(took / moves < 0.5, "{:.3} s a move", took / moves);
+    let e = run_descent_selfplay(
+        &c,
+        Arc::new(Damped(HeuristicEvaluator::new())),
+        1,
+        true,
+        &Cancel::never(),
+        |_| Ok(()),
+        |_| {},
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("selfplay.descent.ms"), "{e}");
 }

@@ -16,6 +16,10 @@ pub enum Error {
     /// The sink that receives finished games refused one.
     #[error("{0}")]
     Sink(String),
+    /// A [`crate::Cancel`] stopped the work before its end (the finished part is kept,
+    /// see [`crate::cancel`]).
+    #[error("stopped before its end (cancelled)")]
+    Cancelled,
     /// File-system failure. Its message names the file and the cause (the cause is not
     /// also a `source()`, so that `{:#}` chains do not print it twice).
     #[error("{path}: {cause}")]

@@ -14,9 +14,11 @@
 //!   search speed.
 //! * [`config`]: [`MctsConfig`], [`DescentConfig`], [`SelfplayConfig`]; [`device`]: where and
 //!   in what precision a network runs ([`Device`], [`Precision`]: names, no torch here).
+//! * [`cancel`]: [`Cancel`], the stop request that self-play and matches poll.
 
 pub mod atomic_file;
 pub mod bench;
+pub mod cancel;
 pub mod config;
 pub mod data;
 pub mod descent;
@@ -33,7 +35,8 @@ mod tree;
 pub mod ubfm;
 pub mod worker;
 
-pub use config::{DescentConfig, MctsConfig, SelfplayConfig};
+pub use cancel::{is_cancelled, Cancel};
+pub use config::{DescentConfig, Exploration, MctsConfig, SelfplayConfig};
 pub use data::{read_shard, write_shard, Sample};
 pub use descent::run_descent_selfplay;
 pub use device::{Device, Precision};

@@ -18,6 +18,7 @@
 //! the workers call the evaluator one at a time (so no evaluator can merge two workers'
 //! leaves into one batch), and the sink receives the games in the order of `k`.
 
+use crate::cancel::Cancel;
 use crate::config::SelfplayConfig;
 use crate::data::Sample;
 use crate::evaluator::{EvalBatch, Evaluator};
@@ -256,15 +257,20 @@ pub(crate) type NewWorker<'a> =
 
 /// Plays `games` games with `evaluator` under `config`, calling `sink` for every finished
 /// game (on the calling thread, in completion order) and `progress` about once a second
-/// and after every game. Stops at the first evaluator or sink error.
+/// and after every game. Stops at the first evaluator or sink error, and within about
+/// half a second of `cancel` asking (then the games under way are dropped and the call
+/// fails with [`Error::Cancelled`]; the finished ones were handed to `sink`).
 pub fn run_selfplay(
     config: &SelfplayConfig,
     evaluator: Arc<dyn Evaluator>,
     games: u64,
+    cancel: &Cancel,
     sink: impl FnMut(FinishedGame) -> Result<(), String>,
     progress: impl FnMut(&Progress),
 ) -> Result<Progress, Error> {
-    play(config, evaluator, games, None, false, sink, progress)
+    play(
+        config, evaluator, games, None, false, cancel, sink, progress,
+    )
 }
 
 /// Like [`run_selfplay`], but the games are a function of `config` (its seed is required),
@@ -277,6 +283,7 @@ pub fn run_selfplay_deterministic(
     config: &SelfplayConfig,
     evaluator: Arc<dyn Evaluator>,
     games: u64,
+    cancel: &Cancel,
     sink: impl FnMut(FinishedGame) -> Result<(), String>,
     progress: impl FnMut(&Progress),
 ) -> Result<Progress, Error> {
@@ -285,7 +292,7 @@ pub fn run_selfplay_deterministic(
             "deterministic self-play needs a seed (selfplay.seed)".into(),
         ));
     }
-    play(config, evaluator, games, None, true, sink, progress)
+    play(config, evaluator, games, None, true, cancel, sink, progress)
 }
 
 /// The seed of game `index` of a deterministic self-play call with seed `base`
@@ -301,12 +308,14 @@ pub(crate) fn game_seed(base: u64, index: u64) -> u64 {
 /// been handed to `sink`: finished games parked by the previous call go first, parked
 /// games in flight continue (their current move searched again with `evaluator`), and
 /// what is still in flight at the end is parked in `parked` for the next call (see the
-/// module docs). Exactly `games` games reach `sink` unless an error stops the run.
+/// module docs). Exactly `games` games reach `sink` unless an error or `cancel` stops the
+/// run (a cancel parks the games in flight too).
 pub fn run_selfplay_continuous(
     config: &SelfplayConfig,
     evaluator: Arc<dyn Evaluator>,
     games: u64,
     parked: &mut ParkedGames,
+    cancel: &Cancel,
     sink: impl FnMut(FinishedGame) -> Result<(), String>,
     progress: impl FnMut(&Progress),
 ) -> Result<Progress, Error> {
@@ -316,17 +325,20 @@ pub fn run_selfplay_continuous(
         games,
         Some(parked),
         false,
+        cancel,
         sink,
         progress,
     )
 }
 
+#[allow(clippy::too_many_arguments)]
 fn play(
     config: &SelfplayConfig,
     evaluator: Arc<dyn Evaluator>,
     games: u64,
     parked: Option<&mut ParkedGames>,
     deterministic: bool,
+    cancel: &Cancel,
     sink: impl FnMut(FinishedGame) -> Result<(), String>,
     progress: impl FnMut(&Progress),
 ) -> Result<Progress, Error> {
@@ -344,13 +356,17 @@ fn play(
         games,
         parked,
         deterministic,
+        cancel,
         sink,
         progress,
     )
 }
 
 /// The worker pool, game dealing, ordering and progress of every self-play call, with
-/// `new_worker` building each worker thread's game loop (`per_worker` games each).
+/// `new_worker` building each worker thread's game loop (`per_worker` games each). Polls
+/// `cancel` about every half second: once it asks, the workers stop at their next batch
+/// (dropping, or in continuous mode parking, their games under way) and the call fails
+/// with [`Error::Cancelled`] after handing the games finished so far to `sink`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn play_with(
     config: &SelfplayConfig,
@@ -360,6 +376,7 @@ pub(crate) fn play_with(
     games: u64,
     mut parked: Option<&mut ParkedGames>,
     deterministic: bool,
+    cancel: &Cancel,
     mut sink: impl FnMut(FinishedGame) -> Result<(), String>,
     mut progress: impl FnMut(&Progress),
 ) -> Result<Progress, Error> {
@@ -419,6 +436,7 @@ pub(crate) fn play_with(
         ..Progress::default()
     };
     let mut failure = None;
+    let mut cancelled = false;
     // Deterministic mode: games finished out of order wait here for their turn.
     let mut waiting = std::collections::BTreeMap::<u64, FinishedGame>::new();
     let mut next_index = 0u64;
@@ -473,6 +491,10 @@ pub(crate) fn play_with(
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
+            if !cancelled && cancel.requested() {
+                cancelled = true;
+                shared.stop.store(true, Ordering::Relaxed);
+            }
             shared.counters.update(&mut snapshot, delivered, t0);
             if last.elapsed() >= Duration::from_millis(500) || snapshot.games == games {
                 progress(&snapshot);
@@ -488,6 +510,7 @@ pub(crate) fn play_with(
     }
     match failure {
         Some(e) => Err(e),
+        None if cancelled && snapshot.games < games => Err(Error::Cancelled),
         None => Ok(snapshot),
     }
 }
@@ -792,6 +815,7 @@ mod tests {
             config,
             Arc::new(HeuristicEvaluator::new()),
             games,
+            &Cancel::never(),
             |g| {
                 finished.push(g);
                 Ok(())
@@ -811,6 +835,7 @@ mod tests {
             &config,
             Arc::new(HeuristicEvaluator::new()),
             10,
+            &Cancel::never(),
             |g| {
                 finished.push(g);
                 Ok(())
@@ -850,6 +875,7 @@ mod tests {
                 evaluator,
                 5,
                 &mut parked,
+                &Cancel::never(),
                 |g| {
                     finished.push(g);
                     Ok(())
@@ -876,6 +902,7 @@ mod tests {
             Arc::new(HeuristicEvaluator::new()),
             0,
             &mut parked,
+            &Cancel::never(),
             |_| Err("no game expected".into()),
             |_| {},
         )
@@ -959,6 +986,7 @@ mod tests {
             config,
             evaluator,
             9,
+            &Cancel::never(),
             |g| {
                 games.push(game_digest(&g));
                 Ok(())
@@ -1024,8 +1052,15 @@ mod tests {
             seed: None,
             ..config
         };
-        let e =
-            run_selfplay_deterministic(&unseeded, evaluator(), 1, |_| Ok(()), |_| {}).unwrap_err();
+        let e = run_selfplay_deterministic(
+            &unseeded,
+            evaluator(),
+            1,
+            &Cancel::never(),
+            |_| Ok(()),
+            |_| {},
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("seed"), "{e}");
     }
 
@@ -1105,6 +1140,7 @@ mod tests {
             &config,
             Arc::new(HeuristicEvaluator::new()),
             4,
+            &Cancel::never(),
             |g| {
                 resigned += g.resigned.is_some() as u32;
                 assert!(g.moves.len() >= 4);
@@ -1128,6 +1164,7 @@ mod tests {
             &config,
             Arc::new(UniformEvaluator::new()),
             5,
+            &Cancel::never(),
             |g| writer.add(g).map_err(|e| e.to_string()),
             |_| {},
         )
@@ -1152,6 +1189,7 @@ mod tests {
             &config,
             Arc::new(HeuristicEvaluator::new()),
             3,
+            &Cancel::never(),
             |g| {
                 for s in &g.samples {
                     assert!((s.policy.iter().sum::<f32>() - 1.0).abs() < 1e-3);
@@ -1165,6 +1203,45 @@ mod tests {
         assert!(samples > 0);
     }
 
+    /// A cancel stops MCTS self-play within about half a second: the games finished
+    /// before it reach the sink, the call fails with `Error::Cancelled`; a call with
+    /// nothing left to play succeeds whatever its cancel says.
+    #[test]
+    fn a_cancel_stops_self_play_and_keeps_the_finished_games() {
+        let started = Instant::now();
+        let cancel = Cancel::when(move || started.elapsed() > Duration::from_millis(1000));
+        let mut finished = 0;
+        let e = run_selfplay(
+            &small_config(),
+            Arc::new(HeuristicEvaluator::new()),
+            1_000_000,
+            &cancel,
+            |_| {
+                finished += 1;
+                Ok(())
+            },
+            |_| {},
+        )
+        .unwrap_err();
+        let took = started.elapsed();
+        assert!(matches!(e, Error::Cancelled), "{e}");
+        assert!(finished > 0, "no game finished in {took:?}");
+        assert!(took < Duration::from_millis(2500), "{took:?}");
+        let always = Cancel::when(|| true);
+        let mut parked = ParkedGames::default();
+        let p = run_selfplay_continuous(
+            &small_config(),
+            Arc::new(HeuristicEvaluator::new()),
+            0,
+            &mut parked,
+            &always,
+            |_| Ok(()),
+            |_| {},
+        )
+        .unwrap();
+        assert_eq!(p.games, 0);
+    }
+
     #[test]
     fn evaluator_errors_stop_the_run() {
         struct Broken;
@@ -1176,12 +1253,21 @@ mod tests {
                 "broken".into()
             }
         }
-        let e = run_selfplay(&small_config(), Arc::new(Broken), 3, |_| Ok(()), |_| {}).unwrap_err();
+        let e = run_selfplay(
+            &small_config(),
+            Arc::new(Broken),
+            3,
+            &Cancel::never(),
+            |_| Ok(()),
+            |_| {},
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("device lost"), "{e}");
         let e = run_selfplay(
             &small_config(),
             Arc::new(UniformEvaluator::new()),
             3,
+            &Cancel::never(),
             |_| Err("disk full".into()),
             |_| {},
         )

@@ -202,8 +202,15 @@ fn bench_network_selfplay(path: &Path, args: &BenchArgs) -> Result<()> {
     };
     config.simulations = args.simulations.min(config.simulations);
     let dyn_eval: Arc<dyn Evaluator> = evaluator.clone();
-    let progress = selfplay::run_selfplay(&config, dyn_eval, args.games, |_| Ok(()), |_| {})
-        .map_err(|e| anyhow!("self-play failed: {e}"))?;
+    let progress = selfplay::run_selfplay(
+        &config,
+        dyn_eval,
+        args.games,
+        &selfplay::Cancel::never(),
+        |_| Ok(()),
+        |_| {},
+    )
+    .map_err(|e| anyhow!("self-play failed: {e}"))?;
     let selfplay_rate = progress.evaluations as f64 / progress.seconds.max(1e-9);
     let mean_batch = evaluator.stats().mean_batch().max(1.0);
     let raw = train::bench::forward(

@@ -65,6 +65,8 @@ pub fn run(args: Args) -> Result<()> {
         seed: args.play.seed,
         out_dir: Some(out.clone()),
         sgf: args.sgf,
+        // A signal stops the match after the games under way (see below).
+        cancel: Default::default(),
     };
     let factory = player_factory();
     eprintln!(

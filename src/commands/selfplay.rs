@@ -156,6 +156,7 @@ pub fn play(
         config,
         evaluator,
         games,
+        &selfplay::Cancel::never(),
         |g| writer.add(g).map_err(|e| e.to_string()),
         |p| {
             display.update(

@@ -2,7 +2,7 @@
 //! [`play`], which plays a round of self-play games with it for the loop, its
 //! background self-play and joined `selfplay --dir` processes alike.
 
-use selfplay::{Evaluator, FinishedGame, ParkedGames, Progress, SelfplayConfig};
+use selfplay::{Cancel, Evaluator, FinishedGame, ParkedGames, Progress, SelfplayConfig};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -23,7 +23,10 @@ pub enum Algorithm {
 
 /// Plays `games` self-play games with `algorithm` (see [`Algorithm`]): deterministic
 /// (`run.deterministic`), continuous with `parked` games carried between calls
-/// (AlphaZero with `run.continuous_selfplay`), or lockstep.
+/// (AlphaZero with `run.continuous_selfplay`), or lockstep. `cancel` stops it within
+/// about half a second, even in the middle of a game (see [`selfplay::cancel`]): the
+/// finished games are handed to `sink`, the games under way dropped (parked with
+/// `parked`), and the call fails with [`selfplay::Error::Cancelled`].
 #[allow(clippy::too_many_arguments)]
 pub fn play(
     algorithm: Algorithm,
@@ -32,21 +35,28 @@ pub fn play(
     games: u64,
     deterministic: bool,
     parked: Option<&mut ParkedGames>,
+    cancel: &Cancel,
     sink: impl FnMut(FinishedGame) -> Result<(), String>,
     progress: impl FnMut(&Progress),
 ) -> Result<Progress, selfplay::Error> {
     match (algorithm, deterministic, parked) {
-        (Algorithm::Descent, _, _) => {
-            selfplay::run_descent_selfplay(sp, evaluator, games, deterministic, sink, progress)
-        }
+        (Algorithm::Descent, _, _) => selfplay::run_descent_selfplay(
+            sp,
+            evaluator,
+            games,
+            deterministic,
+            cancel,
+            sink,
+            progress,
+        ),
         (Algorithm::Alphazero, true, _) => {
-            selfplay::run_selfplay_deterministic(sp, evaluator, games, sink, progress)
+            selfplay::run_selfplay_deterministic(sp, evaluator, games, cancel, sink, progress)
         }
         (Algorithm::Alphazero, false, Some(parked)) => {
-            selfplay::run_selfplay_continuous(sp, evaluator, games, parked, sink, progress)
+            selfplay::run_selfplay_continuous(sp, evaluator, games, parked, cancel, sink, progress)
         }
         (Algorithm::Alphazero, false, None) => {
-            selfplay::run_selfplay(sp, evaluator, games, sink, progress)
+            selfplay::run_selfplay(sp, evaluator, games, cancel, sink, progress)
         }
     }
 }

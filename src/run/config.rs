@@ -39,7 +39,8 @@ pub fn variant_toml(variant: loa::Variant) -> &'static str {
 pub struct LoopConfig {
     /// Total training time of the run in minutes, across restarts (0 = no limit). No
     /// generation is started that would not end in time; the last best model is rated
-    /// at the end.
+    /// at the end. A phase still running when the time is used up stops within about a
+    /// second (`super::driver`).
     pub minutes: f64,
     /// Stop after this generation (0 = no limit). Counted across restarts.
     pub generations: u32,
@@ -413,6 +414,13 @@ impl RunConfig {
         if r.gate_simulations == 0 {
             return Err("run.gate_simulations must be ≥ 1".into());
         }
+        if r.deterministic && r.algorithm == Algorithm::Descent && self.selfplay.descent.ms > 0 {
+            return Err(format!(
+                "selfplay.descent.ms = {}: a time limit makes the games depend on the \
+                 machine's speed, which run.deterministic rules out (use 0)",
+                self.selfplay.descent.ms
+            ));
+        }
         let g = &self.gate;
         if g.max_games == 0 {
             return Err("gate.max_games must be ≥ 1".into());
@@ -676,6 +684,35 @@ mod tests {
                 .to_string();
             assert!(e.contains(needle), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn descent_exploration_parses_and_time_limits_are_refused_in_deterministic_runs() {
+        let sets = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let descent = [
+            "run.algorithm=descent",
+            "selfplay.descent.ms=50",
+            "selfplay.descent.exploration=ordinal",
+        ];
+        let c = RunConfig::from_toml_str("", "x", &sets(&descent)).unwrap();
+        assert_eq!(
+            c.selfplay.descent.exploration,
+            selfplay::Exploration::Ordinal
+        );
+        assert_eq!(c.selfplay.descent.ms, 50);
+        let mut deterministic = descent.to_vec();
+        deterministic.push("run.deterministic=true");
+        let e = RunConfig::from_toml_str("", "x", &sets(&deterministic))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("selfplay.descent.ms") && e.contains("run.deterministic"),
+            "{e}"
+        );
+        let e = RunConfig::from_toml_str("", "x", &sets(&["selfplay.descent.exploration=greedy"]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("exploration") || e.contains("greedy"), "{e}");
     }
 
     #[test]

@@ -12,6 +12,16 @@
 //! * rate: when due, the best model plays every anchor ([`super::rating`]).
 //!
 //! Generation 0 is the initial network, rated before the first self-play.
+//!
+//! **Stops.** A generation starts only when it and the final rating are expected to fit
+//! into the time budget (`run.minutes`, [`stop_reason`]). Whatever the estimate, a phase
+//! still running when the budget is used up, or when a SIGINT or SIGTERM comes
+//! ([`crate::interrupt`]), stops within about a second, in every phase: self-play (MCTS
+//! and Descent, between evaluator batches; the games under way are dropped, the
+//! finished ones are in the shards), training (after the running chunk of
+//! `train.log_every` steps, checkpointed), gate and rating matches (before the next
+//! move; an unfinished match is replayed on resume, finished ones are kept). The run
+//! time so far is saved, so a resumed run counts it.
 
 use super::algorithm;
 use super::config::{derive_seed, LoopConfig, RunConfig, SeedUse};
@@ -26,7 +36,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use eval::arena::{play_once, GameResult, MatchConfig, Openings};
 use eval::elo::Tally;
 use eval::{Decision, GateReport, PlayerFactory};
-use selfplay::ParkedGames;
+use selfplay::{Cancel, ParkedGames};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use train::device::PrecisionOn;
@@ -38,6 +48,23 @@ use train::{InferenceConfig, NetEvaluator, ReplayWindow, Trainer};
 /// A shard is written at least this often during self-play, so that a crash loses
 /// little finished work.
 const SHARD_FLUSH: Duration = Duration::from_secs(30);
+
+/// The error of a phase that the time budget (`run.minutes`) cut short; the loop ends
+/// as at a planned stop, with [`StopReason::TimeBudget`].
+#[derive(Debug)]
+struct OutOfTime;
+
+impl std::fmt::Display for OutOfTime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the run's time budget is used up")
+    }
+}
+
+impl std::error::Error for OutOfTime {}
+
+fn is_out_of_time(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| e.is::<OutOfTime>())
+}
 
 /// Why generation `state.generation` may not start at `elapsed` seconds (`None`: it may):
 /// it is beyond `run.generations`, or, with a time budget, the last generation and the
@@ -66,6 +93,8 @@ pub struct Driver {
     display: LoopDisplay,
     started: Instant,
     base_elapsed: f64,
+    /// Asks the phases to stop: a signal, or the time budget used up.
+    cancel: Cancel,
     record: GenerationRecord,
     /// The held-out set of the run's variant, when `run.heldout` and one ships.
     heldout: Option<HeldoutSet>,
@@ -135,8 +164,17 @@ impl Driver {
             .heldout
             .then(|| HeldoutSet::shipped(config.variant()))
             .flatten();
+        let started = Instant::now();
+        let deadline = (config.run.minutes > 0.0).then(|| {
+            started
+                + Duration::from_secs_f64((config.run.minutes * 60.0 - state.elapsed_s).max(0.0))
+        });
+        let cancel = Cancel::when(move || {
+            crate::interrupt::requested() || deadline.is_some_and(|d| Instant::now() >= d)
+        });
         Ok(Driver {
             base_elapsed: state.elapsed_s,
+            cancel,
             run,
             config,
             state,
@@ -144,7 +182,7 @@ impl Driver {
             window,
             metrics,
             display,
-            started: Instant::now(),
+            started,
             record: GenerationRecord::default(),
             heldout: config_heldout,
             parked: ParkedGames::default(),
@@ -215,6 +253,31 @@ impl Driver {
         stop_reason(&self.config.run, &self.state, self.elapsed())
     }
 
+    /// Whether the time budget is used up.
+    fn out_of_time(&self) -> bool {
+        self.config.run.minutes > 0.0 && self.elapsed() >= self.budget_s()
+    }
+
+    /// The error of a phase that [`Driver::cancel`] stopped: [`crate::interrupt::Interrupted`]
+    /// after a signal, else [`OutOfTime`].
+    fn stop_error(&self) -> anyhow::Error {
+        if crate::interrupt::requested() {
+            crate::interrupt::Interrupted.into()
+        } else {
+            OutOfTime.into()
+        }
+    }
+
+    /// `err`, or the [`Driver::stop_error`] when it is a cancellation
+    /// ([`selfplay::is_cancelled`]).
+    fn stopped(&self, err: anyhow::Error) -> anyhow::Error {
+        if err.chain().any(selfplay::is_cancelled) {
+            self.stop_error()
+        } else {
+            err
+        }
+    }
+
     /// Records in `metrics.jsonl` that the loop stopped, and why.
     fn record_stop(&mut self, reason: StopReason) -> Result<()> {
         let generation = match self.state.phase {
@@ -256,6 +319,7 @@ impl Driver {
         if let Err(e) = &result {
             if crate::interrupt::is_interrupted(e) {
                 // Best effort: the interruption is the error to report.
+                let _ = self.save_state();
                 let _ = self.record_stop(StopReason::Interrupted);
                 let _ = self.sync_store();
                 self.display.finish();
@@ -294,9 +358,75 @@ impl Driver {
             r.train_steps_per_generation,
             inference.device,
         ));
-        let stopped;
+        let stopped = match self.generations() {
+            Ok(reason) => reason,
+            Err(e) if is_out_of_time(&e) => {
+                self.display.line(&format!(
+                    "the time budget ({}) ran out in generation {}'s {:?} phase: what it \
+                     finished is saved, a run with a larger --minutes goes on from there",
+                    clock(self.budget_s()),
+                    self.state.generation,
+                    self.state.phase
+                ));
+                StopReason::TimeBudget
+            }
+            Err(e) => return Err(e),
+        };
+        if let Some(mut background) = self.background.take() {
+            background.stop()?;
+        }
+        let best = self.state.best;
+        if !self.state.rated.contains(&best) {
+            let rated = if self.out_of_time() {
+                Err(OutOfTime.into())
+            } else {
+                self.rate(best)
+            };
+            match rated {
+                Ok(()) => {}
+                Err(e) if is_out_of_time(&e) => self.display.line(&format!(
+                    "{} is not rated: the time budget is used up (a run with a larger \
+                     --minutes rates it)",
+                    model_name(best)
+                )),
+                Err(e) => return Err(e),
+            }
+        }
+        self.save_state()?;
+        self.record_stop(stopped)?;
+        self.sync_store()?;
+        self.display.finish();
+        match rating::fit_run(&self.run) {
+            Ok(table) => {
+                println!("ratings after {} ({} games):", clock(self.elapsed()), {
+                    table.ratings.iter().map(|r| r.games as u64).sum::<u64>() / 2
+                });
+                println!("{table}");
+            }
+            // The budget ran out before the first rating matches finished.
+            Err(e) if stopped == StopReason::TimeBudget => println!("no ratings yet: {e:#}"),
+            Err(e) => return Err(e),
+        }
+        println!(
+            "best model: {} ({} promoted, {} rejected); ratings: {}",
+            self.run.model(best).display(),
+            self.state.promoted,
+            self.state.rejected,
+            self.run.ratings_csv().display()
+        );
+        Ok(())
+    }
+
+    /// Plays generations until a limit says stop (its reason); fails with
+    /// [`crate::interrupt::Interrupted`] or [`OutOfTime`] when a phase is cut short.
+    fn generations(&mut self) -> Result<StopReason> {
         loop {
+            // The time budget stops the loop here once used up, before a generation
+            // that would not fit (`stop_reason`), or in a phase (`self.cancel`).
             crate::interrupt::check()?;
+            if self.out_of_time() {
+                return Ok(StopReason::TimeBudget);
+            }
             if let Some(background) = &mut self.background {
                 background.check()?;
             }
@@ -320,8 +450,7 @@ impl Driver {
                 }
                 Phase::Selfplay => {
                     if let Some(reason) = self.stop_reason() {
-                        stopped = reason;
-                        break;
+                        return Ok(reason);
                     }
                     self.selfplay()?;
                     let step = self.trainer()?.step();
@@ -342,30 +471,6 @@ impl Driver {
                 }
             }
         }
-        if let Some(mut background) = self.background.take() {
-            background.stop()?;
-        }
-        let best = self.state.best;
-        if !self.state.rated.contains(&best) {
-            self.rate(best)?;
-            self.save_state()?;
-        }
-        self.record_stop(stopped)?;
-        self.sync_store()?;
-        self.display.finish();
-        let table = rating::fit_run(&self.run)?;
-        println!("ratings after {} ({} games):", clock(self.elapsed()), {
-            table.ratings.iter().map(|r| r.games as u64).sum::<u64>() / 2
-        });
-        println!("{table}");
-        println!(
-            "best model: {} ({} promoted, {} rejected); ratings: {}",
-            self.run.model(best).display(),
-            self.state.promoted,
-            self.state.rejected,
-            self.run.ratings_csv().display()
-        );
-        Ok(())
     }
 
     /// The trainer, restored from the checkpoint on first use after a restart.
@@ -449,15 +554,7 @@ impl Driver {
         self.display.update(Bar::Selfplay, done, &label);
         let display = &self.display;
         let net = evaluator.info().net.clone();
-        let sink = |game| {
-            writer
-                .add(game)
-                .map_err(|e: selfplay::Error| e.to_string())?;
-            if crate::interrupt::requested() {
-                return Err("interrupted".to_string());
-            }
-            Ok(())
-        };
+        let sink = |game| writer.add(game).map_err(|e: selfplay::Error| e.to_string());
         let show = |p: &selfplay::Progress| {
             display.update(
                 Bar::Selfplay,
@@ -481,14 +578,15 @@ impl Driver {
                 .run
                 .continuous_selfplay
                 .then_some(&mut self.parked),
+            &self.cancel,
             sink,
             show,
         );
         let flushed = writer.flush();
-        if crate::interrupt::requested() {
-            // The finished games are in the shards; the rest is replayed on resume.
+        if result.as_ref().is_err_and(|e| selfplay::is_cancelled(e)) {
+            // The finished games are in the shards; the rest is played on resume.
             flushed.map_err(|e| anyhow!("cannot write self-play games: {e}"))?;
-            return Err(crate::interrupt::Interrupted.into());
+            return Err(self.stop_error());
         }
         let progress = result.map_err(|e| anyhow!("self-play of generation {g}: {e}"))?;
         flushed.map_err(|e| anyhow!("cannot write self-play games: {e}"))?;
@@ -582,12 +680,12 @@ impl Driver {
             samples += s.samples as u64;
             steps += summary.steps;
             let step = trainer.step();
-            let interrupted = crate::interrupt::requested();
-            if step.is_multiple_of(every) || step >= target || interrupted {
+            let stopping = self.cancel.requested();
+            if step.is_multiple_of(every) || step >= target || stopping {
                 trainer.save_checkpoint(&checkpoint)?;
             }
-            if interrupted {
-                crate::interrupt::check()?;
+            if stopping {
+                return Err(self.stop_error());
             }
             self.display.update(
                 Bar::Train,
@@ -624,7 +722,7 @@ impl Driver {
         let g = self.state.generation;
         let candidate = self.run.candidate(g);
         let report = if self.config.run.gate {
-            Some(self.gate_match(g)?)
+            Some(self.gate_match(g).map_err(|e| self.stopped(e))?)
         } else {
             None
         };
@@ -685,6 +783,7 @@ impl Driver {
                 seed: derive_seed(self.config.run.seed, SeedUse::GateMatch, g, 0),
                 out_dir: Some(dir.clone()),
                 sgf: false,
+                cancel: self.cancel.clone(),
             };
             let label = format!("gate {} vs {}", model_name(g), model_name(self.state.best));
             self.display
@@ -722,6 +821,7 @@ impl Driver {
             &self.config,
             &factory,
             generation,
+            &self.cancel,
             &|label: &str, _: &GameResult, t: &Tally| {
                 let mut cur = current.lock().expect("label lock");
                 if *cur != label {
@@ -734,7 +834,8 @@ impl Driver {
                     &format!("{label}: {}-{}-{}", t.wins, t.draws, t.losses),
                 );
             },
-        )?;
+        )
+        .map_err(|e| self.stopped(e))?;
         drop(factory);
         self.state.rated.push(generation);
         self.state.last_rating_s = self.elapsed() - started;

@@ -70,9 +70,10 @@ pub(super) struct Finished {
 }
 
 /// Plays rounds of self-play for the run in `run` with `sp` (`games`: in all; `None`:
-/// until stopped) until `stop` is set or Ctrl-C/SIGTERM is requested, counting each
-/// finished game in `finished`, naming shards with `tag`. Calls `on_round` after every
-/// round.
+/// until stopped) until `stop` is set or Ctrl-C/SIGTERM is requested (within about half a
+/// second, even in the middle of a Descent game; the games under way are dropped),
+/// counting each finished game in `finished`, naming shards with `tag`. Calls `on_round`
+/// after every round.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn play_rounds(
     run: &RunDir,
@@ -80,11 +81,15 @@ pub(super) fn play_rounds(
     config: &RunConfig,
     sp: SelfplayConfig,
     games: Option<u64>,
-    stop: &AtomicBool,
+    stop: &Arc<AtomicBool>,
     finished: &Finished,
     mut on_round: impl FnMut(&Round),
 ) -> Result<Ended> {
     let stopping = || stop.load(Ordering::Relaxed) || crate::interrupt::requested();
+    let cancel = selfplay::Cancel::when({
+        let stop = stop.clone();
+        move || stop.load(Ordering::Relaxed) || crate::interrupt::requested()
+    });
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let algorithm = config.run.algorithm;
     let per_worker = algorithm::games_per_worker(algorithm, &sp);
@@ -133,6 +138,7 @@ pub(super) fn play_rounds(
             n,
             false,
             config.run.continuous_selfplay.then_some(&mut parked),
+            &cancel,
             sink,
             |_| {},
         );
@@ -190,7 +196,7 @@ pub fn join(dir: &Path, games: Option<u64>, threads: Option<usize>) -> Result<()
         sp.threads = t;
     }
     sp.seed = None;
-    let never = AtomicBool::new(false);
+    let never = Arc::new(AtomicBool::new(false));
     let ended = play_rounds(
         &run,
         &host(),

@@ -11,6 +11,7 @@ use eval::arena::{play_match, play_once, Control, GameResult, MatchConfig, Openi
 use eval::elo::Tally;
 use eval::ratings::RatingTable;
 use eval::{PlayerFactory, PlayerSpec};
+use selfplay::Cancel;
 use std::path::Path;
 use train::metrics::RatingRow;
 
@@ -22,6 +23,8 @@ pub fn model_spec(path: &Path, sims: u32, device: selfplay::Device) -> Result<Pl
 
 /// Plays a match into `dir` unless it already finished there (then its recorded tally is
 /// returned; see [`play_once`]). An unfinished match is replayed. `on_game` sees each game.
+/// `cancel` stops the match before its next move (fails with
+/// [`selfplay::Error::Cancelled`]; nothing is recorded, so the match is replayed).
 #[allow(clippy::too_many_arguments)]
 pub fn resumable_match(
     factory: &PlayerFactory,
@@ -32,6 +35,7 @@ pub fn resumable_match(
     opening_plies: u32,
     seed: u64,
     dir: &Path,
+    cancel: &Cancel,
     on_game: &(dyn Fn(&GameResult, &Tally) + Sync),
 ) -> Result<Tally> {
     let done: MatchDone = play_once(dir, DONE, || {
@@ -48,18 +52,15 @@ pub fn resumable_match(
             seed,
             out_dir: Some(dir.to_path_buf()),
             sgf: false,
+            cancel: cancel.clone(),
         };
         let report = play_match(factory, a, b, &match_config, &|g, t| {
             on_game(g, t);
-            if crate::interrupt::requested() {
-                Control::Stop
-            } else {
-                Control::Continue
-            }
+            Control::Continue
         })?;
-        if report.stopped {
+        if report.cancelled {
             // Not complete: nothing recorded, so a resumed run replays the match.
-            crate::interrupt::check()?;
+            return Err(selfplay::Error::Cancelled.into());
         }
         Ok(MatchDone {
             a: a.name(),
@@ -85,12 +86,14 @@ pub fn match_threads(config: &RunConfig) -> usize {
 
 /// Rates the model of `generation` against every anchor (and plays the anchor matches
 /// once per run), then fits every finished match of the run. Returns the table with
-/// models named `gen-NNNN`; writes `ratings.csv`.
+/// models named `gen-NNNN`; writes `ratings.csv`. `cancel` stops it before the next move
+/// of its match (see [`resumable_match`]): the matches finished so far are kept.
 pub fn rate(
     run: &RunDir,
     config: &RunConfig,
     factory: &PlayerFactory,
     generation: u32,
+    cancel: &Cancel,
     on_game: &(dyn Fn(&str, &GameResult, &Tally) + Sync),
 ) -> Result<RatingTable> {
     let q = &config.rating;
@@ -107,6 +110,7 @@ pub fn rate(
                 q.opening_plies,
                 derive_seed(config.run.seed, SeedUse::AnchorMatch, 0, k as u64),
                 &run.anchor_match(k),
+                cancel,
                 &|g, t| on_game(&label, g, t),
             )?;
         }
@@ -127,6 +131,7 @@ pub fn rate(
             q.opening_plies,
             derive_seed(config.run.seed, SeedUse::RatingMatch, generation, k as u64),
             &run.rating_match(generation, k),
+            cancel,
             &|g, t| on_game(&label, g, t),
         )?;
     }
@@ -171,6 +176,44 @@ mod tests {
     }
 
     #[test]
+    fn a_cancelled_match_records_nothing_and_is_played_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::new(dir.path());
+        run.create().unwrap();
+        let config = RunConfig::from_toml_str(
+            "[selfplay]\nvariant = \"6x6\"\n[run]\nmatch_threads = 1\n",
+            "t",
+            &[],
+        )
+        .unwrap();
+        let factory = PlayerFactory::new();
+        let a = PlayerSpec::parse("alphabeta:depth=1").unwrap();
+        let b = PlayerSpec::parse("random").unwrap();
+        let m = run.anchor_match(0);
+        let always = Cancel::when(|| true);
+        let e = resumable_match(&factory, &a, &b, 2, &config, 2, 5, &m, &always, &|_, _| {
+            panic!("a cancelled match finishes no game")
+        })
+        .unwrap_err();
+        assert!(e.chain().any(selfplay::is_cancelled), "{e:#}");
+        assert!(super::super::rated_games::read_done(&m).unwrap().is_none());
+        let t = resumable_match(
+            &factory,
+            &a,
+            &b,
+            2,
+            &config,
+            2,
+            5,
+            &m,
+            &Cancel::never(),
+            &|_, _| {},
+        )
+        .unwrap();
+        assert_eq!(t.games(), 2);
+    }
+
+    #[test]
     fn finished_matches_are_kept_and_unfinished_ones_replayed() {
         let dir = tempfile::tempdir().unwrap();
         let run = RunDir::new(dir.path());
@@ -189,7 +232,8 @@ mod tests {
         std::fs::create_dir_all(&m).unwrap();
         std::fs::write(m.join("results.jsonl"), "{\"game\": 0, \"a\"").unwrap();
         let count = std::sync::atomic::AtomicUsize::new(0);
-        let t = resumable_match(&factory, &a, &b, 4, &config, 2, 5, &m, &|_, _| {
+        let never = Cancel::never();
+        let t = resumable_match(&factory, &a, &b, 4, &config, 2, 5, &m, &never, &|_, _| {
             count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         })
         .unwrap();
@@ -197,7 +241,7 @@ mod tests {
         assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 4);
         assert_eq!(read_results(&m).unwrap().games.len(), 4);
         // Finished: not played again.
-        let t2 = resumable_match(&factory, &a, &b, 4, &config, 2, 5, &m, &|_, _| {
+        let t2 = resumable_match(&factory, &a, &b, 4, &config, 2, 5, &m, &never, &|_, _| {
             panic!("a finished match must not be replayed")
         })
         .unwrap();

@@ -68,7 +68,9 @@ pub enum Record {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum StopReason {
-    /// The next generation would not fit in `run.minutes` (the run is finished).
+    /// `run.minutes` is used up: the next generation would not fit, or a phase ran into
+    /// the end of the budget and was cut short (the run is finished; a larger budget goes
+    /// on from where it stopped).
     TimeBudget,
     /// `run.generations` generations are done (the run is finished).
     Generations,

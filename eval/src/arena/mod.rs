@@ -20,6 +20,7 @@ use crate::elo::Tally;
 use crate::player::{Player, PlayerFactory, PlayerSpec};
 use anyhow::{anyhow, bail, Context, Result};
 use loa::{Color, Game, GameRecord, Move, Rules, Variant};
+pub use selfplay::Cancel;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -48,6 +49,10 @@ pub struct MatchConfig {
     pub out_dir: Option<PathBuf>,
     /// Also write every game as SGF (`games/NNNNN.sgf`, players in `PB`/`PW`).
     pub sgf: bool,
+    /// Polled before every move: once it asks, the games under way are dropped (not
+    /// counted, not written), no game starts, and the match ends with
+    /// [`MatchReport::cancelled`]. Default: never.
+    pub cancel: Cancel,
 }
 
 impl Default for MatchConfig {
@@ -65,6 +70,7 @@ impl Default for MatchConfig {
             seed: 1,
             out_dir: None,
             sgf: false,
+            cancel: Cancel::never(),
         }
     }
 }
@@ -78,6 +84,9 @@ pub struct MatchReport {
     pub tally: Tally,
     /// Whether the callback stopped the match early.
     pub stopped: bool,
+    /// Whether [`MatchConfig::cancel`] stopped it: the games under way then were dropped,
+    /// so `games` may lack some below the last one.
+    pub cancelled: bool,
 }
 
 /// What the per-game callback wants.
@@ -137,11 +146,12 @@ pub fn play_match(
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let stopped_by_callback = AtomicBool::new(false);
+    let cancelled = AtomicBool::new(false);
     let threads = config.threads.clamp(1, config.games);
     std::thread::scope(|scope| {
         for t in 0..threads {
             let (shared, next, stop, openings) = (&shared, &next, &stop, &openings);
-            let stopped_by_callback = &stopped_by_callback;
+            let (stopped_by_callback, cancelled) = (&stopped_by_callback, &cancelled);
             scope.spawn(move || {
                 let build = || -> Result<(Box<dyn Player>, Box<dyn Player>)> {
                     let seed = config.seed.wrapping_mul(1_000_003).wrapping_add(t as u64);
@@ -168,7 +178,12 @@ pub fn play_match(
                         play_game(i, &openings[i / 2], pa.as_mut(), pb.as_mut(), a, b, config);
                     let mut s = shared.lock().expect("arena lock");
                     match outcome {
-                        Ok((result, record)) => {
+                        Ok(None) => {
+                            cancelled.store(true, Ordering::SeqCst);
+                            stop.store(true, Ordering::SeqCst);
+                            return;
+                        }
+                        Ok(Some((result, record))) => {
                             if let Err(e) = write_game(config, &mut s.file, &result, &record) {
                                 s.error.get_or_insert(e);
                                 stop.store(true, Ordering::SeqCst);
@@ -210,6 +225,7 @@ pub fn play_match(
         games: s.results,
         tally: s.tally,
         stopped: stopped_by_callback.load(Ordering::SeqCst),
+        cancelled: cancelled.load(Ordering::SeqCst),
     })
 }
 
@@ -243,6 +259,7 @@ struct GameFiles {
     sgf: Option<String>,
 }
 
+/// Plays game `index`; `None` when [`MatchConfig::cancel`] asked before one of its moves.
 fn play_game(
     index: usize,
     opening: &[Move],
@@ -251,7 +268,7 @@ fn play_game(
     a: &PlayerSpec,
     b: &PlayerSpec,
     config: &MatchConfig,
-) -> Result<(GameResult, GameFiles)> {
+) -> Result<Option<(GameResult, GameFiles)>> {
     let start = Instant::now();
     let a_is_black = index & 1 == 0;
     let mut game = Game::new(config.variant, config.rules);
@@ -262,6 +279,9 @@ fn play_game(
     let mut moves = [0u32; 2];
     let mut adjudicated = false;
     while !game.is_over() {
+        if config.cancel.requested() {
+            return Ok(None);
+        }
         if game.moves().len() as u32 >= config.max_plies {
             adjudicated = true;
             break;
@@ -345,7 +365,7 @@ fn play_game(
         b_seconds_per_move: time[1] / moves[1].max(1) as f64,
         record: config.out_dir.as_ref().map(|_| record_name),
     };
-    Ok((result, record))
+    Ok(Some((result, record)))
 }
 
 #[cfg(test)]
@@ -471,5 +491,38 @@ mod tests {
             assert_eq!((r.black == r.a), r.game % 2 == 0);
         }
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A cancel stops a match between moves: games of about a minute end within a
+    /// second of it, dropped (no result, no record), and the report says so.
+    #[test]
+    fn a_cancel_drops_the_games_under_way_between_moves() {
+        let dir = tempfile::tempdir().unwrap();
+        let factory = PlayerFactory::new();
+        // About 0.2 s a move: a game lasts far longer than the test waits.
+        let slow = PlayerSpec::parse("mcts:evaluator=uniform,sims=100000").unwrap();
+        let started = Instant::now();
+        let config = MatchConfig {
+            games: 4,
+            threads: 2,
+            out_dir: Some(dir.path().to_path_buf()),
+            cancel: Cancel::when(move || started.elapsed().as_millis() > 300),
+            ..Default::default()
+        };
+        let report =
+            play_match(&factory, &slow, &slow, &config, &|_, _| Control::Continue).unwrap();
+        let took = started.elapsed();
+        assert!(report.cancelled && !report.stopped);
+        assert!(
+            report.games.is_empty() && report.tally.games() == 0,
+            "{:?}",
+            report.tally
+        );
+        assert!(took.as_secs_f64() < 2.0, "{took:?}");
+        assert!(read_results(dir.path()).unwrap().games.is_empty());
+        assert_eq!(
+            std::fs::read_dir(dir.path().join("games")).unwrap().count(),
+            0
+        );
     }
 }
