@@ -50,7 +50,11 @@ fn cuda_without_cuda_is_a_clear_error() {
     }
     let o = loazero(&["info", "--device", "tpu"]);
     assert!(!o.status.success());
-    assert!(text(&o).contains("unknown device"));
+    let t = text(&o);
+    assert!(
+        t.contains("'tpu'") && t.contains("expected cpu, cuda or cuda:N"),
+        "{t}"
+    );
 }
 
 #[test]
