@@ -173,6 +173,18 @@ fn wait_until(dir: &Path, what: &str, ready: impl Fn(&Path) -> bool) {
     std::thread::sleep(Duration::from_secs(1));
 }
 
+/// Sends SIGTERM to `child` and asserts that it exits within `prompt` with the
+/// interrupted status (130); `what` names the phase it was in. Its output.
+fn sigterm_stops(child: std::process::Child, prompt: Duration, what: &str) -> std::process::Output {
+    signal(&child, libc::SIGTERM);
+    let t = Instant::now();
+    let out = wait_within(child, Duration::from_secs(300));
+    let took = t.elapsed();
+    assert!(took < prompt, "stopped {took:?} after SIGTERM in {what}");
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    out
+}
+
 /// SIGTERM stops a run within seconds in the middle of a rating game of the initial
 /// rating and in the middle of a Descent self-play game (whose games and moves last far
 /// longer), and the run resumes to its end; the time budget cuts both phases as
@@ -188,30 +200,14 @@ fn sigterm_and_the_time_budget_stop_ratings_and_descent_games_within_seconds() {
     wait_until(&dir, "the anchor match", |d| {
         d.join("matches/anchors-0/results.jsonl").exists()
     });
-    signal(&child, libc::SIGTERM);
-    let t = Instant::now();
-    let out = wait_within(child, Duration::from_secs(120));
-    let took = t.elapsed();
-    assert!(
-        took < prompt,
-        "stopped {took:?} after SIGTERM in a rating game"
-    );
-    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    let out = sigterm_stops(child, prompt, "a rating game");
     assert!(text(&out).contains("run the same command again to resume"));
     assert_eq!(last_metrics_record(&dir)["reason"], "interrupted");
 
     // Resumed with fast anchors: SIGTERM in the middle of the first Descent game.
     let child = start(&args_with(&dir, 1, &[FAST[0], SLOW_DESCENT]));
     wait_until(&dir, "self-play", |d| run_is_inside(d, "selfplay", 6));
-    signal(&child, libc::SIGTERM);
-    let t = Instant::now();
-    let out = wait_within(child, Duration::from_secs(300));
-    let took = t.elapsed();
-    assert!(
-        took < prompt,
-        "stopped {took:?} after SIGTERM in a Descent game"
-    );
-    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    let out = sigterm_stops(child, prompt, "a Descent game");
     assert_eq!(run_position(&dir), Some((1, "selfplay".into())));
     assert_eq!(counts(&dir).loop_games, 0, "no game can have finished");
     // Resumed with fast Descent: the run ends.

@@ -69,6 +69,19 @@ pub(super) struct Finished {
     positions: AtomicU64,
 }
 
+/// The self-play settings of a joined process (`selfplay --dir` or `--store`): the run's,
+/// with `threads` when given and no fixed seed (each process plays its own games); sets
+/// torch's thread count from the run's `train.threads`.
+pub(super) fn joined_selfplay(config: &RunConfig, threads: Option<usize>) -> SelfplayConfig {
+    train::device::set_threads(config.train.threads);
+    let mut sp = config.selfplay.clone();
+    if let Some(t) = threads {
+        sp.threads = t;
+    }
+    sp.seed = None;
+    sp
+}
+
 /// Plays rounds of self-play for the run in `run` with `sp` (`games`: in all; `None`:
 /// until stopped) until `stop` is set or Ctrl-C/SIGTERM is requested (within about half a
 /// second, even in the middle of a Descent game; the games under way are dropped),
@@ -190,12 +203,7 @@ pub fn join(dir: &Path, games: Option<u64>, threads: Option<usize>) -> Result<()
     if removed > 0 {
         println!("removed {removed} files left by killed joined self-play processes");
     }
-    train::device::set_threads(config.train.threads);
-    let mut sp = config.selfplay.clone();
-    if let Some(t) = threads {
-        sp.threads = t;
-    }
-    sp.seed = None;
+    let sp = joined_selfplay(&config, threads);
     let never = Arc::new(AtomicBool::new(false));
     let ended = play_rounds(
         &run,

@@ -175,21 +175,47 @@ mod tests {
         assert_eq!(display_name("random"), "random");
     }
 
+    /// What the match tests share: a 6×6 run in `dir`, `alphabeta:depth=1` against
+    /// `random`, and the directory of the run's first anchor match.
+    struct MatchFixture {
+        run: RunDir,
+        config: RunConfig,
+        factory: PlayerFactory,
+        a: PlayerSpec,
+        b: PlayerSpec,
+        m: std::path::PathBuf,
+    }
+
+    fn match_fixture(dir: &Path) -> MatchFixture {
+        let run = RunDir::new(dir);
+        run.create().unwrap();
+        let m = run.anchor_match(0);
+        MatchFixture {
+            run,
+            config: RunConfig::from_toml_str(
+                "[selfplay]\nvariant = \"6x6\"\n[run]\nmatch_threads = 1\n",
+                "t",
+                &[],
+            )
+            .unwrap(),
+            factory: PlayerFactory::new(),
+            a: PlayerSpec::parse("alphabeta:depth=1").unwrap(),
+            b: PlayerSpec::parse("random").unwrap(),
+            m,
+        }
+    }
+
     #[test]
     fn a_cancelled_match_records_nothing_and_is_played_again() {
         let dir = tempfile::tempdir().unwrap();
-        let run = RunDir::new(dir.path());
-        run.create().unwrap();
-        let config = RunConfig::from_toml_str(
-            "[selfplay]\nvariant = \"6x6\"\n[run]\nmatch_threads = 1\n",
-            "t",
-            &[],
-        )
-        .unwrap();
-        let factory = PlayerFactory::new();
-        let a = PlayerSpec::parse("alphabeta:depth=1").unwrap();
-        let b = PlayerSpec::parse("random").unwrap();
-        let m = run.anchor_match(0);
+        let MatchFixture {
+            run: _,
+            config,
+            factory,
+            a,
+            b,
+            m,
+        } = match_fixture(dir.path());
         let always = Cancel::when(|| true);
         let e = resumable_match(&factory, &a, &b, 2, &config, 2, 5, &m, &always, &|_, _| {
             panic!("a cancelled match finishes no game")
@@ -216,18 +242,14 @@ mod tests {
     #[test]
     fn finished_matches_are_kept_and_unfinished_ones_replayed() {
         let dir = tempfile::tempdir().unwrap();
-        let run = RunDir::new(dir.path());
-        run.create().unwrap();
-        let config = RunConfig::from_toml_str(
-            "[selfplay]\nvariant = \"6x6\"\n[run]\nmatch_threads = 1\n",
-            "t",
-            &[],
-        )
-        .unwrap();
-        let factory = PlayerFactory::new();
-        let a = PlayerSpec::parse("alphabeta:depth=1").unwrap();
-        let b = PlayerSpec::parse("random").unwrap();
-        let m = run.anchor_match(0);
+        let MatchFixture {
+            run,
+            config,
+            factory,
+            a,
+            b,
+            m,
+        } = match_fixture(dir.path());
         // A torn, unfinished match: replayed from scratch.
         std::fs::create_dir_all(&m).unwrap();
         std::fs::write(m.join("results.jsonl"), "{\"game\": 0, \"a\"").unwrap();

@@ -16,7 +16,7 @@
 
 use super::bundle;
 use super::config::RunConfig;
-use super::join::{play_rounds, Ended, Finished};
+use super::join::{joined_selfplay, play_rounds, Ended, Finished};
 use super::layout::{list_names, model_name, write_atomically, RunDir};
 use super::remote;
 use super::state::LoopState;
@@ -314,12 +314,7 @@ pub fn join_store(
         model_name(sync.generation().unwrap_or(0) as u32),
         run.root().display()
     );
-    train::device::set_threads(config.train.threads);
-    let mut sp = config.selfplay.clone();
-    if let Some(t) = threads {
-        sp.threads = t;
-    }
-    sp.seed = None;
+    let sp = joined_selfplay(&config, threads);
     let stop = Arc::new(AtomicBool::new(false));
     let (flag, in_thread) = (stop.clone(), Arc::new(AtomicBool::new(false)));
     let done = in_thread.clone();
