@@ -207,7 +207,7 @@ fn sigterm_and_the_time_budget_stop_ratings_and_descent_games_within_seconds() {
     // Resumed with fast anchors: SIGTERM in the middle of the first Descent game.
     let child = start(&args_with(&dir, 1, &[FAST[0], SLOW_DESCENT]));
     wait_until(&dir, "self-play", |d| run_is_inside(d, "selfplay", 6));
-    let out = sigterm_stops(child, prompt, "a Descent game");
+    sigterm_stops(child, prompt, "a Descent game");
     assert_eq!(run_position(&dir), Some((1, "selfplay".into())));
     assert_eq!(counts(&dir).loop_games, 0, "no game can have finished");
     // Resumed with fast Descent: the run ends.
