@@ -249,7 +249,9 @@ fn selfplay_entry(root: &Path, name: &str) -> Value {
     let plies = record.as_ref().map(|r| r.moves.len());
     // The loop's `loop-gNNNN-…`, a joined process's `ext-gNNNN-…`, a store worker's
     // `joined-ext-gNNNN-…` (crate::run::store_copy).
-    let unjoined = name.strip_prefix(crate::run::store_copy::JOINED_PREFIX).unwrap_or(name);
+    let unjoined = name
+        .strip_prefix(crate::run::store_copy::JOINED_PREFIX)
+        .unwrap_or(name);
     let generation = unjoined
         .strip_prefix("loop-g")
         .or_else(|| unjoined.strip_prefix("ext-g"))
