@@ -61,12 +61,15 @@ mod commands {
     }
 }
 
-/// The torch-free part of `src/run/`: a run's layout and the games that rate it
-/// (`loazero ratings RUN`).
+/// The torch-free part of `src/run/`: a run's layout, the games that rate it
+/// (`loazero ratings RUN`), and read-only views of runs kept in a store (`--store`).
 #[allow(dead_code)] // the shared files carry items only loazero-torch uses
 mod run {
+    pub mod bundle;
     pub mod layout;
     pub mod rated_games;
+    pub mod store_copy;
+    pub mod store_view;
 }
 
 /// The name of the binary with torch, looked for beside this one.

@@ -9,13 +9,19 @@
 //! every model with its recorded sha256 and every added shard added once; the worker's shards
 //! were added; each committed shard holds its games' records; the second trainer resumed
 //! where the first stopped.
+//!
+//! Then the read-only commands on the same store (`read_only_views`): `plot`, `ratings`,
+//! `replay` (a worker's game and one of the trainer's own) and `serve --store`, which shows
+//! the run's generations, leave the store's listing (keys and sizes) exactly as it was; a
+//! third trainer, started on the second one's cache, downloads none of the shards that cache
+//! holds, and `serve` shows the generation it publishes.
 
 mod common;
 #[allow(dead_code)] // the S3 helpers of the store crate's tests; this file uses some
 #[path = "../store/tests/s3_server/mod.rs"]
 mod s3_server;
 
-use common::{temp_dir, tiny_run_sets, BIN};
+use common::{temp_dir, tiny_run_sets, Server, BIN};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::Arc;
@@ -101,10 +107,15 @@ fn bundle_files(bytes: &[u8]) -> Vec<(String, usize)> {
 }
 
 /// The whole scenario on the store `spec` (opened by the test with `open`), with `env` for
-/// the processes: a worker started before the run, a trainer for 2 generations, a second
-/// trainer (another cache: its working copy is rebuilt from the store) to generation 4.
-fn trainer_and_worker(spec: &str, env: &[(String, String)], open: &dyn Fn() -> Arc<dyn Store>) {
-    let tmp = temp_dir();
+/// the processes and their caches in `tmp`: a worker started before the run, a trainer for 2
+/// generations, a second trainer (another cache, `tmp/t2`: its working copy is rebuilt from
+/// the store) to generation 4.
+fn trainer_and_worker(
+    spec: &str,
+    env: &[(String, String)],
+    open: &dyn Fn() -> Arc<dyn Store>,
+    tmp: &tempfile::TempDir,
+) {
     let worker = command(
         &[
             "selfplay".into(),
@@ -196,11 +207,297 @@ fn trainer_and_worker(spec: &str, env: &[(String, String)], open: &dyn Fn() -> A
         .is_some());
 }
 
+/// Every object of the store: key and size.
+fn listing(store: &dyn Store) -> Vec<(String, u64)> {
+    store
+        .list("")
+        .unwrap()
+        .into_iter()
+        .map(|l| (l.key.to_string(), l.size))
+        .collect()
+}
+
+/// `loazero ARGS --store SPEC --cache CACHE` to its end, which must succeed: what it
+/// printed.
+fn read_only(args: &[&str], spec: &str, cache: &Path, env: &[(String, String)]) -> String {
+    let mut all: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    all.extend([
+        "--store".into(),
+        spec.into(),
+        "--cache".into(),
+        cache.display().to_string(),
+    ]);
+    let out = run(&all, env);
+    let printed = text(&out);
+    assert!(out.status.success(), "loazero {all:?}:\n{printed}");
+    printed
+}
+
+/// The read-only commands on the store of [`trainer_and_worker`] (module doc). `name` is
+/// the run's name in the web app (the store's last path segment).
+fn read_only_views(
+    spec: &str,
+    name: &str,
+    env: &[(String, String)],
+    open: &dyn Fn() -> Arc<dyn Store>,
+    tmp: &tempfile::TempDir,
+) {
+    let store = open();
+    let before = listing(store.as_ref());
+    let cache = tmp.path().join("view-cache");
+
+    let printed = read_only(&["plot"], spec, &cache, env);
+    assert!(printed.contains("trainer epoch 2"), "{printed}");
+    for png in ["elo.png", "losses.png", "throughput.png"] {
+        assert!(cache.join("plots").join(png).is_file(), "{png}: {printed}");
+    }
+    let printed = read_only(&["ratings"], spec, &cache, env);
+    assert!(
+        printed.contains(", 0 changed)") && printed.contains("0 files removed"),
+        "the second command downloads only what may have changed, and nothing had: {printed}"
+    );
+    assert!(
+        printed.contains("gen-0004") && printed.contains("random"),
+        "{printed}"
+    );
+
+    // A worker's game (its name as in the trainer's working copy) and one of the trainer's.
+    let shard = store.list("shards").unwrap()[0].key.clone();
+    let worker_record = &bundle_files(&store.get(&shard).unwrap())[1].0;
+    let worker_game = format!("games/joined-{worker_record}");
+    let own_game = store
+        .list("loop/e00000002/games")
+        .unwrap()
+        .first()
+        .map(|l| {
+            l.key
+                .as_str()
+                .trim_start_matches("loop/e00000002/")
+                .to_string()
+        })
+        .expect("the trainer's own game records");
+    for game in [&worker_game, &own_game] {
+        let printed = read_only(&["replay", game.as_str()], spec, &cache, env);
+        assert!(printed.contains("result: "), "{game}: {printed}");
+    }
+    let missing = run(
+        &[
+            "replay".into(),
+            "games/none.txt".into(),
+            "--store".into(),
+            spec.into(),
+            "--cache".into(),
+            cache.display().to_string(),
+        ],
+        env,
+    );
+    assert!(
+        !missing.status.success()
+            && text(&missing).contains(&format!(
+                "--store {spec}: the run has no file games/none.txt"
+            )),
+        "{}",
+        text(&missing)
+    );
+
+    let log = tmp.path().join("serve.log");
+    let server = Server::start_with(
+        &[
+            "--store",
+            spec,
+            "--cache",
+            &cache.display().to_string(),
+            "--refresh",
+            "0.5",
+        ],
+        env,
+        Stdio::from(std::fs::File::create(&log).unwrap()),
+    );
+    let models = |server: &Server| -> Vec<String> {
+        let runs = server.get_json("/api/runs");
+        assert_eq!(runs["runs"][0]["name"], name, "{runs}");
+        assert_eq!(runs["runs"][0]["dir"], spec, "{runs}");
+        runs["runs"][0]["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        models(&server),
+        ["gen-0000", "gen-0001", "gen-0002", "gen-0003", "gen-0004"]
+    );
+    let metrics = server.get_json(&format!("/api/runs/{name}/metrics"));
+    let generations: Vec<u64> = metrics["generations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["generation"].as_u64().unwrap())
+        .collect();
+    assert_eq!(generations, [1, 2, 3, 4], "{metrics}");
+    assert!(!metrics["elo"].as_array().unwrap().is_empty(), "{metrics}");
+    let game = server.get_json(&format!("/api/runs/{name}/game?path={worker_game}"));
+    assert!(
+        game["moves"].as_array().is_some_and(|m| !m.is_empty()),
+        "{game}"
+    );
+    // Let the view refresh a few times: still nothing written to the store.
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(
+        listing(store.as_ref()),
+        before,
+        "the read-only commands changed the store"
+    );
+
+    // One more generation, by a trainer on the second one's cache: it keeps the shards it
+    // holds, and serve picks the new model up.
+    let third = run(&trainer_args(spec, &tmp.path().join("t2"), 5), env);
+    let printed = text(&third);
+    assert!(third.status.success(), "{printed}");
+    assert!(printed.contains("trainer epoch 3"), "{printed}");
+    let kept: usize = printed
+        .split(" kept from the cache")
+        .next()
+        .and_then(|head| head.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no rebuild report: {printed}"));
+    assert!(kept > audit_shards(store.as_ref()), "{printed}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while models(&server).len() < 6 {
+        assert!(
+            Instant::now() < deadline,
+            "serve did not show gen-0005 within 60 s: {}",
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    let metrics = server.get_json(&format!("/api/runs/{name}/metrics"));
+    assert!(
+        metrics["generations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|g| g["generation"] == 5),
+        "{metrics}"
+    );
+}
+
+/// The shards some generation added.
+fn audit_shards(store: &dyn Store) -> usize {
+    store::commit::verify(store).unwrap().shards_added
+}
+
 #[test]
 fn a_trainer_and_a_worker_share_a_file_store() {
     let tmp = temp_dir();
     let spec = format!("file://{}/store", tmp.path().display());
-    trainer_and_worker(&spec, &[], &|| store::open(&spec).unwrap());
+    let open = || store::open(&spec).unwrap();
+    trainer_and_worker(&spec, &[], &open, &tmp);
+    read_only_views(&spec, "store", &[], &open, &tmp);
+}
+
+/// The read-only commands name a store that is malformed, missing or holds no run, and
+/// write nothing there.
+#[test]
+fn read_only_commands_name_a_bad_missing_or_empty_store() {
+    let tmp = temp_dir();
+    let cache = tmp.path().join("cache").display().to_string();
+    let missing = tmp.path().join("missing");
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    for (spec, expected) in [
+        (
+            "ftp://host/x".to_string(),
+            "unknown scheme ftp://".to_string(),
+        ),
+        (
+            format!("file://{}", missing.display()),
+            format!("--store file://{}: no such directory", missing.display()),
+        ),
+        (
+            empty.display().to_string(),
+            format!("--store {} holds no run", empty.display()),
+        ),
+    ] {
+        for command in [vec!["plot"], vec!["ratings"], vec!["replay", "games/x.txt"]] {
+            let mut args: Vec<String> = command.iter().map(|a| a.to_string()).collect();
+            args.extend([
+                "--store".into(),
+                spec.clone(),
+                "--cache".into(),
+                cache.clone(),
+            ]);
+            let out = run(&args, &[]);
+            let printed = text(&out);
+            assert_eq!(out.status.code(), Some(1), "{args:?}: {printed}");
+            assert!(printed.contains(&expected), "{args:?}: {printed}");
+            assert!(!printed.contains("panicked"), "{printed}");
+        }
+    }
+    assert!(
+        !missing.exists(),
+        "a read-only command created the store's directory"
+    );
+    assert_eq!(
+        std::fs::read_dir(&empty).unwrap().count(),
+        0,
+        "nothing written"
+    );
+}
+
+/// `run --store --print-config` takes `--minutes` and `--generations` as `run --dir` does,
+/// for a new run and for one in the store.
+#[test]
+fn print_config_of_a_store_run_takes_minutes_and_generations() {
+    let tmp = temp_dir();
+    let spec = format!("file://{}/store", tmp.path().display());
+    let print = |extra: &[&str]| -> String {
+        let mut args: Vec<String> = ["run", "--store", spec.as_str(), "--print-config"]
+            .iter()
+            .map(|a| a.to_string())
+            .collect();
+        args.extend(extra.iter().map(|a| a.to_string()));
+        let out = run(&args, &[]);
+        assert!(out.status.success(), "{}", text(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let printed = print(&["--minutes", "7.5", "--generations", "3"]);
+    assert!(printed.contains("minutes = 7.5"), "{printed}");
+    assert!(printed.contains("generations = 3"), "{printed}");
+    let printed = print(&["--variant", "6x6"]);
+    assert!(printed.contains("variant = \"6x6\""), "{printed}");
+    store::open(&spec)
+        .unwrap()
+        .put(
+            &store::Key::new("config.toml").unwrap(),
+            b"[selfplay]\nvariant = \"6x6\"\n[run]\nminutes = 2.0\n",
+        )
+        .unwrap();
+    let printed = print(&["--generations", "9"]);
+    assert!(
+        printed.contains("minutes = 2.0") && printed.contains("generations = 9"),
+        "{printed}"
+    );
+    let mut args: Vec<String> = [
+        "run",
+        "--store",
+        spec.as_str(),
+        "--print-config",
+        "--variant",
+        "standard",
+    ]
+    .iter()
+    .map(|a| a.to_string())
+    .collect();
+    args.push("--minutes".into());
+    args.push("1".into());
+    let out = run(&args, &[]);
+    assert!(
+        !out.status.success() && text(&out).contains("is a 6x6 run"),
+        "{}",
+        text(&out)
+    );
 }
 
 #[test]
@@ -216,5 +513,8 @@ fn a_trainer_and_a_worker_share_an_s3_server() {
         .map(|(k, v)| (k.to_ascii_uppercase(), v))
         .collect();
     let spec = format!("s3://{}/runs/e2e", s3_server::BUCKET);
-    trainer_and_worker(&spec, &env, &|| server.open("runs/e2e"));
+    let tmp = temp_dir();
+    let open = || server.open("runs/e2e");
+    trainer_and_worker(&spec, &env, &open, &tmp);
+    read_only_views(&spec, "e2e", &env, &open, &tmp);
 }

@@ -1,4 +1,5 @@
-//! `loazero plot`: PNG learning curves of a run directory (see [`crate::plot`]).
+//! `loazero plot`: PNG learning curves of a run directory or of a run kept in a store (see
+//! [`crate::plot`]).
 
 use anyhow::Result;
 use std::path::PathBuf;
@@ -7,9 +8,23 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 pub struct Args {
     /// The run directory (as written by `loazero run`); its `metrics.jsonl` is read.
-    #[arg(value_name = "RUN_DIR")]
-    pub dir: PathBuf,
-    /// Where to write the PNG files (default RUN_DIR/plots; created if missing).
+    #[arg(
+        value_name = "RUN_DIR",
+        required_unless_present = "store",
+        conflicts_with = "store"
+    )]
+    pub dir: Option<PathBuf>,
+    /// Plot the run kept in this store instead (s3://BUCKET/PREFIX, gs://…, az://…,
+    /// file:///PATH or a directory; docs/distributed.md), read-only: a local view of the run
+    /// (--cache) is brought up to date first.
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
+    /// With --store: the local cache of the view (CACHE/view). Default:
+    /// ~/.cache/loazero/stores/<hash of the store URL> ($XDG_CACHE_HOME if set).
+    #[arg(long, value_name = "DIR", requires = "store")]
+    pub cache: Option<PathBuf>,
+    /// Where to write the PNG files (default RUN_DIR/plots, or CACHE/plots with --store;
+    /// created if missing).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Width of every image in pixels.
@@ -22,8 +37,19 @@ pub struct Args {
 
 /// Writes the plots and prints the path of each.
 pub fn run(args: Args) -> Result<()> {
-    let written =
-        crate::plot::write_plots(&args.dir, args.out.as_deref(), (args.width, args.height))?;
+    let (dir, out) = match (&args.store, &args.dir) {
+        (Some(spec), _) => {
+            let view = crate::run::store_view::materialise(spec, args.cache.as_deref())?;
+            let out = args
+                .out
+                .clone()
+                .unwrap_or_else(|| view.cache().join("plots"));
+            (view.root().to_path_buf(), Some(out))
+        }
+        (None, Some(dir)) => (dir.clone(), args.out.clone()),
+        (None, None) => anyhow::bail!("name a run directory or --store URL"),
+    };
+    let written = crate::plot::write_plots(&dir, out.as_deref(), (args.width, args.height))?;
     for path in written {
         println!("{}", path.display());
     }

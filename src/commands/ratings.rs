@@ -1,5 +1,5 @@
 //! `loazero ratings`: Bradley–Terry Elo over every game in results files, or over the
-//! rating games of runs.
+//! rating games of runs (in directories, or kept in a store: `--store`).
 
 use crate::run::layout::RunDir;
 use crate::run::rated_games::{rated_games, read_games};
@@ -15,8 +15,18 @@ pub struct Args {
     /// rating and anchor matches, models named as in its `ratings.csv`). Several are
     /// fitted together (models of several runs are named RUN/gen-NNNN; the anchors they
     /// share join their scales).
-    #[arg(required = true)]
+    #[arg(required_unless_present = "store")]
     pub dirs: Vec<PathBuf>,
+    /// Rate the run kept in this store too (s3://BUCKET/PREFIX, gs://…, az://…,
+    /// file:///PATH or a directory; docs/distributed.md), read-only: a local view of the run
+    /// (--cache) is brought up to date first. Its models are named by the store's last path
+    /// segment when several runs are rated together.
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
+    /// With --store: the local cache of the view (CACHE/view). Default:
+    /// ~/.cache/loazero/stores/<hash of the store URL> ($XDG_CACHE_HOME if set).
+    #[arg(long, value_name = "DIR", requires = "store")]
+    pub cache: Option<PathBuf>,
     /// Where to write the table as CSV (default: DIR/ratings.csv, or beside the file, for
     /// one results directory or file; none for run directories, whose loop writes their
     /// own `ratings.csv`, or for several).
@@ -35,10 +45,11 @@ pub fn is_run_dir(dir: &Path) -> bool {
     run.metrics().is_file() && run.matches().is_dir()
 }
 
-/// The games of one argument: a run's rating games, or every result under a directory
-/// or in a file. With `prefix`, model players of a run are named `PREFIX/gen-NNNN`.
-fn games_of(path: &Path, prefix: Option<&str>) -> Result<Vec<RatedGame>> {
-    if is_run_dir(path) {
+/// The games of one argument: a run's rating games (`run`), or every result under a
+/// directory or in a file. With `prefix`, model players of a run are named
+/// `PREFIX/gen-NNNN`.
+fn games_of(path: &Path, run: bool, prefix: Option<&str>) -> Result<Vec<RatedGame>> {
+    if run {
         let run_models: Vec<String> = {
             let run = RunDir::new(path);
             crate::run::layout::list_names(&run.models())?
@@ -102,21 +113,54 @@ fn run_labels(dirs: &[PathBuf]) -> Vec<String> {
         .unwrap_or_else(|| dirs.iter().map(|d| d.display().to_string()).collect())
 }
 
+/// One argument to rate: a directory or file, or the view of a store's run.
+struct Source {
+    /// Where its files are.
+    path: PathBuf,
+    /// Whether it is a run.
+    run: bool,
+    /// What names it when several are rated together ([`run_labels`]).
+    label: PathBuf,
+    /// What names it in messages.
+    shown: String,
+}
+
 /// Prints the table (anchor `random` = 0 when present) and writes the CSV.
 pub fn run(args: Args) -> Result<()> {
-    let several = args.dirs.len() > 1;
-    let labels = run_labels(&args.dirs);
-    let mut games = Vec::new();
-    for (dir, name) in args.dirs.iter().zip(&labels) {
+    let mut sources: Vec<Source> = Vec::new();
+    for dir in &args.dirs {
         if !dir.exists() {
             bail!("{} does not exist", dir.display());
         }
-        let found = games_of(dir, several.then_some(name.as_str()))?;
+        sources.push(Source {
+            path: dir.clone(),
+            run: is_run_dir(dir),
+            label: dir.clone(),
+            shown: dir.display().to_string(),
+        });
+    }
+    if let Some(spec) = &args.store {
+        let view = crate::run::store_view::materialise(spec, args.cache.as_deref())?;
+        let label = spec
+            .split_once("://")
+            .map_or(spec.as_str(), |(_, rest)| rest);
+        sources.push(Source {
+            path: view.root().to_path_buf(),
+            run: true,
+            label: PathBuf::from(label),
+            shown: format!("--store {spec}"),
+        });
+    }
+    let several = sources.len() > 1;
+    let labels = run_labels(&sources.iter().map(|s| s.label.clone()).collect::<Vec<_>>());
+    let mut games = Vec::new();
+    for (source, name) in sources.iter().zip(&labels) {
+        let found = games_of(&source.path, source.run, several.then_some(name.as_str()))?;
         if found.is_empty() {
             bail!(
                 "no game results found under {}{}",
-                dir.display(),
-                if is_run_dir(dir) {
+                source.shown,
+                if source.run {
                     " (a run directory: its rating matches have not finished yet)"
                 } else {
                     ""
@@ -128,8 +172,12 @@ pub fn run(args: Args) -> Result<()> {
     let table = fit(&games, args.prior_draws)?;
     println!("{} games", games.len());
     println!("{table}");
-    let csv = args.csv.clone().or_else(|| match args.dirs.as_slice() {
-        [dir] if !is_run_dir(dir) => Some(if dir.is_dir() {
+    let csv = args.csv.clone().or_else(|| match sources.as_slice() {
+        [Source {
+            path: dir,
+            run: false,
+            ..
+        }] => Some(if dir.is_dir() {
             dir.join("ratings.csv")
         } else {
             dir.with_file_name("ratings.csv")

@@ -10,8 +10,18 @@ use std::path::PathBuf;
 pub struct Args {
     /// The game: a loazero record (numbered move pairs, e.g. "1. c8-c6 h4-f2 2. g8-g6
     /// h2-e2", with optional `# variant`, `# rules` and `# start` header lines) or an SGF
-    /// file (`FF[4] GM[9]`; recognised by its leading `(`).
+    /// file (`FF[4] GM[9]`; recognised by its leading `(`). With --store: the record's path
+    /// inside the run, as in a run directory (`games/NAME.txt`, `matches/MATCH/games/…`).
     pub file: PathBuf,
+    /// Take the game from the run kept in this store (s3://BUCKET/PREFIX, gs://…, az://…,
+    /// file:///PATH or a directory; docs/distributed.md), read-only: a local view of the
+    /// run (--cache) is brought up to date first.
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
+    /// With --store: the local cache of the view (CACHE/view). Default:
+    /// ~/.cache/loazero/stores/<hash of the store URL> ($XDG_CACHE_HOME if set).
+    #[arg(long, value_name = "DIR", requires = "store")]
+    pub cache: Option<PathBuf>,
     /// Variant: standard, scrambled-eggs, 6x6, parachute, gemma, ambiloa or alveole
     /// (default: the record's `# variant` line, else standard). Not for SGF files, which
     /// say their own.
@@ -42,7 +52,11 @@ fn is_sgf(text: &str) -> bool {
 /// for a game they do not end, the resignation of an SGF file or the `# end` line of a
 /// record (`# end white (black resigned)`), whose reason is printed the line before
 /// (`black resigned`). An illegal move is an error naming its ply and the position.
-pub fn run(args: Args) -> Result<()> {
+pub fn run(mut args: Args) -> Result<()> {
+    if let Some(spec) = &args.store {
+        let view = crate::run::store_view::materialise(spec, args.cache.as_deref())?;
+        args.file = crate::run::store_view::file_in(&view, &args.file)?;
+    }
     let file = args.file.display();
     let text = std::fs::read_to_string(&args.file)
         .with_context(|| format!("cannot read game record {file}"))?;

@@ -51,6 +51,70 @@ pub struct Args {
     pub print_config: bool,
 }
 
+/// A run's saved config: its text and where it is, for messages (`RUN_DIR/config.toml`,
+/// `URL/config.toml`).
+struct Saved {
+    text: String,
+    origin: String,
+}
+
+/// The config the run uses: its saved one (`saved`, a run that goes on) with `--set`,
+/// `--minutes` and `--generations` over it, checked against `--config` and `--variant`;
+/// or, for a new run, the one `--config`, `--variant` and those options make. `name`
+/// names the run in messages.
+fn config_of(args: &Args, saved: Option<&Saved>, name: &str) -> Result<RunConfig> {
+    let mut sets = args.sets.clone();
+    if let Some(m) = args.minutes {
+        sets.push(format!("run.minutes={m:?}"));
+    }
+    if let Some(g) = args.generations {
+        sets.push(format!("run.generations={g}"));
+    }
+    let Some(saved) = saved else {
+        return match (args.variant, &args.config) {
+            (Some(v), None) => RunConfig::from_toml_str(
+                crate::run::config::variant_toml(v),
+                &format!("configs/{}.toml (embedded)", v.name()),
+                &sets,
+            ),
+            (Some(v), Some(_)) => {
+                sets.insert(0, format!("selfplay.variant={:?}", v.name()));
+                RunConfig::load(args.config.as_deref(), &sets)
+            }
+            (None, _) => RunConfig::load(args.config.as_deref(), &sets),
+        };
+    };
+    let place = if args.store.is_some() {
+        "--store"
+    } else {
+        "--dir"
+    };
+    if let Some(c) = &args.config {
+        let given = RunConfig::load(Some(c), &[])?;
+        let mine = RunConfig::from_toml_str(&saved.text, &saved.origin, &[])?;
+        if given != mine {
+            bail!(
+                "{} already has its config ({}), which differs from {}: resume without \
+                 --config (change single keys with --set), or choose another {place}",
+                name,
+                saved.origin,
+                c.display()
+            );
+        }
+    }
+    let config = RunConfig::from_toml_str(&saved.text, &saved.origin, &sets)?;
+    if let Some(v) = args.variant {
+        if v != config.variant() {
+            bail!(
+                "{} is a {} run; it cannot go on as {v} (choose another {place})",
+                name,
+                config.variant()
+            );
+        }
+    }
+    Ok(config)
+}
+
 /// Starts or resumes the run.
 pub fn run(args: Args) -> Result<()> {
     // Before anything is written: a signal is then always a stop at a safe point.
@@ -61,13 +125,11 @@ pub fn run(args: Args) -> Result<()> {
         Some(spec) if args.print_config => {
             // Print only: no epoch is claimed, so a running trainer is not fenced.
             let store = store::open(spec).map_err(|e| anyhow!("--store {spec}: {e}"))?;
-            let config = match remote::read_config(store.as_ref())? {
-                Some(text) => {
-                    RunConfig::from_toml_str(&text, &format!("{spec}/config.toml"), &args.sets)?
-                }
-                None => RunConfig::load(args.config.as_deref(), &args.sets)?,
-            };
-            print!("{}", config.to_toml());
+            let saved = remote::read_config(store.as_ref())?.map(|text| Saved {
+                text,
+                origin: format!("{spec}/config.toml"),
+            });
+            print!("{}", config_of(&args, saved.as_ref(), spec)?.to_toml());
             return Ok(());
         }
         Some(spec) => {
@@ -78,62 +140,28 @@ pub fn run(args: Args) -> Result<()> {
                 .unwrap_or_else(|| remote::default_cache(store.as_ref()));
             let (trainer, working_copy) = StoreTrainer::start(store, &cache)?;
             println!(
-                "run --store {spec}: trainer epoch {}, working copy {}",
+                "run --store {spec}: trainer epoch {}, working copy {} (rebuilt: {})",
                 trainer.epoch(),
-                working_copy.root().display()
+                working_copy.root().display(),
+                trainer.restored()
             );
             store_trainer = Some(trainer);
             (working_copy, spec.clone())
         }
     };
-    let saved = dir.config();
-    let mut sets = args.sets.clone();
-    if let Some(m) = args.minutes {
-        sets.push(format!("run.minutes={m:?}"));
-    }
-    if let Some(g) = args.generations {
-        sets.push(format!("run.generations={g}"));
-    }
-    let resuming = saved.exists();
-    let config = if resuming {
-        if let Some(c) = &args.config {
-            let given = RunConfig::load(Some(c), &[])?;
-            let mine = RunConfig::load(Some(&saved), &[])?;
-            if given != mine {
-                bail!(
-                    "{} already has its config ({}), which differs from {}: resume without \
-                     --config (change single keys with --set), or choose another --dir",
-                    name,
-                    saved.display(),
-                    c.display()
-                );
-            }
-        }
-        let config = RunConfig::load(Some(&saved), &sets)?;
-        if let Some(v) = args.variant {
-            if v != config.variant() {
-                bail!(
-                    "{} is a {} run; it cannot go on as {v} (choose another --dir)",
-                    name,
-                    config.variant()
-                );
-            }
-        }
-        config
-    } else {
-        match (args.variant, &args.config) {
-            (Some(v), None) => RunConfig::from_toml_str(
-                crate::run::config::variant_toml(v),
-                &format!("configs/{}.toml (embedded)", v.name()),
-                &sets,
-            )?,
-            (Some(v), Some(_)) => {
-                sets.insert(0, format!("selfplay.variant={:?}", v.name()));
-                RunConfig::load(args.config.as_deref(), &sets)?
-            }
-            (None, _) => RunConfig::load(args.config.as_deref(), &sets)?,
+    let saved_path = dir.config();
+    let saved = match std::fs::read_to_string(&saved_path) {
+        Ok(text) => Some(Saved {
+            text,
+            origin: saved_path.display().to_string(),
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => {
+            return Err(e).with_context(|| format!("cannot read config {}", saved_path.display()))
         }
     };
+    let resuming = saved.is_some();
+    let config = config_of(&args, saved.as_ref(), &name)?;
     if args.print_config {
         print!("{}", config.to_toml());
         return Ok(());
@@ -156,7 +184,7 @@ pub fn run(args: Args) -> Result<()> {
         "# The config of this run (every key; see configs/default.toml for their meaning).\n{}",
         config.to_toml()
     );
-    crate::run::layout::write_atomically(&saved, text.as_bytes())
+    crate::run::layout::write_atomically(&saved_path, text.as_bytes())
         .with_context(|| "cannot save the run config")?;
     if let Some(trainer) = &store_trainer {
         trainer.put_config(&text)?;

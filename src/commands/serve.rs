@@ -1,6 +1,6 @@
 //! `loazero serve`: the web app (play, analyse, replay, dashboard) and its JSON API.
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 use std::net::IpAddr;
 use std::path::PathBuf;
 
@@ -11,6 +11,25 @@ pub struct Args {
     /// several. Model files outside the served directories cannot be loaded.
     #[arg(long = "dir", value_name = "RUN_DIR")]
     pub dirs: Vec<PathBuf>,
+    /// A run kept in a store to serve, read-only (s3://BUCKET/PREFIX, gs://…, az://…,
+    /// file:///PATH or a directory; docs/distributed.md); repeat for several. It is served
+    /// from a local view (--cache) brought up to date every --refresh seconds, so the
+    /// dashboard follows a live run.
+    #[arg(long = "store", value_name = "URL")]
+    pub stores: Vec<String>,
+    /// With one --store: the local cache of its view (CACHE/view). Default:
+    /// ~/.cache/loazero/stores/<hash of the store URL> ($XDG_CACHE_HOME if set).
+    #[arg(long, value_name = "DIR", requires = "stores")]
+    pub cache: Option<PathBuf>,
+    /// With --store: seconds between two refreshes of the views (each lists the store and
+    /// downloads what changed).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 10.0,
+        requires = "stores"
+    )]
+    pub refresh: f64,
     /// Address to listen on. The default serves this machine only; another address makes
     /// the app (and every served directory) reachable from the network.
     #[arg(long, default_value = "127.0.0.1")]
@@ -32,8 +51,23 @@ pub fn run(args: Args) -> Result<()> {
             .map(|n| n.get())
             .unwrap_or(2)
     });
+    if args.cache.is_some() && args.stores.len() > 1 {
+        bail!("--cache names the view of one store; leave it out to serve several --store");
+    }
+    if !(args.refresh.is_finite() && args.refresh >= 0.5) {
+        bail!("--refresh {}: expected at least 0.5 seconds", args.refresh);
+    }
+    let mut views = Vec::new();
+    for spec in &args.stores {
+        views.push(crate::run::store_view::materialise(
+            spec,
+            args.cache.as_deref(),
+        )?);
+    }
     crate::serve::serve(crate::serve::ServeConfig {
         dirs: args.dirs,
+        views,
+        refresh: std::time::Duration::from_secs_f64(args.refresh),
         bind: args.bind,
         port: args.port,
         searches: searches.max(1),

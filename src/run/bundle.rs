@@ -9,7 +9,7 @@
 //!   u32 little-endian: name length, the name (UTF-8, no '/'), u64 little-endian: size, the bytes
 //! ```
 
-use super::layout::{list_names, record_shard_stem, write_atomically};
+use super::layout::{list_names, record_shard_stem};
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 
@@ -77,27 +77,20 @@ pub fn unpack(bytes: &[u8], what: &str) -> Result<Vec<(String, Vec<u8>)>> {
     }
 }
 
-/// Writes a bundle's files under `stem` (the shard as `shards/<stem>.shard`, each record
-/// as `games/<stem>-NNN.txt`): the records first, then the shard (the commit point of a
-/// run directory). Returns the shard's path.
-pub fn write_unpacked(
-    files: &[(String, Vec<u8>)],
-    stem: &str,
-    shards: &Path,
-    games: &Path,
-    what: &str,
-) -> Result<PathBuf> {
-    let (shard_name, shard) = files.first().context("an empty bundle")?;
+/// Where a bundle's files go in a run directory under `stem`, relative to it, in the
+/// bundle's order: the shard as `shards/<stem>.shard`, each record as
+/// `games/<stem>-NNN.txt` (its suffix kept).
+pub fn unpacked_paths(files: &[(String, Vec<u8>)], stem: &str, what: &str) -> Result<Vec<String>> {
+    let (shard_name, _) = files.first().context("an empty bundle")?;
     let old_stem = shard_name.strip_suffix(".shard").unwrap_or(shard_name);
-    for (name, content) in &files[1..] {
+    let mut paths = vec![format!("shards/{stem}.shard")];
+    for (name, _) in &files[1..] {
         let Some(suffix) = name.strip_prefix(old_stem) else {
             bail!("{what}: record {name} does not belong to shard {shard_name}");
         };
-        write_atomically(&games.join(format!("{stem}{suffix}")), content)?;
+        paths.push(format!("games/{stem}{suffix}"));
     }
-    let path = shards.join(format!("{stem}.shard"));
-    write_atomically(&path, shard)?;
-    Ok(path)
+    Ok(paths)
 }
 
 fn file_name(path: &Path) -> Result<String> {
@@ -132,19 +125,18 @@ mod tests {
         assert_eq!(files[0], (format!("{stem}.shard"), b"samples".to_vec()));
         assert_eq!(files[2].1, b"game 1");
 
-        let out = dir.path().join("out");
-        let (s2, g2) = (out.join("shards"), out.join("games"));
-        std::fs::create_dir_all(&s2).unwrap();
-        std::fs::create_dir_all(&g2).unwrap();
-        let shard = write_unpacked(&files, "ext-g0002-wX-n002-1-0-00003", &s2, &g2, "t").unwrap();
-        assert_eq!(std::fs::read(shard).unwrap(), b"samples");
         assert_eq!(
-            list_names(&g2).unwrap(),
+            unpacked_paths(&files, "joined-x", "t").unwrap(),
             [
-                "ext-g0002-wX-n002-1-0-00003-000.txt",
-                "ext-g0002-wX-n002-1-0-00003-001.txt"
+                "shards/joined-x.shard",
+                "games/joined-x-000.txt",
+                "games/joined-x-001.txt"
             ]
         );
+        let mut foreign = files.clone();
+        foreign[1].0 = "other-000.txt".into();
+        let e = unpacked_paths(&foreign, "joined-x", "b").unwrap_err();
+        assert!(e.to_string().contains("does not belong to shard"), "{e}");
 
         let e = unpack(&bytes[..bytes.len() - 1], "shards/g1/x.shard").unwrap_err();
         assert!(

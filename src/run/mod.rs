@@ -9,7 +9,10 @@
 //! * [`rating`]: resumable matches against fixed anchors, Bradley–Terry ratings.
 //! * [`driver`]: the loop itself; [`join`]: extra self-play processes.
 //! * [`remote`]: a run kept in a store (`--store`), its trainer's side; [`worker`]: the
-//!   workers of such a run; [`bundle`]: a shard with its game records as one object.
+//!   workers of such a run; [`bundle`]: a shard with its game records as one object;
+//!   [`store_copy`]: local copies of such a run, kept in step incrementally (the trainer's
+//!   working copy, and the read-only views of [`store_view`] for `serve`, `plot`, `ratings`
+//!   and `replay`).
 //! * [`display`]: progress bars and summary lines (the learning curves are drawn by
 //!   [`crate::plot`]).
 
@@ -25,4 +28,6 @@ pub mod rating;
 pub mod remote;
 pub mod shards;
 pub mod state;
+pub mod store_copy;
+pub mod store_view;
 pub mod worker;

@@ -15,7 +15,10 @@
 //!
 //! The trainer ([`StoreTrainer`]) claims an epoch and takes the log over
 //! (`store::commit::Trainer`), then rebuilds its cache from the store: the `loop/` files of
-//! the newest earlier epoch, and every worker shard a log entry added. After every saved
+//! the newest earlier epoch, and every worker shard a log entry added, through the
+//! incremental sync of [`super::store_copy`] (what its cache holds already, unchanged, is
+//! not downloaded again: the shard bundles, and the files that the trainer of this cache
+//! uploaded itself and that keep their bytes for good). After every saved
 //! phase of the loop it (1) pulls the workers' newly committed shards into the cache before
 //! training, (2) mirrors the changed files of the cache to its own `loop/eE/` (so a fenced
 //! zombie never overwrites its successor's files), and (3) publishes each completed
@@ -26,9 +29,9 @@
 //! model to a temporary file and checks its sha256 before using it, plays into its cache, and
 //! commits each finished shard with its game records as one bundle.
 
-use super::bundle;
 use super::layout::RunDir;
 use super::state::{LoopState, Phase};
+use super::store_copy::{self, LocalCopy, LoopFiles, Place, Reuse, SyncReport, Wanted, CONFIG_KEY};
 use anyhow::{anyhow, Context, Result};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -37,13 +40,7 @@ use std::time::SystemTime;
 use store::commit::{self, Retry};
 use store::{Key, Store};
 
-/// The folder of the trainers' working files.
-const LOOP_FOLDER: &str = "loop";
-/// The key of the run's config.
-const CONFIG_KEY: &str = "config.toml";
-/// Workers' shards pulled into a trainer's cache are named `joined-<their name>`; they are in
-/// the store already (as bundles) and are not mirrored.
-pub const JOINED_PREFIX: &str = "joined-";
+pub use super::store_copy::{default_cache, JOINED_PREFIX};
 
 /// The store named by `spec`, checked by the start-up probe (create-only writes,
 /// read-after-write, list-after-write).
@@ -51,22 +48,6 @@ pub fn open_checked(spec: &str) -> Result<Arc<dyn Store>> {
     let store = store::open(spec).map_err(|e| anyhow!("--store {spec}: {e}"))?;
     commit::probe(store.as_ref()).map_err(|e| anyhow!("--store {spec}: {e}"))?;
     Ok(store)
-}
-
-/// The default local cache of a store's run: `$XDG_CACHE_HOME/loazero/stores/<16 hex digits
-/// of the sha256 of the store's name>` (or under `~/.cache`, or the temporary directory).
-pub fn default_cache(store: &dyn Store) -> PathBuf {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .filter(|v| !v.is_empty())
-                .map(|h| PathBuf::from(h).join(".cache"))
-        })
-        .unwrap_or_else(std::env::temp_dir);
-    let digest = commit::sha256_hex(store.describe().as_bytes());
-    base.join("loazero").join("stores").join(&digest[..16])
 }
 
 /// The run's config text in the store, or `None` when no trainer has started it yet.
@@ -110,15 +91,21 @@ pub struct StoreTrainer {
     max_staleness: u64,
     /// Every shard in the cache (pulled now or when the cache was rebuilt).
     in_cache: HashSet<Key>,
+    /// The working copy as a copy of store objects (what it holds, for the next start).
+    copy: LocalCopy,
+    /// What rebuilding the working copy at start did.
+    restored: SyncReport,
     /// The lock on the cache's working copy, held while this trainer lives.
     _cache_lock: std::fs::File,
 }
 
 impl StoreTrainer {
     /// Takes the run in `store` over as its trainer and rebuilds the working copy in
-    /// `cache/trainer` (removed first: the store is the truth), holding the lock
-    /// `cache/trainer.lock` (one trainer per cache). Returns the trainer and the working
-    /// copy. Fenced when a newer trainer took over meanwhile.
+    /// `cache/trainer` from the store (the store is the truth: what the copy held and the
+    /// store does not is removed; what it held unchanged is kept, `cache/trainer.manifest.json`
+    /// saying what that is), holding the lock `cache/trainer.lock` (one trainer per cache).
+    /// Returns the trainer and the working copy. Fenced when a newer trainer took over
+    /// meanwhile.
     pub fn start(store: Arc<dyn Store>, cache: &Path) -> Result<(StoreTrainer, RunDir)> {
         std::fs::create_dir_all(cache)
             .with_context(|| format!("cannot create the cache {}", cache.display()))?;
@@ -140,13 +127,8 @@ impl StoreTrainer {
         let retry = Retry::default();
         let trainer = commit::Trainer::start(store.clone(), retry)?;
         let root = cache.join("trainer");
-        match std::fs::remove_dir_all(&root) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e).with_context(|| format!("cannot clear {}", root.display())),
-        }
+        let copy = LocalCopy::open(&root, store.as_ref())?;
         let run = RunDir::new(&root);
-        run.create()?;
         let mut me = StoreTrainer {
             store,
             trainer,
@@ -156,9 +138,12 @@ impl StoreTrainer {
             stale: Vec::new(),
             max_staleness: super::config::LoopConfig::default().max_shard_staleness,
             in_cache: HashSet::new(),
+            copy,
+            restored: SyncReport::default(),
             _cache_lock: lock,
         };
-        me.restore(&run)?;
+        me.restore()?;
+        run.create()?;
         Ok((me, run))
     }
 
@@ -173,68 +158,46 @@ impl StoreTrainer {
     }
 
     fn epoch_folder(&self) -> String {
-        format!("{LOOP_FOLDER}/e{:08}", self.trainer.epoch())
+        store_copy::loop_folder(self.trainer.epoch())
     }
 
-    /// Copies the newest earlier trainer's `loop/` files and every shard some generation
-    /// added into the empty working copy.
-    fn restore(&mut self, run: &RunDir) -> Result<()> {
-        let listed = self.retry.run(|| self.store.list(LOOP_FOLDER))?;
+    /// What rebuilding the working copy at start did (objects downloaded and kept).
+    pub fn restored(&self) -> SyncReport {
+        self.restored
+    }
+
+    /// Makes the working copy hold exactly the newest earlier trainer's `loop/` files and
+    /// every shard some generation added, downloading only what it lacks.
+    fn restore(&mut self) -> Result<()> {
+        let mut wanted = Vec::new();
         let mine = self.trainer.epoch();
-        let epoch_of = |k: &Key| -> Option<(u64, String)> {
-            let rest = k.as_str().strip_prefix("loop/e")?;
-            let (epoch, path) = rest.split_once('/')?;
-            Some((epoch.parse().ok()?, path.to_string()))
-        };
-        let newest = listed
-            .iter()
-            .filter_map(|l| epoch_of(&l.key))
-            .filter(|(e, path)| *e < mine && path == "state.json")
-            .map(|(e, _)| e)
-            .max();
-        if let Some(epoch) = newest {
-            for listed in &listed {
-                let Some((e, path)) = epoch_of(&listed.key) else {
-                    continue;
-                };
-                if e != epoch {
-                    continue;
-                }
-                let bytes = self.retry.run(|| self.store.get(&listed.key))?;
-                let target = run.root().join(&path);
-                if let Some(parent) = target.parent() {
-                    std::fs::create_dir_all(parent)
-                        .with_context(|| format!("cannot create {}", parent.display()))?;
-                }
-                super::layout::write_atomically(&target, &bytes)?;
-            }
+        if let Some(epoch) =
+            store_copy::newest_loop_epoch(self.store.as_ref(), Some(mine), &self.retry)?
+        {
+            wanted =
+                store_copy::loop_files(self.store.as_ref(), epoch, LoopFiles::All, &self.retry)?;
         }
-        let mut added: Vec<Key> = Vec::new();
-        for listed in self.retry.run(|| self.store.list("shards"))? {
-            if self.trainer.added_by(&listed.key).is_some() {
-                added.push(listed.key);
-            }
-        }
-        for shard in added {
-            self.fetch_shard(run, &shard)?;
-        }
-        Ok(())
+        let listed = self.retry.run(|| self.store.list("shards"))?;
+        let added: Vec<_> = listed
+            .into_iter()
+            .filter(|l| self.trainer.added_by(&l.key).is_some())
+            .collect();
+        self.in_cache.extend(added.iter().map(|l| l.key.clone()));
+        wanted.extend(store_copy::bundles(added));
+        self.restored = self.copy.sync(self.store.as_ref(), &wanted, &self.retry)?;
+        self.copy.save()
     }
 
     /// Downloads the bundle `shard` into the working copy (`shards/joined-…`, its records in
-    /// `games/`).
-    fn fetch_shard(&mut self, run: &RunDir, shard: &Key) -> Result<()> {
-        let bytes = self.retry.run(|| self.store.get(shard))?;
-        let what = format!("{}: {shard}", self.store.describe());
-        let files = bundle::unpack(&bytes, &what)?;
-        let original = files[0].0.trim_end_matches(".shard").to_string();
-        bundle::write_unpacked(
-            &files,
-            &format!("{JOINED_PREFIX}{original}"),
-            &run.shards(),
-            &run.games(),
-            &what,
-        )?;
+    /// `games/`; the copy's manifest is saved by the caller).
+    fn fetch_shard(&mut self, shard: &Key) -> Result<()> {
+        let wanted = Wanted {
+            key: shard.clone(),
+            size: None,
+            place: Place::Bundle,
+            reuse: Reuse::SameKeyAndSize,
+        };
+        self.copy.fetch(self.store.as_ref(), &wanted, &self.retry)?;
         self.in_cache.insert(shard.clone());
         Ok(())
     }
@@ -258,7 +221,7 @@ impl StoreTrainer {
     /// Returns the numbers of shards pulled and dropped as stale.
     pub fn after_save(&mut self, run: &RunDir, state: &LoopState) -> Result<(usize, usize)> {
         let pulled = if state.phase == Phase::Train {
-            self.pull(run)?
+            self.pull()?
         } else {
             (0, 0)
         };
@@ -269,7 +232,7 @@ impl StoreTrainer {
 
     /// Pulls the committed shards no generation has added yet into the working copy, or
     /// drops them when they are stale. Returns the numbers pulled and dropped.
-    fn pull(&mut self, run: &RunDir) -> Result<(usize, usize)> {
+    fn pull(&mut self) -> Result<(usize, usize)> {
         let newest = self.trainer.next_generation().saturating_sub(1);
         let (mut pulled, mut dropped) = (0, 0);
         for shard in self.trainer.new_shards()? {
@@ -282,9 +245,12 @@ impl StoreTrainer {
                 dropped += 1;
                 continue;
             }
-            self.fetch_shard(run, &shard)?;
+            self.fetch_shard(&shard)?;
             self.pulled.push(shard);
             pulled += 1;
+        }
+        if pulled > 0 {
+            self.copy.save()?;
         }
         Ok((pulled, dropped))
     }
@@ -312,9 +278,12 @@ impl StoreTrainer {
     }
 
     /// Uploads the working copy's files that changed since the last mirror to `loop/eE/`
-    /// and removes those deleted (lock, temporary files, plots and pulled shards stay out).
+    /// and removes those deleted (lock, temporary files, plots and pulled shards stay out);
+    /// notes each upload in the copy's manifest, so that the next start on this cache keeps
+    /// what it need not download.
     pub fn mirror(&mut self, run: &RunDir) -> Result<()> {
         let mut seen = HashSet::new();
+        let mut changed = false;
         let mut files = Vec::new();
         walk(run.root(), "", &mut files)?;
         let folder = self.epoch_folder();
@@ -338,7 +307,9 @@ impl StoreTrainer {
             let target = Key::new(format!("{folder}/{relative}"))
                 .map_err(|e| anyhow!("{} cannot be kept in the store: {e}", path.display()))?;
             self.retry.run(|| self.store.put(&target, &bytes))?;
+            self.copy.note(&target, bytes.len() as u64, &relative)?;
             self.mirrored.insert(relative, stamp);
+            changed = true;
         }
         let gone: Vec<String> = self
             .mirrored
@@ -350,6 +321,9 @@ impl StoreTrainer {
             let target = Key::new(format!("{folder}/{relative}"))?;
             self.retry.run(|| self.store.delete(&target))?;
             self.mirrored.remove(&relative);
+        }
+        if changed {
+            self.copy.save()?;
         }
         Ok(())
     }
@@ -384,6 +358,7 @@ fn walk(dir: &Path, relative: &str, out: &mut Vec<(String, PathBuf)>) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run::bundle;
 
     #[test]
     fn shard_keys_name_their_generation() {
@@ -454,6 +429,63 @@ mod tests {
                 .all(|l| !l.key.as_str().contains(JOINED_PREFIX)),
             "pulled shards are not mirrored"
         );
+    }
+
+    /// A trainer started again on the same cache downloads no shard bundle and none of
+    /// the files it uploaded itself that keep their bytes; one on another cache downloads
+    /// them all; both end with the same working copy.
+    #[test]
+    fn a_restart_on_the_same_cache_downloads_only_what_may_have_changed() {
+        use crate::run::store_copy::tests::{bundle_bytes, Counting};
+        let (cache, other) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let counting = Arc::new(Counting::default());
+        let store: Arc<dyn Store> = counting.clone();
+        let (mut first, run) = StoreTrainer::start(store.clone(), cache.path()).unwrap();
+        let mut writer = store::commit::ShardWriter::new(store.clone(), Retry::immediately(1));
+        let shard = writer.prepare(0, bundle_bytes("ext-g0000-h-n001-1-2-00000"));
+        writer.commit(&shard).unwrap();
+        let own_game = "games/loop-g0001-n001-5-7-00000-000.txt";
+        std::fs::write(run.root().join(own_game), b"1. a1-a2 *").unwrap();
+        let mut state = LoopState::new();
+        for (generation, phase) in [(0, Phase::Rate), (1, Phase::Train), (1, Phase::Rate)] {
+            std::fs::write(run.model(generation), format!("model {generation}")).unwrap();
+            state.generation = generation;
+            state.best = generation;
+            state.phase = phase;
+            state.save(&run.state()).unwrap();
+            first.after_save(&run, &state).unwrap();
+        }
+        assert_eq!(first.trainer.added_by(&shard.key), Some(1));
+        drop(first);
+
+        let before = counting.gets();
+        let (second, run2) = StoreTrainer::start(store.clone(), cache.path()).unwrap();
+        let read: Vec<String> = counting.got.lock().unwrap()[before..].to_vec();
+        assert!(
+            !read.iter().any(|k| k.starts_with("shards/")
+                || k.ends_with(own_game)
+                || k.contains("/models/")),
+            "{read:?}"
+        );
+        assert!(read.iter().any(|k| k.ends_with("/state.json")), "{read:?}");
+        assert!(second.restored().kept >= 4, "{}", second.restored());
+        let joined = "shards/joined-ext-g0000-h-n001-1-2-00000.shard";
+        assert_eq!(std::fs::read(run2.root().join(joined)).unwrap(), b"samples");
+        assert_eq!(LoopState::load(&run2.state()).unwrap(), state);
+        drop(second);
+
+        let before = counting.gets();
+        let (third, run3) = StoreTrainer::start(store.clone(), other.path()).unwrap();
+        let read: Vec<String> = counting.got.lock().unwrap()[before..].to_vec();
+        assert!(read.contains(&shard.key.to_string()), "{read:?}");
+        assert_eq!(third.restored().kept, 0, "{}", third.restored());
+        for file in [joined, own_game, "models/gen-0001.safetensors"] {
+            assert_eq!(
+                std::fs::read(run3.root().join(file)).unwrap(),
+                std::fs::read(run2.root().join(file)).unwrap(),
+                "{file}"
+            );
+        }
     }
 
     #[test]

@@ -7,6 +7,11 @@
 //!   import; [`runs`]: run directories, their games and the dashboard's metrics;
 //! * [`assets`]: the web app's files, compiled into the binary.
 //!
+//! A run kept in a store (`--store URL`) is served from its local read-only view
+//! ([`crate::run::store_view`]), brought up to date before the server starts and then every
+//! [`ServeConfig::refresh`] on a thread of its own ([`follow`]), so the dashboard follows a
+//! live run; the handlers read the view as they read any run directory.
+//!
 //! The server keeps no game state: every request carries the game (variant, rules, start,
 //! moves), so any number of tabs play at once. Searches run off the async runtime on a
 //! bounded pool. Every failure is an HTTP status with a JSON body `{"error": "…"}`: a 4xx
@@ -20,6 +25,7 @@ pub mod game;
 pub mod runs;
 pub mod state;
 
+use crate::run::store_view::StoreView;
 use anyhow::{Context, Result};
 use axum::extract::DefaultBodyLimit;
 use axum::http::{header, HeaderValue, StatusCode};
@@ -37,6 +43,10 @@ pub const BODY_LIMIT: usize = 1 << 20;
 pub struct ServeConfig {
     /// The run directories served.
     pub dirs: Vec<PathBuf>,
+    /// The runs kept in stores served, through their local views (synced once already).
+    pub views: Vec<StoreView>,
+    /// How often the views are brought up to date.
+    pub refresh: std::time::Duration,
     /// Address to listen on.
     pub bind: IpAddr,
     /// Port (0: any free one).
@@ -132,8 +142,20 @@ fn panic_response(payload: Box<dyn std::any::Any + Send + 'static>) -> Response 
 
 /// Binds, prints `loazero serve: http://ADDR:PORT/` (and flushes it), and serves until
 /// Ctrl-C or SIGTERM (see [`shutdown`]).
-pub fn serve(config: ServeConfig) -> Result<()> {
-    let state = state::AppState::new(&config.dirs, config.searches)?;
+pub fn serve(mut config: ServeConfig) -> Result<()> {
+    let views = std::mem::take(&mut config.views);
+    let stores: Vec<(String, PathBuf)> = views
+        .iter()
+        .map(|v| (v.spec().to_string(), v.root().to_path_buf()))
+        .collect();
+    let state = state::AppState::new(&config.dirs, &stores, config.searches)?;
+    if !views.is_empty() {
+        let every = config.refresh;
+        std::thread::Builder::new()
+            .name("store-views".into())
+            .spawn(move || follow(views, every))
+            .context("cannot start the thread that refreshes the store views")?;
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .max_blocking_threads(config.searches + 8)
@@ -180,6 +202,50 @@ pub fn serve(config: ServeConfig) -> Result<()> {
     // A search whose client went away may still run on a blocking thread.
     runtime.shutdown_timeout(std::time::Duration::from_secs(GRACE_S));
     served
+}
+
+/// Brings `views` up to date every `every`, for as long as the process lives. A failed
+/// refresh is said once on standard error (the last copy is served meanwhile), and so is
+/// the next that succeeds, and a new trainer epoch (a restarted trainer).
+fn follow(mut views: Vec<StoreView>, every: std::time::Duration) {
+    let mut failing = vec![false; views.len()];
+    let mut epochs: Vec<Option<u64>> = vec![None; views.len()];
+    loop {
+        std::thread::sleep(every);
+        for (k, view) in views.iter_mut().enumerate() {
+            match view.sync() {
+                Ok(synced) => {
+                    if failing[k] {
+                        eprintln!(
+                            "--store {}: refreshed again (trainer epoch {}; {})",
+                            view.spec(),
+                            synced.epoch,
+                            synced.report
+                        );
+                    } else if epochs[k].is_some_and(|e| e != synced.epoch) {
+                        eprintln!(
+                            "--store {}: now showing trainer epoch {} ({})",
+                            view.spec(),
+                            synced.epoch,
+                            synced.report
+                        );
+                    }
+                    failing[k] = false;
+                    epochs[k] = Some(synced.epoch);
+                }
+                Err(e) => {
+                    if !failing[k] {
+                        eprintln!(
+                            "warning: cannot refresh the view: {e:#} (serving the last copy; \
+                             trying again every {} s)",
+                            every.as_secs_f64()
+                        );
+                    }
+                    failing[k] = true;
+                }
+            }
+        }
+    }
 }
 
 /// Seconds the server waits, after a stop was asked for, for the requests in flight.

@@ -74,7 +74,7 @@ pub async fn runs(State(state): State<Arc<AppState>>) -> ApiResult<Json<Value>> 
                 let current = current_model(&s, config.as_ref());
                 json!({
                     "name": r.name,
-                    "dir": r.given.display().to_string(),
+                    "dir": r.given,
                     "state": s,
                     "best": best.get("name"),
                     "current": current.get("name"),
@@ -247,8 +247,14 @@ fn selfplay_entry(root: &Path, name: &str) -> Value {
         .and_then(|r| r.header.end_outcome().ok().flatten())
         .map(|(outcome, _)| outcome.name());
     let plies = record.as_ref().map(|r| r.moves.len());
-    let generation = name
+    // The loop's `loop-gNNNN-…`, a joined process's `ext-gNNNN-…`, a store worker's
+    // `joined-ext-gNNNN-…` (crate::run::store_copy).
+    let unjoined = name
+        .strip_prefix(crate::run::store_copy::JOINED_PREFIX)
+        .unwrap_or(name);
+    let generation = unjoined
         .strip_prefix("loop-g")
+        .or_else(|| unjoined.strip_prefix("ext-g"))
         .and_then(|r| r.get(..4))
         .and_then(|g| g.parse::<u32>().ok());
     let player = match generation {
@@ -536,7 +542,7 @@ mod tests {
         std::fs::write(root.join("metrics.jsonl"), text).unwrap();
         let run = ServedRun {
             name: "default".into(),
-            given: root.clone(),
+            given: root.display().to_string(),
             root,
         };
         (dir, run)

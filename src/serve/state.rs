@@ -17,13 +17,14 @@ pub const MAX_DEPTH: u32 = eval::player::alphabeta::DEPTH.serve_cap() as u32;
 /// Most MCTS simulations an analysis may ask for (as a player spec may).
 pub const MAX_SIMS: u32 = eval::player::mcts::SIMS.serve_cap() as u32;
 
-/// One served run directory.
+/// One served run directory (a `--dir`, or the local view of a `--store`).
 #[derive(Clone, Debug)]
 pub struct ServedRun {
-    /// Its name in the API: the directory's file name, made unique with `-2`, `-3`, ….
+    /// Its name in the API: the directory's file name (a store's last path segment), made
+    /// unique with `-2`, `-3`, ….
     pub name: String,
-    /// The directory as given on the command line.
-    pub given: PathBuf,
+    /// The directory or store URL as given on the command line.
+    pub given: String,
     /// Its canonical path (every served path must lie under it).
     pub root: PathBuf,
 }
@@ -53,20 +54,41 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// The state for `dirs` (each must be a directory) with `searches` concurrent searches.
-    pub fn new(dirs: &[PathBuf], searches: usize) -> anyhow::Result<Arc<AppState>> {
+    /// The state for `dirs` (each must be a directory) and the local views of `stores`
+    /// (their URL and directory), with `searches` concurrent searches.
+    pub fn new(
+        dirs: &[PathBuf],
+        stores: &[(String, PathBuf)],
+        searches: usize,
+    ) -> anyhow::Result<Arc<AppState>> {
         let mut runs: Vec<ServedRun> = Vec::new();
-        for d in dirs {
+        let given = dirs
+            .iter()
+            .map(|d| (d.display().to_string(), d.clone(), None))
+            .chain(stores.iter().map(|(spec, view)| {
+                (
+                    spec.clone(),
+                    view.clone(),
+                    Some(crate::run::store_view::run_name(spec)),
+                )
+            }));
+        for (shown, d, store_name) in given {
+            let flag = if store_name.is_some() {
+                "--store"
+            } else {
+                "--dir"
+            };
             let root = d
                 .canonicalize()
-                .map_err(|e| anyhow::anyhow!("--dir {}: {e}", d.display()))?;
+                .map_err(|e| anyhow::anyhow!("{flag} {shown}: {e}"))?;
             if !root.is_dir() {
-                anyhow::bail!("--dir {}: not a directory", d.display());
+                anyhow::bail!("{flag} {shown}: not a directory");
             }
-            let base = root
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "run".into());
+            let base = store_name.unwrap_or_else(|| {
+                root.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "run".into())
+            });
             let mut name = base.clone();
             let mut k = 2;
             while runs.iter().any(|r| r.name == name) {
@@ -75,7 +97,7 @@ impl AppState {
             }
             runs.push(ServedRun {
                 name,
-                given: d.clone(),
+                given: shown,
                 root,
             });
         }

@@ -7,7 +7,7 @@
 
 pub mod run_files;
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -209,11 +209,26 @@ impl Server {
 
     /// [`Server::start`] with the server's standard error going to `stderr`.
     pub fn start_with_stderr(dirs: &[&Path], stderr: Stdio) -> Server {
+        let mut args: Vec<OsString> = Vec::new();
+        for d in dirs {
+            args.push("--dir".into());
+            args.push(d.as_os_str().to_owned());
+        }
+        Server::start_with(&args, &[], stderr)
+    }
+
+    /// Starts `loazero serve --port 0 ARGS` with `env` added to its environment and its
+    /// standard error going to `stderr`, and waits for the URL it prints.
+    pub fn start_with<S: AsRef<OsStr>>(
+        args: &[S],
+        env: &[(String, String)],
+        stderr: Stdio,
+    ) -> Server {
         use std::io::BufRead;
         let mut cmd = Command::new(BIN);
-        cmd.args(["serve", "--port", "0"]);
-        for d in dirs {
-            cmd.arg("--dir").arg(d);
+        cmd.args(["serve", "--port", "0"]).args(args);
+        for (k, v) in env {
+            cmd.env(k, v);
         }
         let mut child = cmd
             .stdout(Stdio::piped())
