@@ -87,6 +87,15 @@ pub enum Place {
     /// A worker's shard bundle ([`bundle`]), unpacked as `shards/joined-<stem>.shard` and
     /// `games/joined-<stem>-NNN.txt`.
     Bundle,
+    /// As one file at `path`, with `bytes` read before the listing the other objects came
+    /// from (a trainer's `state.json`: [`loop_files`]): written as read, never downloaded
+    /// again, so it is no newer than any file it names.
+    Pinned {
+        /// Its path (relative, `/`-separated).
+        path: String,
+        /// Its bytes, as read.
+        bytes: Vec<u8>,
+    },
 }
 
 /// One object a copy should hold.
@@ -292,17 +301,22 @@ impl LocalCopy {
         if listed.is_some_and(|size| self.holds(&wanted.key, size)) {
             return Ok(Fetch::Kept);
         }
-        let bytes = match retry.run(|| store.get(&wanted.key)) {
-            Ok(bytes) => bytes,
-            Err(store::Error::NotFound { .. }) => {
-                self.manifest.objects.remove(wanted.key.as_str());
-                return Ok(Fetch::Vanished);
-            }
-            Err(e) => return Err(e.into()),
+        let bytes = match &wanted.place {
+            Place::Pinned { bytes, .. } => bytes.clone(),
+            _ => match retry.run(|| store.get(&wanted.key)) {
+                Ok(bytes) => bytes,
+                Err(store::Error::NotFound { .. }) => {
+                    self.manifest.objects.remove(wanted.key.as_str());
+                    return Ok(Fetch::Vanished);
+                }
+                Err(e) => return Err(e.into()),
+            },
         };
         let what = format!("{}: {}", store.describe(), wanted.key);
         let files: Vec<(String, Vec<u8>)> = match &wanted.place {
-            Place::File(relative) => vec![(relative_path(relative)?.to_string(), bytes.clone())],
+            Place::File(relative) | Place::Pinned { path: relative, .. } => {
+                vec![(relative_path(relative)?.to_string(), bytes.clone())]
+            }
             Place::Bundle => {
                 let files = bundle::unpack(&bytes, &what)?;
                 let stem = format!("{JOINED_PREFIX}{}", files[0].0.trim_end_matches(".shard"));
@@ -464,6 +478,13 @@ pub enum LoopFiles {
 /// case escapes the rule: a finished match that a resumed trainer plays again (its
 /// settings were changed with `--set`) clears it and writes it anew; a copy that never
 /// lists it unfinished keeps its earlier record files where their sizes are unchanged.
+///
+/// That trainer may still be alive (a zombie, the first of two trainers, or the live run a
+/// view follows) and mirroring. Its mirror uploads a phase's files before the `state.json`
+/// naming them, so `state.json` is read *before* the listing ([`Place::Pinned`]) and comes
+/// last: the copy is one a crash of that trainer could have left, never a state naming a
+/// model the copy lacks. A file listed and then removed by that trainer is left out
+/// ([`Fetch::Vanished`]).
 pub fn loop_files(
     store: &dyn Store,
     epoch: u64,
@@ -471,6 +492,12 @@ pub fn loop_files(
     retry: &Retry,
 ) -> Result<Vec<Wanted>> {
     let folder = loop_folder(epoch);
+    let state_key = Key::new(format!("{folder}/state.json"))?;
+    let state = match retry.run(|| store.get(&state_key)) {
+        Ok(bytes) => Some(bytes),
+        Err(store::Error::NotFound { .. }) => None,
+        Err(e) => return Err(e.into()),
+    };
     let listed = retry.run(|| store.list(&folder))?;
     let relative = |l: &Listed| -> Option<String> {
         Some(
@@ -493,6 +520,9 @@ pub fn loop_files(
     let mut wanted = Vec::with_capacity(listed.len());
     for l in &listed {
         let Some(path) = relative(l) else { continue };
+        if l.key == state_key {
+            continue;
+        }
         if which == LoopFiles::ForReaders && path.starts_with("checkpoints/") {
             continue;
         }
@@ -513,6 +543,17 @@ pub fn loop_files(
             } else {
                 Reuse::Never
             },
+        });
+    }
+    if let Some(bytes) = state {
+        wanted.push(Wanted {
+            size: Some(bytes.len() as u64),
+            key: state_key,
+            place: Place::Pinned {
+                path: "state.json".into(),
+                bytes,
+            },
+            reuse: Reuse::Never,
         });
     }
     Ok(wanted)
@@ -782,5 +823,78 @@ pub(crate) mod tests {
             Some(1)
         );
         assert_eq!(newest_loop_epoch(&memory, Some(1), &retry).unwrap(), None);
+    }
+
+    /// A store whose trainer mirrors its next phase (a new model, then the state naming
+    /// it) right after the first read of `state.json`: the race a copy of a live trainer's
+    /// files meets.
+    #[derive(Debug, Default)]
+    struct MirrorsAfterStateRead {
+        inner: MemoryStore,
+        mirrored: std::sync::atomic::AtomicBool,
+    }
+
+    impl Store for MirrorsAfterStateRead {
+        fn describe(&self) -> String {
+            "a trainer that mirrors after the state is read".into()
+        }
+        fn get(&self, k: &Key) -> store::Result<Vec<u8>> {
+            let bytes = self.inner.get(k)?;
+            if k.as_str().ends_with("state.json") && !self.mirrored.swap(true, Ordering::SeqCst) {
+                self.inner
+                    .put(&key("loop/e00000001/models/gen-0002.safetensors"), b"m2")
+                    .unwrap();
+                self.inner
+                    .put(&key("loop/e00000001/state.json"), b"{\"best\": 2}")
+                    .unwrap();
+            }
+            Ok(bytes)
+        }
+        fn put(&self, k: &Key, bytes: &[u8]) -> store::Result<()> {
+            self.inner.put(k, bytes)
+        }
+        fn put_if_absent(&self, k: &Key, bytes: &[u8]) -> store::Result<()> {
+            self.inner.put_if_absent(k, bytes)
+        }
+        fn list(&self, folder: &str) -> store::Result<Vec<Listed>> {
+            self.inner.list(folder)
+        }
+        fn delete(&self, k: &Key) -> store::Result<()> {
+            self.inner.delete(k)
+        }
+        fn size(&self, k: &Key) -> store::Result<Option<u64>> {
+            self.inner.size(k)
+        }
+    }
+
+    #[test]
+    fn the_state_is_read_before_the_listing_and_written_last() {
+        let store = MirrorsAfterStateRead::default();
+        let put = |k: &str, v: &[u8]| store.inner.put(&key(k), v).unwrap();
+        put("loop/e00000001/models/gen-0001.safetensors", b"m1");
+        put("loop/e00000001/state.json", b"{\"best\": 1}");
+        let retry = Retry::immediately(1);
+        let w = loop_files(&store, 1, LoopFiles::All, &retry).unwrap();
+        let last = w.last().unwrap();
+        assert_eq!(
+            last.place,
+            Place::Pinned {
+                path: "state.json".into(),
+                bytes: b"{\"best\": 1}".to_vec()
+            },
+            "the state as read before the mirror, last: {w:?}"
+        );
+        assert_eq!(w.iter().filter(|w| w.key == last.key).count(), 1, "{w:?}");
+
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("copy");
+        let mut copy = LocalCopy::open(&root, &store).unwrap();
+        copy.sync(&store, &w, &retry).unwrap();
+        assert_eq!(
+            std::fs::read(root.join("state.json")).unwrap(),
+            b"{\"best\": 1}",
+            "not downloaded again"
+        );
+        assert!(root.join("models/gen-0001.safetensors").is_file());
     }
 }
