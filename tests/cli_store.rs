@@ -152,6 +152,12 @@ fn trainer_and_worker(
         printed.contains("generation 3 (Selfplay)"),
         "resumed where the first stopped: {printed}"
     );
+    assert!(
+        printed.contains(" | store ")
+            && printed.contains(" mirror ")
+            && printed.contains(" publish "),
+        "the progress lines say the seconds in store operations: {printed}"
+    );
     let worker = stop(worker);
     let printed = text(&worker);
     assert!(
@@ -197,10 +203,32 @@ fn trainer_and_worker(
     let metrics = store
         .get(&store::Key::new("loop/e00000002/metrics.jsonl").unwrap())
         .unwrap();
-    assert!(
-        String::from_utf8_lossy(&metrics).contains("\"stop\""),
-        "the second trainer's metrics"
-    );
+    let metrics = String::from_utf8_lossy(&metrics);
+    assert!(metrics.contains("\"stop\""), "the second trainer's metrics");
+    let generations: Vec<serde_json::Value> = metrics
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|v: &serde_json::Value| v["kind"] == "generation")
+        .collect();
+    // The first trainer's records (restored from its loop files) and the second's.
+    let numbers: Vec<u64> = generations
+        .iter()
+        .map(|r| r["generation"].as_u64().unwrap())
+        .collect();
+    assert_eq!(numbers, [1, 2, 3, 4], "{metrics}");
+    for record in &generations {
+        for field in [
+            "store_pull_seconds",
+            "store_mirror_seconds",
+            "store_publish_seconds",
+        ] {
+            let seconds = record[field].as_f64();
+            assert!(
+                seconds.is_some_and(|s| (0.0..60.0).contains(&s)),
+                "{field} of a store run's generation record: {record}"
+            );
+        }
+    }
     assert!(store
         .size(&store::Key::new("loop/e00000002/state.json").unwrap())
         .unwrap()

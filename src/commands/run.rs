@@ -138,11 +138,14 @@ pub fn run(args: Args) -> Result<()> {
                 .cache
                 .clone()
                 .unwrap_or_else(|| remote::default_cache(store.as_ref()));
+            let started = std::time::Instant::now();
             let (trainer, working_copy) = StoreTrainer::start(store, &cache)?;
             println!(
-                "run --store {spec}: trainer epoch {}, working copy {} (rebuilt: {})",
+                "run --store {spec}: trainer epoch {}, working copy {} (rebuilt from the \
+                 store in {:.1} s: {})",
                 trainer.epoch(),
                 working_copy.root().display(),
+                started.elapsed().as_secs_f64(),
                 trainer.restored()
             );
             store_trainer = Some(trainer);

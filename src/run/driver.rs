@@ -737,7 +737,13 @@ impl Driver {
             self.state.rejected += 1;
         }
         let elapsed = self.elapsed();
+        let store_seconds = self.store.as_mut().map(StoreTrainer::take_seconds);
         let rec = &mut self.record;
+        if let Some(s) = store_seconds {
+            rec.store_pull_seconds = Some(s.pull);
+            rec.store_mirror_seconds = Some(s.mirror);
+            rec.store_publish_seconds = Some(s.publish);
+        }
         rec.time = unix_time();
         rec.elapsed_s = Some(elapsed);
         rec.generation = g;
@@ -908,6 +914,16 @@ impl Driver {
             if let Some(b) = table.ratings.iter().find(|x| x.name == r.best) {
                 parts.push(format!("Elo {:+.0}±{:.0}", b.elo, 1.96 * b.stderr));
             }
+        }
+        if let (Some(pull), Some(mirror), Some(publish)) = (
+            r.store_pull_seconds,
+            r.store_mirror_seconds,
+            r.store_publish_seconds,
+        ) {
+            parts.push(format!(
+                "store {:.1} s (pull {pull:.1} mirror {mirror:.1} publish {publish:.1})",
+                pull + mirror + publish
+            ));
         }
         parts.push(clock(r.elapsed_s.unwrap_or(0.0)));
         parts.join(" | ")

@@ -36,7 +36,7 @@ use anyhow::{anyhow, Context, Result};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Instant, SystemTime};
 use store::commit::{self, Retry};
 use store::{Key, Store};
 
@@ -76,6 +76,18 @@ pub fn shard_generation(shard: &Key) -> Option<u64> {
         .ok()
 }
 
+/// Seconds a trainer spent in store operations ([`StoreTrainer::after_save`]), by kind;
+/// each includes the local file work of the operation (reading, hashing, unpacking).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StoreSeconds {
+    /// Pulling the workers' newly committed shards into the working copy.
+    pub pull: f64,
+    /// Mirroring the working copy's changed files to `loop/eE/`.
+    pub mirror: f64,
+    /// Publishing completed generations (model object, then log entry).
+    pub publish: f64,
+}
+
 /// The trainer's side of a store run (module doc).
 pub struct StoreTrainer {
     store: Arc<dyn Store>,
@@ -95,6 +107,8 @@ pub struct StoreTrainer {
     copy: LocalCopy,
     /// What rebuilding the working copy at start did.
     restored: SyncReport,
+    /// Seconds in store operations since the last [`StoreTrainer::take_seconds`].
+    seconds: StoreSeconds,
     /// The lock on the cache's working copy, held while this trainer lives.
     _cache_lock: std::fs::File,
 }
@@ -140,6 +154,7 @@ impl StoreTrainer {
             in_cache: HashSet::new(),
             copy,
             restored: SyncReport::default(),
+            seconds: StoreSeconds::default(),
             _cache_lock: lock,
         };
         me.restore()?;
@@ -218,16 +233,29 @@ impl StoreTrainer {
 
     /// What the loop does after saving `state` (module doc): pull the workers' new shards
     /// when training is next, mirror the working copy, publish completed generations.
-    /// Returns the numbers of shards pulled and dropped as stale.
+    /// Returns the numbers of shards pulled and dropped as stale; the seconds of each step
+    /// are added to those [`StoreTrainer::take_seconds`] returns.
     pub fn after_save(&mut self, run: &RunDir, state: &LoopState) -> Result<(usize, usize)> {
+        let started = Instant::now();
         let pulled = if state.phase == Phase::Train {
             self.pull()?
         } else {
             (0, 0)
         };
+        let pulled_at = Instant::now();
+        self.seconds.pull += (pulled_at - started).as_secs_f64();
         self.mirror(run)?;
+        let mirrored_at = Instant::now();
+        self.seconds.mirror += (mirrored_at - pulled_at).as_secs_f64();
         self.publish_completed(run, state)?;
+        self.seconds.publish += mirrored_at.elapsed().as_secs_f64();
         Ok(pulled)
+    }
+
+    /// The seconds spent in [`StoreTrainer::after_save`] since the previous call (since the
+    /// start, for the first; the rebuild of the working copy at the start is not in them).
+    pub fn take_seconds(&mut self) -> StoreSeconds {
+        std::mem::take(&mut self.seconds)
     }
 
     /// Pulls the committed shards no generation has added yet into the working copy, or
@@ -486,6 +514,21 @@ mod tests {
                 "{file}"
             );
         }
+    }
+
+    /// Every step's seconds are counted, and counted once: taken, they start from zero.
+    #[test]
+    fn store_seconds_are_counted_until_taken() {
+        let cache = tempfile::tempdir().unwrap();
+        let store: Arc<dyn Store> = Arc::new(store::MemoryStore::new());
+        let (mut trainer, run) = StoreTrainer::start(store, cache.path()).unwrap();
+        std::fs::write(run.model(0), b"model zero").unwrap();
+        let state = LoopState::new();
+        state.save(&run.state()).unwrap();
+        trainer.after_save(&run, &state).unwrap();
+        let seconds = trainer.take_seconds();
+        assert!(seconds.mirror > 0.0 && seconds.publish > 0.0, "{seconds:?}");
+        assert_eq!(trainer.take_seconds(), StoreSeconds::default());
     }
 
     #[test]

@@ -229,6 +229,21 @@ pub struct GenerationRecord {
     /// The best model after the generation (`gen-NNNN`).
     #[serde(default)]
     pub best: String,
+    /// With `run --store`: seconds the trainer spent pulling workers' shards from the store
+    /// since the previous generation record of this process (since it started, for its
+    /// first; the rebuild of the working copy at a start is not counted), so that every
+    /// second of store work is in one record. The publication of generation g-1 and the
+    /// mirror of its rating fall into generation g's record. Absent without a store.
+    #[serde(default, deserialize_with = "option_f64")]
+    pub store_pull_seconds: Option<f64>,
+    /// With `run --store`: seconds spent mirroring the working copy to the store, counted as
+    /// `store_pull_seconds`.
+    #[serde(default, deserialize_with = "option_f64")]
+    pub store_mirror_seconds: Option<f64>,
+    /// With `run --store`: seconds spent publishing generations (model, then log entry),
+    /// counted as `store_pull_seconds`.
+    #[serde(default, deserialize_with = "option_f64")]
+    pub store_publish_seconds: Option<f64>,
     /// Resident memory of the loop's process at the end of the generation, in MiB
     /// (`VmRSS` of `/proc/self/status`; absent where there is no procfs).
     #[serde(default, deserialize_with = "option_f64")]
