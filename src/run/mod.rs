@@ -9,7 +9,8 @@
 //! * [`rating`]: resumable matches against fixed anchors, Bradley–Terry ratings.
 //! * [`driver`]: the loop itself; [`join`]: extra self-play processes.
 //! * [`remote`]: a run kept in a store (`--store`), its trainer's side; [`worker`]: the
-//!   workers of such a run; [`bundle`]: a shard with its game records as one object.
+//!   workers of such a run; [`bundle`]: a shard with its game records as one object;
+//!   [`patient`]: the trainer's store, waiting out outages.
 //! * [`display`]: progress bars and summary lines (the learning curves are drawn by
 //!   [`crate::plot`]).
 
@@ -20,6 +21,7 @@ pub mod display;
 pub mod driver;
 pub mod join;
 pub mod layout;
+pub mod patient;
 pub mod rated_games;
 pub mod rating;
 pub mod remote;
