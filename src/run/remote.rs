@@ -193,14 +193,25 @@ impl StoreTrainer {
             .map(|(e, _)| e)
             .max();
         if let Some(epoch) = newest {
-            for listed in &listed {
+            // That trainer may still be alive (a zombie, or the first of two trainers) and
+            // mirroring. Its mirror uploads a phase's files before the state.json naming
+            // them, so the state read first is no newer than any file listed after it: the
+            // copy is one a crash could have left, never a state naming a missing model.
+            let state_key = Key::new(format!("{LOOP_FOLDER}/e{epoch:08}/state.json"))?;
+            let state = self.retry.run(|| self.store.get(&state_key))?;
+            for listed in self.retry.run(|| self.store.list(LOOP_FOLDER))? {
                 let Some((e, path)) = epoch_of(&listed.key) else {
                     continue;
                 };
-                if e != epoch {
+                if e != epoch || listed.key == state_key {
                     continue;
                 }
-                let bytes = self.retry.run(|| self.store.get(&listed.key))?;
+                let bytes = match self.retry.run(|| self.store.get(&listed.key)) {
+                    Ok(bytes) => bytes,
+                    // Removed by that trainer since the listing.
+                    Err(store::Error::NotFound { .. }) => continue,
+                    Err(e) => return Err(e.into()),
+                };
                 let target = run.root().join(&path);
                 if let Some(parent) = target.parent() {
                     std::fs::create_dir_all(parent)
@@ -208,6 +219,7 @@ impl StoreTrainer {
                 }
                 super::layout::write_atomically(&target, &bytes)?;
             }
+            super::layout::write_atomically(&run.state(), &state)?;
         }
         let mut added: Vec<Key> = Vec::new();
         for listed in self.retry.run(|| self.store.list("shards"))? {
