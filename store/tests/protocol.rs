@@ -805,7 +805,7 @@ impl std::fmt::Debug for CheckThenWrite {
 }
 
 impl CheckThenWrite {
-    fn new(inner: &MemoryStore, index: u64, between: Hook, after: Hook) -> Arc<dyn Store> {
+    fn wrap(inner: &MemoryStore, index: u64, between: Hook, after: Hook) -> Arc<dyn Store> {
         Arc::new(CheckThenWrite {
             inner: inner.clone(),
             index,
@@ -875,7 +875,7 @@ fn check_then_write_races_fence_exactly_one_trainer() {
     let memory = MemoryStore::new();
     let new = Arc::new(Mutex::new(None));
     let (slot, plain) = (new.clone(), memory.clone());
-    let racy = CheckThenWrite::new(
+    let racy = CheckThenWrite::wrap(
         &memory,
         2,
         Box::new(move || {
@@ -906,7 +906,7 @@ fn check_then_write_races_fence_exactly_one_trainer() {
     ));
     old.lock().unwrap().publish(b"model 0", &[]).unwrap();
     let publisher = old.clone();
-    let racy = CheckThenWrite::new(
+    let racy = CheckThenWrite::wrap(
         &memory,
         2,
         Box::new(move || {
@@ -948,7 +948,7 @@ fn check_then_write_races_fence_exactly_one_trainer() {
     let (a_wrote, a_wrote_rx) = (Mutex::new(a_wrote), Mutex::new(a_wrote_rx));
     let (b_wrote, b_wrote_rx) = (Mutex::new(b_wrote), Mutex::new(b_wrote_rx));
     let gate = barrier.clone();
-    let old_store = CheckThenWrite::new(
+    let old_store = CheckThenWrite::wrap(
         &memory,
         2,
         Box::new(move || {
@@ -961,7 +961,7 @@ fn check_then_write_races_fence_exactly_one_trainer() {
     );
     let mut old = Trainer::start(old_store, retry).unwrap();
     old.publish(b"model 0", &[]).unwrap();
-    let new_store = CheckThenWrite::new(
+    let new_store = CheckThenWrite::wrap(
         &memory,
         2,
         Box::new(move || {
