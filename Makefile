@@ -57,7 +57,7 @@ test: build
 ## seeded rounds instead of `make test`'s 4: a trainer and 3 workers on a real s3s-fs
 ## server, each round killing a worker, the trainer or the server, starting a second
 ## trainer, or cutting a worker off for 10 s. Needs s3s-fs (as .ci/run installs it). Another
-## seed: make chaos CHAOS_SEED=7. About 10 minutes on 2 cores.
+## seed: make chaos CHAOS_SEED=7. About 20 minutes on 2 cores.
 CHAOS_ROUNDS ?= 20
 CHAOS_SEED ?= 27
 chaos: build
