@@ -9,7 +9,7 @@ TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 BIN := $(TARGET_DIR)/release/loazero
 STAMP := $(VENV)/.torch-$(TORCH_VERSION)
 
-.PHONY: setup onnx-setup build run test bench screenshots soak lint fmt fuzz clean-venv
+.PHONY: setup onnx-setup build run test chaos bench screenshots soak lint fmt fuzz clean-venv
 
 $(STAMP):
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,17 @@ run: build
 ## them with other features and compile the object_store stack a third time.
 test: build
 	$(CARGO) test --release --workspace
+
+## chaos: the chaos test of a run in an object store (tests/cli_store_chaos.rs) for 20
+## seeded rounds instead of `make test`'s 4: a trainer and 3 workers on a real s3s-fs
+## server, each round killing a worker, the trainer or the server, starting a second
+## trainer, or cutting a worker off for 10 s. Needs s3s-fs (as .ci/run installs it). Another
+## seed: make chaos CHAOS_SEED=7. About 20 minutes on 2 cores.
+CHAOS_ROUNDS ?= 20
+CHAOS_SEED ?= 27
+chaos: build
+	LOAZERO_CHAOS_ROUNDS=$(CHAOS_ROUNDS) LOAZERO_CHAOS_SEED=$(CHAOS_SEED) \
+		$(CARGO) test --release --workspace --test cli_store_chaos -- --nocapture
 
 ## screenshots: the README's screenshots (docs/screenshots/) of `loazero serve` over
 ## runs/default in headless Chromium (tests/browser.rs, docs_screenshots; other runs with

@@ -133,7 +133,11 @@ pub fn run(args: Args) -> Result<()> {
             return Ok(());
         }
         Some(spec) => {
-            let store = remote::open_checked(spec)?;
+            // Checked on the store itself; then outages are waited out (run::patient).
+            let store = crate::run::patient::Patient::wrap(
+                remote::open_checked(spec)?,
+                format!("run --store {spec}"),
+            );
             let cache = args
                 .cache
                 .clone()

@@ -12,7 +12,8 @@
 //!   workers of such a run; [`bundle`]: a shard with its game records as one object;
 //!   [`store_copy`]: local copies of such a run, kept in step incrementally (the trainer's
 //!   working copy, and the read-only views of [`store_view`] for `serve`, `plot`, `ratings`
-//!   and `replay`).
+//!   and `replay`);
+//!   [`patient`]: the trainer's store, waiting out outages.
 //! * [`display`]: progress bars and summary lines (the learning curves are drawn by
 //!   [`crate::plot`]).
 
@@ -23,6 +24,7 @@ pub mod display;
 pub mod driver;
 pub mod join;
 pub mod layout;
+pub mod patient;
 pub mod rated_games;
 pub mod rating;
 pub mod remote;

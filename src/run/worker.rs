@@ -9,25 +9,40 @@
 //! 2 s a sync thread ([`WorkerSync::tick`]) looks for a newer model and commits each finished
 //! shard with its game records as one bundle under a key naming this process and the
 //! generation that played it. When the store cannot be reached the worker keeps playing on
-//! the last model, the finished shards stay in the working copy (the spool) under the names
-//! already chosen, and are committed when the store is back; a progress line says that it
-//! waits. Shards played with a model more than `run.max_shard_staleness` generations older
-//! than the newest published are dropped and counted.
+//! the last model and the finished shards wait in the spool, committed when the store is
+//! back; a progress line says that it waits. Shards played with a model more than
+//! `run.max_shard_staleness` generations older than the newest published are dropped and
+//! counted.
+//!
+//! Nothing finished is lost to a crash. The spool is on disk: a finished shard is first
+//! packed into its bundle and written (synced) to `CACHE/worker-<id>/spool/` under a file
+//! name that is its store key (`gGGGGGGGG=WRITER-SSSSSSSS.shard` for
+//! `shards/gGGGGGGGG/WRITER-SSSSSSSS.shard`), then its shard file and records are removed,
+//! then the bundle is committed, then the spool file is removed. Each working copy is
+//! guarded by `CACHE/worker-<id>.lock`, held (`flock`) for the process's life and released by
+//! the kernel when it dies, even by `kill -9`. A worker starting with a cache adopts every
+//! working copy there whose lock it can take ([`adopt_dead_workers`]): leftovers of a shard
+//! already in the spool are removed, finished shards not yet in it are packed under this
+//! worker's keys, and the spooled bundles are moved to this worker's spool and committed
+//! under their *original* keys — so a bundle whose commit happened but whose
+//! acknowledgement was lost (or whose process died before removing it) is recognised by the
+//! store as the same create, never a second copy. Live workers are never robbed: their locks
+//! are held. Games in progress (and the records of a shard not yet finished) are dropped.
 
 use super::bundle;
 use super::config::RunConfig;
 use super::join::{joined_selfplay, play_rounds, Ended, Finished};
-use super::layout::{list_names, model_name, write_atomically, RunDir};
+use super::layout::{list_names, model_name, record_shard_stem, write_atomically, RunDir};
 use super::remote;
 use super::state::LoopState;
 use anyhow::{anyhow, bail, Context, Result};
-use std::collections::BTreeMap;
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use store::commit::{download_model, Follower, PendingShard, Retry, ShardWriter};
-use store::Store;
+use store::{Key, Store};
 
 /// How often the sync thread looks at the store.
 const SYNC_EVERY: Duration = Duration::from_secs(2);
@@ -42,11 +57,144 @@ fn worker_retry() -> Retry {
     }
 }
 
-/// A finished shard of the working copy, named for the store.
-struct Spooled {
-    pending: PendingShard,
-    /// The shard file and its records, removed once committed.
-    files: Vec<PathBuf>,
+/// The spool of the working copy `run`: finished shards' bundles named by their store keys.
+fn spool_dir(run: &RunDir) -> PathBuf {
+    run.root().join("spool")
+}
+
+/// The spool file name of the shard key `shards/gGGGGGGGG/WRITER-SSSSSSSS.shard`:
+/// `gGGGGGGGG=WRITER-SSSSSSSS.shard` (`=` is a key character that shard keys do not use).
+fn spool_name(key: &Key) -> Result<String> {
+    let rest = key
+        .as_str()
+        .strip_prefix("shards/")
+        .filter(|rest| !rest.contains('='))
+        .with_context(|| format!("{key} is not a shard key"))?;
+    Ok(rest.replace('/', "="))
+}
+
+/// The shard key of a spool file name ([`spool_name`]).
+fn spool_key(name: &str) -> Option<Key> {
+    Key::new(format!("shards/{}", name.replace('=', "/")))
+        .ok()
+        .filter(|key| remote::shard_generation(key).is_some())
+}
+
+/// Spools every finished shard of the working copy `run` (a shard file and its records):
+/// names it with `writer`'s next key, writes its bundle to `spool` (synced), then removes the
+/// shard file and its records. Returns how many it spooled.
+fn spool_finished(run: &RunDir, spool: &Path, writer: &mut ShardWriter) -> Result<usize> {
+    std::fs::create_dir_all(spool).with_context(|| format!("cannot create {}", spool.display()))?;
+    let mut spooled = 0;
+    for name in list_names(&run.shards())? {
+        if name.starts_with('.') || !name.ends_with(".shard") {
+            continue;
+        }
+        let path = run.shards().join(&name);
+        let generation = played_with(&name)
+            .with_context(|| format!("{}: not a worker's shard name", path.display()))?;
+        let (bytes, files) = bundle::pack(&path, &run.games())?;
+        let pending = writer.prepare(generation, bytes);
+        write_atomically(&spool.join(spool_name(&pending.key)?), &pending.bytes)?;
+        // The shard file first: records without their shard are a torn write, never packed.
+        for file in &files {
+            remove(file)?;
+        }
+        spooled += 1;
+    }
+    Ok(spooled)
+}
+
+/// The spool files of `spool`, with their keys, in name order.
+fn spooled_files(spool: &Path) -> Result<Vec<(PathBuf, Key)>> {
+    let mut files = Vec::new();
+    for name in list_names(spool)? {
+        if name.starts_with('.') {
+            continue;
+        }
+        let path = spool.join(&name);
+        let key = spool_key(&name)
+            .with_context(|| format!("{}: not a spooled shard's name", path.display()))?;
+        files.push((path, key));
+    }
+    Ok(files)
+}
+
+/// The lock file of the working copy `dir` (`CACHE/worker-<id>` → `CACHE/worker-<id>.lock`).
+fn lock_path(dir: &Path) -> PathBuf {
+    let mut name = dir.file_name().unwrap_or_default().to_os_string();
+    name.push(".lock");
+    dir.with_file_name(name)
+}
+
+/// Takes the lock of the working copy `dir` without waiting: `None` when another process
+/// holds it (a live worker).
+fn try_lock(dir: &Path) -> Result<Option<File>> {
+    let path = lock_path(dir);
+    let file = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(e).with_context(|| format!("cannot lock {}", path.display()))
+        }
+    }
+}
+
+/// Adopts the working copies of dead workers in `cache` (module doc): for each
+/// `worker-*` directory but `own` whose lock is free, removes the leftovers of shards already
+/// in its spool, spools its finished shards under `writer`'s keys, moves its spool into
+/// `own`'s, and removes it. Every step leaves the dead copy consistent, so a crash while
+/// adopting only leaves it to the next worker. Returns the shards adopted.
+pub fn adopt_dead_workers(cache: &Path, own: &RunDir, writer: &mut ShardWriter) -> Result<usize> {
+    let own_spool = spool_dir(own);
+    std::fs::create_dir_all(&own_spool)
+        .with_context(|| format!("cannot create {}", own_spool.display()))?;
+    let mut adopted = 0;
+    for name in list_names(cache)? {
+        let dir = cache.join(&name);
+        if !name.starts_with("worker-") || name.ends_with(".lock") || dir == own.root() {
+            continue;
+        }
+        if !dir.is_dir() {
+            continue;
+        }
+        let Some(_lock) = try_lock(&dir)? else {
+            continue;
+        };
+        let dead = RunDir::new(&dir);
+        let spool = spool_dir(&dead);
+        for (path, _) in spooled_files(&spool)? {
+            let bytes =
+                std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+            let files = bundle::unpack(&bytes, &path.display().to_string())?;
+            let shard = &files[0].0;
+            let stem = shard.trim_end_matches(".shard");
+            remove(&dead.shards().join(shard))?;
+            for record in list_names(&dead.games())? {
+                if record_shard_stem(&record) == Some(stem) {
+                    remove(&dead.games().join(record))?;
+                }
+            }
+        }
+        spool_finished(&dead, &spool, writer)?;
+        for (path, _) in spooled_files(&spool)? {
+            let target = own_spool.join(path.file_name().expect("a file"));
+            std::fs::rename(&path, &target).with_context(|| {
+                format!("cannot move {} to {}", path.display(), target.display())
+            })?;
+            adopted += 1;
+        }
+        std::fs::remove_dir_all(&dir)
+            .with_context(|| format!("cannot remove {}", dir.display()))?;
+        remove(&lock_path(&dir))?;
+    }
+    Ok(adopted)
 }
 
 /// What the sync thread did since the worker started.
@@ -64,7 +212,6 @@ pub struct WorkerSync {
     run: RunDir,
     follower: Follower,
     shards: ShardWriter,
-    spool: BTreeMap<PathBuf, Spooled>,
     /// The newest generation loaded into the working copy.
     generation: Option<u64>,
     max_staleness: u64,
@@ -88,7 +235,6 @@ impl WorkerSync {
             run,
             follower,
             shards,
-            spool: BTreeMap::new(),
             generation: None,
             max_staleness,
             waiting: false,
@@ -106,9 +252,9 @@ impl WorkerSync {
         self.counts
     }
 
-    /// Shards waiting to be committed.
+    /// Shards waiting in the spool to be committed.
     pub fn spooled(&self) -> usize {
-        self.spool.len()
+        spooled_files(&spool_dir(&self.run)).map_or(0, |files| files.len())
     }
 
     /// One look at the store: a newer model, then the finished shards. Store failures are
@@ -140,7 +286,7 @@ impl WorkerSync {
                         self.store.describe(),
                         self.generation
                             .map_or("no model".into(), |g| model_name(g as u32)),
-                        self.run.shards().display()
+                        spool_dir(&self.run).display()
                     );
                 }
                 Ok(())
@@ -180,28 +326,14 @@ impl WorkerSync {
         Ok(())
     }
 
-    /// Names each finished shard of the working copy (once), drops the stale ones, and
-    /// commits the rest in order.
+    /// Spools each finished shard of the working copy, then commits the spool in key order,
+    /// dropping the stale shards; a spool file is removed once committed or dropped.
     fn commit_finished(&mut self) -> Result<()> {
-        for name in list_names(&self.run.shards())? {
-            if name.starts_with('.') || !name.ends_with(".shard") {
-                continue;
-            }
-            let path = self.run.shards().join(&name);
-            if self.spool.contains_key(&path) {
-                continue;
-            }
-            let generation = played_with(&name)
-                .with_context(|| format!("{}: not a worker's shard name", path.display()))?;
-            let (bytes, files) = bundle::pack(&path, &self.run.games())?;
-            let pending = self.shards.prepare(generation, bytes);
-            self.spool.insert(path, Spooled { pending, files });
-        }
+        let spool = spool_dir(&self.run);
+        spool_finished(&self.run, &spool, &mut self.shards)?;
         let newest = self.generation.unwrap_or(0);
-        let paths: Vec<PathBuf> = self.spool.keys().cloned().collect();
-        for path in paths {
-            let spooled = &self.spool[&path];
-            let played = store_generation(&spooled.pending);
+        for (path, key) in spooled_files(&spool)? {
+            let played = remote::shard_generation(&key).unwrap_or(0);
             if newest.saturating_sub(played) > self.max_staleness {
                 self.counts.stale += 1;
                 println!(
@@ -213,13 +345,12 @@ impl WorkerSync {
                     self.max_staleness
                 );
             } else {
-                self.shards.commit(&spooled.pending)?;
+                let bytes = std::fs::read(&path)
+                    .with_context(|| format!("cannot read {}", path.display()))?;
+                self.shards.commit(&PendingShard { key, bytes })?;
                 self.counts.committed += 1;
             }
-            for file in &spooled.files {
-                remove(file)?;
-            }
-            self.spool.remove(&path);
+            remove(&path)?;
         }
         Ok(())
     }
@@ -228,11 +359,6 @@ impl WorkerSync {
 /// The generation of a worker's shard file name `ext-gGGGG-…`.
 fn played_with(name: &str) -> Option<u64> {
     name.strip_prefix("ext-g")?.split('-').next()?.parse().ok()
-}
-
-/// The generation in a pending shard's key.
-fn store_generation(shard: &PendingShard) -> u64 {
-    remote::shard_generation(&shard.key).unwrap_or(0)
 }
 
 fn remove(path: &Path) -> Result<()> {
@@ -285,10 +411,23 @@ pub fn join_store(
     crate::interrupt::install();
     let store = remote::open_checked(spec)?;
     let base = cache.map_or_else(|| remote::default_cache(store.as_ref()), Path::to_path_buf);
-    let shards = ShardWriter::new(store.clone(), worker_retry());
+    let mut shards = ShardWriter::new(store.clone(), worker_retry());
     let tag = format!("w{}", shards.writer());
     let run = RunDir::new(base.join(format!("worker-{}", shards.writer())));
+    std::fs::create_dir_all(&base)
+        .with_context(|| format!("cannot create the cache {}", base.display()))?;
+    // Held until the process ends: no other worker adopts this working copy meanwhile.
+    let _own_lock = try_lock(run.root())?
+        .with_context(|| format!("{} is locked by another process", run.root().display()))?;
     run.create()?;
+    let adopted = adopt_dead_workers(&base, &run, &mut shards)?;
+    if adopted > 0 {
+        println!(
+            "selfplay --store {spec}: adopted {adopted} finished shards of dead workers in {} \
+             (committed under their own keys)",
+            base.display()
+        );
+    }
     let text = wait_for(
         &format!("selfplay --store {spec}: waiting for the store: no run yet (start it with `loazero run --store {spec}`)"),
         || remote::read_config(store.as_ref()),
@@ -375,9 +514,10 @@ pub fn join_store(
                 std::thread::sleep(SYNC_EVERY);
             }
             Err(e) => bail!(
-                "{e:#}; {} finished shards are not committed (kept in {})",
+                "{e:#}; {} finished shards are not committed (kept in {}: a later \
+                 `selfplay --store` with this cache commits them)",
                 sync.spooled().max(1),
-                run.shards().display()
+                spool_dir(&run).display()
             ),
         }
     }
@@ -390,6 +530,7 @@ pub fn join_store(
         Ended::Done => {
             std::fs::remove_dir_all(run.root())
                 .with_context(|| format!("cannot remove {}", run.root().display()))?;
+            remove(&lock_path(run.root()))?;
             Ok(())
         }
         Ended::Stopped { games } => {
@@ -470,6 +611,97 @@ mod tests {
                 committed: 2,
                 stale: 1
             }
+        );
+    }
+    /// A killed worker's finished shards are adopted by the next worker with its cache:
+    /// the spooled one is committed under its original key (its commit had happened, the
+    /// acknowledgement was lost: still one copy), the unspooled one under the adopter's key,
+    /// torn leftovers go, and a live worker's copy (its lock held) is left alone.
+    #[test]
+    fn a_dead_workers_shards_are_adopted_once_and_live_ones_left_alone() {
+        let cache = tempfile::tempdir().unwrap();
+        let memory: Arc<dyn Store> = Arc::new(store::MemoryStore::new());
+        let mut trainer =
+            store::commit::Trainer::start(memory.clone(), Retry::immediately(1)).unwrap();
+        trainer.publish(b"gen 0", &[]).unwrap();
+        let write_shard = |run: &RunDir, stem: &str| {
+            std::fs::write(run.games().join(format!("{stem}-000.txt")), stem).unwrap();
+            std::fs::write(run.shards().join(format!("{stem}.shard")), b"samples").unwrap();
+        };
+        // The dead worker: one shard spooled and committed (ack lost, killed before removing
+        // its files), one finished but not spooled, one record of an unfinished shard.
+        let dead = RunDir::new(cache.path().join("worker-dead"));
+        dead.create().unwrap();
+        let mut dead_writer = ShardWriter::new(memory.clone(), Retry::immediately(1));
+        write_shard(&dead, "ext-g0000-wdead-n001-1-0-00000");
+        spool_finished(&dead, &spool_dir(&dead), &mut dead_writer).unwrap();
+        let (spooled_path, spooled_key) = spooled_files(&spool_dir(&dead)).unwrap().remove(0);
+        let bytes = std::fs::read(&spooled_path).unwrap();
+        dead_writer
+            .commit(&PendingShard {
+                key: spooled_key.clone(),
+                bytes,
+            })
+            .unwrap();
+        write_shard(&dead, "ext-g0000-wdead-n001-1-0-00000"); // torn: not yet removed
+        write_shard(&dead, "ext-g0000-wdead-n001-1-0-00001");
+        std::fs::write(
+            dead.games().join("ext-g0000-wdead-n001-1-0-00002-000.txt"),
+            b"unfinished",
+        )
+        .unwrap();
+        // A live worker, its lock held.
+        let live = RunDir::new(cache.path().join("worker-live"));
+        live.create().unwrap();
+        let _held = try_lock(live.root()).unwrap().unwrap();
+        write_shard(&live, "ext-g0000-wlive-n001-1-0-00000");
+
+        let own = RunDir::new(cache.path().join("worker-own"));
+        let _own_lock = try_lock(own.root()).unwrap().unwrap();
+        own.create().unwrap();
+        let mut writer = ShardWriter::new(memory.clone(), Retry::immediately(1));
+        let adopter = writer.writer().to_string();
+        assert_eq!(
+            adopt_dead_workers(cache.path(), &own, &mut writer).unwrap(),
+            2
+        );
+        assert!(!dead.root().exists() && !lock_path(dead.root()).exists());
+        assert!(live
+            .shards()
+            .join("ext-g0000-wlive-n001-1-0-00000.shard")
+            .exists());
+        assert!(
+            try_lock(live.root()).unwrap().is_none(),
+            "the live lock is held"
+        );
+        let keys: Vec<Key> = spooled_files(&spool_dir(&own))
+            .unwrap()
+            .into_iter()
+            .map(|(_, key)| key)
+            .collect();
+        assert!(keys.contains(&spooled_key), "{keys:?}");
+        assert!(
+            keys.iter().any(|k| k.as_str().contains(&adopter)),
+            "{keys:?}"
+        );
+        let mut sync = WorkerSync::new(memory.clone(), own.clone(), writer, 4).unwrap();
+        sync.tick().unwrap();
+        assert_eq!(sync.counts().committed, 2);
+        assert_eq!(sync.spooled(), 0);
+        let committed = memory.list("shards").unwrap();
+        assert_eq!(committed.len(), 2, "no second copy: {committed:?}");
+        let mut games = Vec::new();
+        for listed in committed {
+            let files = bundle::unpack(&memory.get(&listed.key).unwrap(), "t").unwrap();
+            games.extend(files.into_iter().skip(1).map(|(name, _)| name));
+        }
+        games.sort();
+        assert_eq!(
+            games,
+            [
+                "ext-g0000-wdead-n001-1-0-00000-000.txt",
+                "ext-g0000-wdead-n001-1-0-00001-000.txt"
+            ]
         );
     }
 }

@@ -62,10 +62,24 @@
 //!   "no generation has two entries". [`crate::MemoryStore`] (a mutex) and
 //!   [`crate::DirStore`] (`link(2)`) give it under true concurrency; so do AWS S3, GCS and
 //!   Azure. The test server `s3s-fs` honours `If-None-Match` but checks it before writing
-//!   (check-then-write), so two truly simultaneous creates can both succeed there: its tests
-//!   cover sequential conflicts (the second create of an existing key fails, a zombie is
-//!   fenced after a takeover), and the racing-creates tests run on the memory and directory
-//!   back ends only.
+//!   (check-then-write: the object's existence, then the body is streamed to a temporary
+//!   file and renamed over the key), so two creates whose check-to-rename windows overlap
+//!   both succeed and the later rename silently replaces the earlier object. Unchecked, that
+//!   could give a generation two entries: a new trainer's takeover at index N is replaced by
+//!   the old trainer's publication of generation G there, the new trainer (which never read
+//!   it) publishes its own G at N+1. So the keys that decide who owns the run are
+//!   *verified after creation*: an epoch claim or log entry is read back right after its
+//!   create (another trainer's bytes there: the create lost, handled like a refused create),
+//!   and before each publication a trainer reads its own previous entry again (another
+//!   trainer's entry there: a racing create replaced it after the read-back, and this trainer
+//!   is fenced, whatever the epochs). Two trainers holding one epoch (both claims seemed to
+//!   succeed) fence each other at the log: an entry of one's own epoch by another writer
+//!   fences. What remains is a replacement landing after the loser's next publication began
+//!   — a create whose check and write are further apart than a whole generation — and the
+//!   claim object of an epoch naming the other writer (then [`verify`] reports the epoch as
+//!   not claimed by its writer). The racing-creates tests run on the memory and directory
+//!   back ends; `store/tests/protocol.rs` replays the s3s-fs interleavings with a
+//!   check-then-write store.
 //! * Read-after-write and list-after-write (AWS S3 since 2020, GCS, Azure, local stores) —
 //!   a trainer sees every entry before the one it appends; a restarted trainer sees every
 //!   committed shard. [`probe`] checks read-after-write and list-after-write on its object.
@@ -295,6 +309,25 @@ fn create_once(store: &dyn Store, key: &Key, bytes: &[u8], retry: &Retry) -> Res
     })
 }
 
+/// [`create_once`], then a read-back (verify-after-create): an object the store reports
+/// as created by us but that holds other bytes when read right after was overwritten by a
+/// racing create, and is [`Created::Foreign`]. For the keys that decide who owns a run (epoch
+/// claims, log entries) on stores whose create-only check is not atomic under truly
+/// simultaneous creates (module doc, "What each guarantee rests on").
+fn create_verified(store: &dyn Store, key: &Key, bytes: &[u8], retry: &Retry) -> Result<Created> {
+    match create_once(store, key, bytes, retry)? {
+        Created::Ours => {
+            let stored = retry.run(|| store.get(key))?;
+            Ok(if stored == bytes {
+                Created::Ours
+            } else {
+                Created::Foreign(stored)
+            })
+        }
+        foreign => Ok(foreign),
+    }
+}
+
 /// Reads log entry `index`, or `None` when it does not exist (yet).
 pub fn read_entry(store: &dyn Store, index: u64, retry: &Retry) -> Result<Option<LogEntry>> {
     match retry.run(|| store.get(&log_key(index))) {
@@ -425,6 +458,9 @@ pub struct Trainer {
     latest: Option<Publication>,
     /// The entry that fenced this trainer: once fenced, it stays fenced.
     fenced: Option<LogEntry>,
+    /// The last log entry this trainer created, as bytes: checked again before the next
+    /// publication (a racing create that overwrote it after its read-back fences us then).
+    last_written: Option<(u64, Vec<u8>)>,
 }
 
 impl Trainer {
@@ -444,6 +480,7 @@ impl Trainer {
             stale: HashSet::new(),
             latest: None,
             fenced: None,
+            last_written: None,
         };
         while let Some(entry) =
             read_entry(trainer.store.as_ref(), trainer.next_index, &trainer.retry)?
@@ -451,15 +488,13 @@ impl Trainer {
             trainer.take_over_after(entry)?;
         }
         loop {
-            let takeover = trainer.entry(None);
+            let takeover = trainer.entry(None).to_bytes();
             let key = log_key(trainer.next_index);
-            match create_once(
-                trainer.store.as_ref(),
-                &key,
-                &takeover.to_bytes(),
-                &trainer.retry,
-            )? {
-                Created::Ours => break,
+            match create_verified(trainer.store.as_ref(), &key, &takeover, &trainer.retry)? {
+                Created::Ours => {
+                    trainer.last_written = Some((trainer.next_index, takeover));
+                    break;
+                }
                 Created::Foreign(bytes) => {
                     let other =
                         LogEntry::parse(trainer.store.as_ref(), trainer.next_index, &bytes)?;
@@ -471,9 +506,13 @@ impl Trainer {
         Ok(trainer)
     }
 
-    /// Applies an existing entry met while taking over (fenced if it is a newer trainer's).
+    /// Applies an existing entry met while taking over (fenced if it is a newer trainer's,
+    /// or another writer's with this trainer's epoch: two claims of one epoch that both
+    /// seemed to succeed, possible only on a store whose create-only check races).
     fn take_over_after(&mut self, entry: LogEntry) -> Result<()> {
-        if entry.epoch > self.epoch {
+        if entry.epoch > self.epoch
+            || (entry.epoch == self.epoch && entry.writer != self.writer.as_str())
+        {
             return Err(self.fenced_error(entry));
         }
         self.apply(entry);
@@ -506,6 +545,23 @@ impl Trainer {
             by_epoch: by.epoch,
             by_writer: by.writer,
         }
+    }
+
+    /// Reads the last entry this trainer created again: if it now holds another trainer's
+    /// entry, a racing create overwrote it after its read-back (a store whose create-only
+    /// check is not atomic) and this trainer is fenced by that entry, whatever its epoch.
+    fn check_last_written(&mut self) -> Result<()> {
+        let Some((index, bytes)) = &self.last_written else {
+            return Ok(());
+        };
+        let index = *index;
+        let stored = self.retry.run(|| self.store.get(&log_key(index)))?;
+        if stored == *bytes {
+            return Ok(());
+        }
+        let other = LogEntry::parse(self.store.as_ref(), index, &stored)?;
+        self.fenced = Some(other.clone());
+        Err(self.fenced_error(other))
     }
 
     fn entry(&self, publication: Option<Publication>) -> LogEntry {
@@ -597,6 +653,7 @@ impl Trainer {
         if let Some(fenced) = &self.fenced {
             return Err(self.fenced_error(fenced.clone()));
         }
+        self.check_last_written()?;
         let model_sha256 = sha256_hex(model);
         let model_key = model_key(self.epoch, generation, &model_sha256);
         if let Created::Foreign(_) =
@@ -615,13 +672,15 @@ impl Trainer {
             shards_added: shards_added.iter().map(Key::to_string).collect(),
             shards_stale: shards_stale.iter().map(Key::to_string).collect(),
         }));
-        match create_once(
+        let bytes = entry.to_bytes();
+        match create_verified(
             self.store.as_ref(),
             &log_key(self.next_index),
-            &entry.to_bytes(),
+            &bytes,
             &self.retry,
         )? {
             Created::Ours => {
+                self.last_written = Some((self.next_index, bytes));
                 self.apply(entry.clone());
                 self.next_index += 1;
                 Ok(entry)
@@ -656,7 +715,7 @@ fn claim_epoch(store: &dyn Store, writer: &WriterId, retry: &Retry) -> Result<u6
             writer: writer.to_string(),
         };
         let bytes = serde_json::to_vec(&claim).expect("a claim serializes");
-        match create_once(store, &epoch_key(epoch), &bytes, retry)? {
+        match create_verified(store, &epoch_key(epoch), &bytes, retry)? {
             Created::Ours => return Ok(epoch),
             Created::Foreign(_) => epoch += 1,
         }

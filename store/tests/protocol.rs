@@ -8,7 +8,12 @@
 //! * exclusive creation under truly simultaneous creates: memory (a mutex), directory
 //!   (`link(2)`) and `file://` (object_store's `link(2)`) only — the racing-trainers test.
 //!   s3s-fs checks `If-None-Match` before writing (check-then-write), so two simultaneous
-//!   creates can both succeed there; AWS S3, GCS and Azure give it.
+//!   creates can both succeed there; AWS S3, GCS and Azure give it;
+//! * neither: `check_then_write_races_fence_exactly_one_trainer` replays, on a store built
+//!   to race like s3s-fs (the check, a hook where the other create slips in, the write), the
+//!   interleavings of a publication and a takeover at one log index, which the protocol's
+//!   verify-after-create and re-read of a trainer's previous entry must turn into exactly one
+//!   fenced trainer and a clean log.
 //!
 //! S3 tests without the s3s-fs binary print a notice and pass, except under `CI`.
 
@@ -437,12 +442,16 @@ fn start_up_races_resolve_to_the_newest_trainer(backend: &dyn Backend) {
     );
 }
 
-/// Seeded runs with lost acknowledgements, failures before writes and delays on every
-/// participant's store: three workers commit shards in threads while a trainer publishes;
-/// a second trainer takes over midway and the first must be fenced. Then the properties:
-/// the log is contiguous, each entry's model exists with its sha256, no generation has two
-/// entries, every shard was added by at most one generation (here: exactly one), every
-/// committed shard exists once and nothing else does, and faults of both kinds happened.
+/// Seeded runs with lost acknowledgements (failures after the write), failures before
+/// writes and delays on every participant's store: three workers commit shards in threads
+/// while a trainer publishes; a second trainer takes over midway and the first must be
+/// fenced, with the fencing error, on every later try too; a worker cut off since
+/// generation 0 commits 3 late shards, which the second trainer drops as stale (played
+/// more than one generation before its newest). Then the properties: the log is contiguous,
+/// each entry's model exists with its sha256, no generation has two entries, every
+/// committed shard was named by exactly one generation (added, or dropped as stale) and
+/// exists once and nothing else does, the fenced trainer wrote nothing after the entry that
+/// fenced it, and faults of every kind happened.
 fn faults_keep_the_protocol_properties(backend: &dyn Backend) {
     let retry = Retry::immediately(64);
     let faults = Faults {
@@ -499,17 +508,51 @@ fn faults_keep_the_protocol_properties(backend: &dyn Backend) {
                 fenced.to_string().contains("was fenced"),
                 "seed {seed}: {fenced}"
             );
-            let keys: Vec<Vec<Key>> = workers.into_iter().map(|w| w.join().unwrap()).collect();
-            // Publish until every committed shard is in some generation.
+            let Error::Fenced {
+                index: fenced_at, ..
+            } = fenced
+            else {
+                unreachable!("checked above")
+            };
+            let again = first.publish(b"model by a zombie, again", &[]).unwrap_err();
+            assert!(
+                matches!(again, Error::Fenced { .. }),
+                "seed {seed}: {again}"
+            );
+            let mut keys: Vec<Vec<Key>> = workers.into_iter().map(|w| w.join().unwrap()).collect();
+            // A worker cut off since generation 0 comes back with 3 shards.
+            let late_store = faulty(12);
+            stores.push(late_store.clone());
+            let mut late = ShardWriter::new(late_store, retry);
+            keys.push(commit_shards(&mut late, 0, 3));
+            // Publish until every committed shard is in some generation, dropping those
+            // played more than one generation before the newest.
             for round in 0.. {
                 let shards = second.new_shards().unwrap();
                 if shards.is_empty() && round > 0 {
                     break;
                 }
+                let newest = second.next_generation() - 1;
+                let (stale, fresh): (Vec<Key>, Vec<Key>) = shards.into_iter().partition(|shard| {
+                    let played: u64 = shard.as_str()["shards/g".len()..][..8].parse().unwrap();
+                    newest.saturating_sub(played) > 1
+                });
                 second
-                    .publish(format!("model {round} by the second").as_bytes(), &shards)
+                    .publish_with_stale(
+                        format!("model {round} by the second").as_bytes(),
+                        &fresh,
+                        &stale,
+                    )
                     .unwrap();
             }
+            let epoch_one_after = read_log_entries(&Prefixed(backend.handle(), run.clone()))
+                .into_iter()
+                .filter(|entry| entry.epoch == 1 && entry.index >= fenced_at)
+                .count();
+            assert_eq!(
+                epoch_one_after, 0,
+                "seed {seed}: the zombie published after its fencing"
+            );
             keys
         });
         for store in &stores {
@@ -529,7 +572,7 @@ fn faults_keep_the_protocol_properties(backend: &dyn Backend) {
             .collect();
         assert_eq!(
             reported.len(),
-            18,
+            21,
             "seed {seed}: every prepared shard has its own key"
         );
         assert_eq!(
@@ -537,10 +580,14 @@ fn faults_keep_the_protocol_properties(backend: &dyn Backend) {
             "seed {seed}: the committed shards, each once, and nothing else"
         );
         assert_eq!(
-            (audit.shards_added, audit.shards_not_added.len()),
-            (18, 0),
-            "seed {seed}"
+            (
+                audit.shards_added + audit.shards_stale,
+                audit.shards_not_added.len()
+            ),
+            (21, 0),
+            "seed {seed}: every shard added or dropped, by one generation"
         );
+        assert!(audit.shards_stale >= 3, "seed {seed}: {audit:?}");
         assert_eq!(audit.takeovers, 2, "seed {seed}");
         for index in 0..audit.entries {
             read_entry(&clean, index, &Retry::immediately(1))
@@ -552,6 +599,13 @@ fn faults_keep_the_protocol_properties(backend: &dyn Backend) {
         injected.0 > 0 && injected.1 > 0,
         "faults were injected: {injected:?}"
     );
+}
+
+/// Every log entry of `store`, in order (the log must be contiguous).
+fn read_log_entries(store: &dyn Store) -> Vec<store::commit::LogEntry> {
+    (0..)
+        .map_while(|index| read_entry(store, index, &Retry::immediately(1)).unwrap())
+        .collect()
 }
 
 /// A store seen under a sub-folder of another (one run per seed in one bucket).
@@ -727,4 +781,204 @@ fn s3_objects_reach_the_servers_disk() {
             .unwrap();
     let error = wrong.get(&shard.key).unwrap_err();
     assert!(!error.is_transient(), "{error}");
+}
+
+/// What a [`CheckThenWrite`] store runs around the first create of one log entry.
+type Hook = Box<dyn Fn() + Send + Sync>;
+
+/// A store whose create-only check is not atomic, the way s3s-fs's is not: `put_if_absent`
+/// checks that the key is free, then writes over whatever is there by then. Around the
+/// first create of log entry `index` it runs `between` (after the check, before the write:
+/// where a racing create slips in) and `after` (after the write, before the answer).
+struct CheckThenWrite {
+    inner: MemoryStore,
+    index: u64,
+    between: Hook,
+    after: Hook,
+    done: std::sync::atomic::AtomicBool,
+}
+
+impl std::fmt::Debug for CheckThenWrite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CheckThenWrite")
+    }
+}
+
+impl CheckThenWrite {
+    fn wrap(inner: &MemoryStore, index: u64, between: Hook, after: Hook) -> Arc<dyn Store> {
+        Arc::new(CheckThenWrite {
+            inner: inner.clone(),
+            index,
+            between,
+            after,
+            done: false.into(),
+        })
+    }
+}
+
+impl Store for CheckThenWrite {
+    fn describe(&self) -> String {
+        "check-then-write".into()
+    }
+    fn get(&self, key: &Key) -> store::Result<Vec<u8>> {
+        self.inner.get(key)
+    }
+    fn put(&self, key: &Key, bytes: &[u8]) -> store::Result<()> {
+        self.inner.put(key, bytes)
+    }
+    fn put_if_absent(&self, key: &Key, bytes: &[u8]) -> store::Result<()> {
+        if self.inner.size(key)?.is_some() {
+            return Err(Error::AlreadyExists {
+                store: self.describe(),
+                key: key.to_string(),
+            });
+        }
+        let hooked = *key == store::commit::log_key(self.index)
+            && !self.done.swap(true, std::sync::atomic::Ordering::SeqCst);
+        if hooked {
+            (self.between)();
+        }
+        self.inner.put(key, bytes)?;
+        if hooked {
+            (self.after)();
+        }
+        Ok(())
+    }
+    fn list(&self, folder: &str) -> store::Result<Vec<Listed>> {
+        self.inner.list(folder)
+    }
+    fn delete(&self, key: &Key) -> store::Result<()> {
+        self.inner.delete(key)
+    }
+    fn size(&self, key: &Key) -> store::Result<Option<u64>> {
+        self.inner.size(key)
+    }
+}
+
+fn nothing() -> Hook {
+    Box::new(|| {})
+}
+
+/// The interleavings of s3s-fs's non-atomic create check in the one place two processes
+/// create the same key: an old trainer's publication and a new trainer's takeover at one log
+/// index, both passing the check, the later write replacing the earlier. Whichever write
+/// lands last and whenever the loser reads back, no generation gets two entries, the log
+/// stays clean, and exactly one trainer is fenced, with the fencing error. (Without the
+/// protocol's verify-after-create and its re-read of a trainer's previous entry, case 1
+/// gives generation 1 two entries: the new trainer never saw the old one's.)
+#[test]
+fn check_then_write_races_fence_exactly_one_trainer() {
+    let retry = Retry::immediately(3);
+
+    // 1. The old trainer's publication lands last, after the new trainer read its takeover
+    //    back: the new trainer is fenced at its first publication, the old one goes on.
+    let memory = MemoryStore::new();
+    let new = Arc::new(Mutex::new(None));
+    let (slot, plain) = (new.clone(), memory.clone());
+    let racy = CheckThenWrite::wrap(
+        &memory,
+        2,
+        Box::new(move || {
+            let trainer = Trainer::start(Arc::new(plain.clone()), retry).unwrap();
+            *slot.lock().unwrap() = Some(trainer);
+        }),
+        nothing(),
+    );
+    let mut old = Trainer::start(racy, retry).unwrap();
+    old.publish(b"model 0", &[]).unwrap();
+    old.publish(b"model 1 by epoch 1", &[]).unwrap();
+    let mut new = new.lock().unwrap().take().expect("the race ran");
+    assert_eq!((new.epoch(), new.next_generation()), (2, 1));
+    let fenced = new.publish(b"model 1 by epoch 2", &[]).unwrap_err();
+    assert_fenced(&fenced, 2, 1, 2);
+    assert!(fenced.to_string().contains("was fenced"), "{fenced}");
+    old.publish(b"model 2 by epoch 1", &[]).unwrap();
+    let audit = verify(&memory).unwrap();
+    assert!(audit.is_clean(), "{:?}", audit.violations);
+    assert_eq!((audit.generations, audit.takeovers), (3, 1));
+
+    // 2. The new trainer's takeover lands last, after the old trainer read its publication
+    //    back: the old trainer is fenced at its next publication, the new one publishes
+    //    generation 1 (the old one's generation 1 is gone with its entry).
+    let memory = MemoryStore::new();
+    let old = Arc::new(Mutex::new(
+        Trainer::start(Arc::new(memory.clone()), retry).unwrap(),
+    ));
+    old.lock().unwrap().publish(b"model 0", &[]).unwrap();
+    let publisher = old.clone();
+    let racy = CheckThenWrite::wrap(
+        &memory,
+        2,
+        Box::new(move || {
+            publisher
+                .lock()
+                .unwrap()
+                .publish(b"model 1 by epoch 1", &[])
+                .unwrap();
+        }),
+        nothing(),
+    );
+    let mut new = Trainer::start(racy, retry).unwrap();
+    assert_eq!((new.epoch(), new.next_generation()), (2, 1));
+    let fenced = old
+        .lock()
+        .unwrap()
+        .publish(b"model 2 by epoch 1", &[])
+        .unwrap_err();
+    assert_fenced(&fenced, 1, 2, 2);
+    new.publish(b"model 1 by epoch 2", &[]).unwrap();
+    let audit = verify(&memory).unwrap();
+    assert!(audit.is_clean(), "{:?}", audit.violations);
+    assert_eq!((audit.generations, audit.takeovers), (2, 2));
+    assert_eq!(
+        Follower::from_start(Arc::new(memory.clone()), retry)
+            .poll()
+            .unwrap()
+            .unwrap()
+            .model_sha256,
+        sha256_hex(b"model 1 by epoch 2")
+    );
+
+    // 3. Both writes land before the first writer reads back: its read-back sees the other
+    //    entry and it is fenced at once, within the same publication.
+    let memory = MemoryStore::new();
+    let barrier = Arc::new(std::sync::Barrier::new(2));
+    let (a_wrote, a_wrote_rx) = std::sync::mpsc::channel::<()>();
+    let (b_wrote, b_wrote_rx) = std::sync::mpsc::channel::<()>();
+    let (a_wrote, a_wrote_rx) = (Mutex::new(a_wrote), Mutex::new(a_wrote_rx));
+    let (b_wrote, b_wrote_rx) = (Mutex::new(b_wrote), Mutex::new(b_wrote_rx));
+    let gate = barrier.clone();
+    let old_store = CheckThenWrite::wrap(
+        &memory,
+        2,
+        Box::new(move || {
+            gate.wait();
+        }),
+        Box::new(move || {
+            a_wrote.lock().unwrap().send(()).unwrap();
+            b_wrote_rx.lock().unwrap().recv().unwrap();
+        }),
+    );
+    let mut old = Trainer::start(old_store, retry).unwrap();
+    old.publish(b"model 0", &[]).unwrap();
+    let new_store = CheckThenWrite::wrap(
+        &memory,
+        2,
+        Box::new(move || {
+            barrier.wait();
+            a_wrote_rx.lock().unwrap().recv().unwrap();
+        }),
+        Box::new(move || b_wrote.lock().unwrap().send(()).unwrap()),
+    );
+    let (fenced, new) = std::thread::scope(|scope| {
+        let publishing = scope.spawn(|| old.publish(b"model 1 by epoch 1", &[]));
+        let starting = scope.spawn(move || Trainer::start(new_store, retry));
+        (publishing.join().unwrap(), starting.join().unwrap())
+    });
+    assert_fenced(&fenced.unwrap_err(), 1, 2, 2);
+    let mut new = new.unwrap();
+    new.publish(b"model 1 by epoch 2", &[]).unwrap();
+    let audit = verify(&memory).unwrap();
+    assert!(audit.is_clean(), "{:?}", audit.violations);
+    assert_eq!((audit.generations, audit.takeovers), (2, 2));
 }
