@@ -49,7 +49,11 @@
 //! stops as fenced. The test asserts what must hold either way: one trainer goes on, the
 //! other says it was fenced, the log stays clean.
 //!
-//! `LOAZERO_CHAOS_ROUNDS` sets the rounds (default 4, `make test`; `make chaos`: 20),
+//! The test is `#[ignore]`d in `make test`: on a quiet 2-core machine the tiny run goes
+//! fast enough that 4 rounds left about 1 600 shard bundles, and the last trainer's fresh
+//! copy and the final audit read them one GET at a time (about 25–50 a second from
+//! s3s-fs), 615 s in all, a third of CI's budget. `make chaos` runs it (`--ignored`).
+//! `LOAZERO_CHAOS_ROUNDS` sets the rounds (default 4; `make chaos`: 20),
 //! `LOAZERO_CHAOS_SEED` the seed (default 27). The faults are drawn in shuffled blocks of the
 //! five kinds, so every 5 rounds hold each kind once. The seed and each round's fault are
 //! printed (shown on failure; `--nocapture` shows them always). Without s3s-fs the test says
@@ -841,6 +845,7 @@ impl Chaos {
 }
 
 #[test]
+#[ignore = "long: make chaos (4 rounds took 615 s on a quiet 2-core Zen 4)"]
 fn a_store_run_survives_seeded_chaos() {
     let Some(binary) = s3_server::binary_or_skip("a_store_run_survives_seeded_chaos") else {
         return;
