@@ -21,7 +21,7 @@ mod common;
 #[path = "../store/tests/s3_server/mod.rs"]
 mod s3_server;
 
-use common::{temp_dir, tiny_run_sets, Server, BIN};
+use common::{bundle_files, temp_dir, tiny_run_sets, Server, BIN};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::Arc;
@@ -87,23 +87,6 @@ fn stop(mut worker: Child) -> Output {
         std::thread::sleep(Duration::from_millis(50));
     }
     worker.wait_with_output().unwrap()
-}
-
-/// The files of a shard bundle (`src/run/bundle.rs`): (name, size), the shard first.
-fn bundle_files(bytes: &[u8]) -> Vec<(String, usize)> {
-    let mut rest = bytes
-        .strip_prefix(b"loazero-shard-bundle 1\n".as_slice())
-        .expect("a shard bundle");
-    let mut files = Vec::new();
-    while !rest.is_empty() {
-        let len = u32::from_le_bytes(rest[..4].try_into().unwrap()) as usize;
-        let name = String::from_utf8(rest[4..4 + len].to_vec()).unwrap();
-        rest = &rest[4 + len..];
-        let size = u64::from_le_bytes(rest[..8].try_into().unwrap()) as usize;
-        rest = &rest[8 + size..];
-        files.push((name, size));
-    }
-    files
 }
 
 /// The whole scenario on the store `spec` (opened by the test with `open`), with `env` for

@@ -64,7 +64,7 @@ mod common;
 #[path = "../store/tests/s3_server/mod.rs"]
 mod s3_server;
 
-use common::{temp_dir, tiny_run_sets, BIN};
+use common::{bundle_files, temp_dir, tiny_run_sets, BIN};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::io::{Read, Write};
@@ -498,23 +498,6 @@ fn newest_publication(store: &dyn Store) -> Result<Option<(u64, u64)>, String> {
         .rev()
         .find(|e| e.publication.is_some())
         .map(|e| (e.index, e.epoch)))
-}
-
-/// The files of a shard bundle (`src/run/bundle.rs`): (name, size), the shard first.
-fn bundle_files(bytes: &[u8]) -> Vec<(String, usize)> {
-    let mut rest = bytes
-        .strip_prefix(b"loazero-shard-bundle 1\n".as_slice())
-        .expect("a shard bundle");
-    let mut files = Vec::new();
-    while !rest.is_empty() {
-        let len = u32::from_le_bytes(rest[..4].try_into().unwrap()) as usize;
-        let name = String::from_utf8(rest[4..4 + len].to_vec()).unwrap();
-        rest = &rest[4 + len..];
-        let size = u64::from_le_bytes(rest[..8].try_into().unwrap()) as usize;
-        rest = &rest[8 + size..];
-        files.push((name, size));
-    }
-    files
 }
 
 /// The whole chaos: the processes, the faults, the final checks.

@@ -437,3 +437,20 @@ impl Drop for Engine {
         let _ = self.child.wait();
     }
 }
+
+/// The files of a shard bundle (`src/run/bundle.rs`): (name, size), the shard first.
+pub fn bundle_files(bytes: &[u8]) -> Vec<(String, usize)> {
+    let mut rest = bytes
+        .strip_prefix(b"loazero-shard-bundle 1\n".as_slice())
+        .expect("a shard bundle");
+    let mut files = Vec::new();
+    while !rest.is_empty() {
+        let len = u32::from_le_bytes(rest[..4].try_into().unwrap()) as usize;
+        let name = String::from_utf8(rest[4..4 + len].to_vec()).unwrap();
+        rest = &rest[4 + len..];
+        let size = u64::from_le_bytes(rest[..8].try_into().unwrap()) as usize;
+        rest = &rest[8 + size..];
+        files.push((name, size));
+    }
+    files
+}
