@@ -372,9 +372,11 @@ impl LocalCopy {
         retry: &Retry,
     ) -> Result<SyncReport> {
         let mut report = SyncReport::default();
-        // In batches, in `wanted`'s order (a pinned state comes last): the batch's missing
-        // objects are downloaded at once, then placed one by one.
-        for batch in wanted.chunks(PARALLEL_DOWNLOADS * 8) {
+        // In batches of PARALLEL_DOWNLOADS, in `wanted`'s order (a pinned state comes
+        // last): the batch's missing objects are downloaded at once, then placed one by
+        // one. Small batches bound the bytes held at once to that many objects (models of
+        // a large net are hundreds of megabytes each).
+        for batch in wanted.chunks(PARALLEL_DOWNLOADS) {
             let keep: Vec<bool> = batch.iter().map(|w| self.can_keep(w)).collect();
             let missing: Vec<&Wanted> = batch
                 .iter()
