@@ -87,6 +87,7 @@
 
 use crate::error::{Error, Result};
 use crate::key::Key;
+use crate::parallel;
 use crate::Store;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -328,6 +329,33 @@ fn create_verified(store: &dyn Store, key: &Key, bytes: &[u8], retry: &Retry) ->
     }
 }
 
+/// Log entries read at once while a trainer takes over: bounds the bytes held at once.
+const LOG_BATCH: usize = 256;
+
+/// The indices 0, 1, …, n−1 of the log's entries as listed now, up to the first gap (a
+/// listing that lags or misses an entry only means the reader goes on one at a time).
+fn listed_log_prefix(store: &dyn Store, retry: &Retry) -> Result<Vec<u64>> {
+    let mut indices: Vec<u64> = retry
+        .run(|| store.list("log"))?
+        .iter()
+        .filter_map(|l| {
+            l.key
+                .as_str()
+                .strip_prefix("log/")?
+                .strip_suffix(".json")?
+                .parse::<u64>()
+                .ok()
+        })
+        .collect();
+    indices.sort_unstable();
+    Ok(indices
+        .into_iter()
+        .enumerate()
+        .take_while(|&(position, index)| position as u64 == index)
+        .map(|(_, index)| index)
+        .collect())
+}
+
 /// Reads log entry `index`, or `None` when it does not exist (yet).
 pub fn read_entry(store: &dyn Store, index: u64, retry: &Retry) -> Result<Option<LogEntry>> {
     match retry.run(|| store.get(&log_key(index))) {
@@ -482,6 +510,26 @@ impl Trainer {
             fenced: None,
             last_written: None,
         };
+        // The entries listed now, several at a time (a long run's log is thousands of
+        // entries, one round trip each), then forward one at a time to the true end (a
+        // listing may lag, and entries may have been added since).
+        let listed = listed_log_prefix(trainer.store.as_ref(), &trainer.retry)?;
+        for batch in listed.chunks(LOG_BATCH) {
+            let store = trainer.store.as_ref();
+            let retry = &trainer.retry;
+            let read = parallel::map(batch, parallel::READS_IN_FLIGHT, |&index| {
+                read_entry(store, index, retry)
+            });
+            for entry in read {
+                match entry? {
+                    Some(entry) => trainer.take_over_after(entry)?,
+                    None => break,
+                }
+            }
+            if trainer.next_index < batch[batch.len() - 1] + 1 {
+                break;
+            }
+        }
         while let Some(entry) =
             read_entry(trainer.store.as_ref(), trainer.next_index, &trainer.retry)?
         {
@@ -914,13 +962,20 @@ pub fn verify(store: &dyn Store) -> Result<Audit> {
             break;
         }
     }
+    // Shards listed after the log: every shard an entry listed above names was committed
+    // before that entry, so it is in this listing.
+    let shards = store.list("shards")?;
+    let committed: HashSet<&str> = shards.iter().map(|l| l.key.as_str()).collect();
+    let logged = parallel::map(&indices, parallel::READS_IN_FLIGHT, |&index| {
+        store.get(&log_key(index))
+    });
     let mut epoch_writers: HashMap<u64, String> = HashMap::new();
     let mut current_epoch: Option<u64> = None;
     let mut added: HashMap<String, u64> = HashMap::new();
     let mut stale: HashMap<String, u64> = HashMap::new();
-    for &index in &indices {
-        let bytes = store.get(&log_key(index))?;
-        let entry = match LogEntry::parse(store, index, &bytes) {
+    let mut publications = Vec::new();
+    for (&index, bytes) in indices.iter().zip(logged) {
+        let entry = match LogEntry::parse(store, index, &bytes?) {
             Ok(entry) => entry,
             Err(error) => {
                 audit.violations.push(error.to_string());
@@ -936,7 +991,7 @@ pub fn verify(store: &dyn Store) -> Result<Audit> {
                 ));
             }
         }
-        match &entry.publication {
+        match entry.publication {
             None => {
                 audit.takeovers += 1;
                 if current_epoch.is_some_and(|epoch| entry.epoch <= epoch) {
@@ -962,7 +1017,6 @@ pub fn verify(store: &dyn Store) -> Result<Audit> {
                     ));
                 }
                 audit.generations += 1;
-                verify_model(store, index, publication, &mut audit)?;
                 for shard in &publication.shards_stale {
                     if let Some(earlier) = stale.insert(shard.clone(), publication.generation) {
                         audit.violations.push(format!(
@@ -978,18 +1032,21 @@ pub fn verify(store: &dyn Store) -> Result<Audit> {
                             publication.generation
                         ));
                     }
-                    let exists = match Key::new(shard.as_str()) {
-                        Ok(key) => store.size(&key)?.is_some(),
-                        Err(_) => false,
-                    };
-                    if !exists {
+                    if !committed.contains(shard.as_str()) {
                         audit
                             .violations
                             .push(format!("entry {index}: added shard {shard} does not exist"));
                     }
                 }
+                publications.push((index, publication));
             }
         }
+    }
+    // The models, a few at a time (each is read whole to check its sha256).
+    for found in parallel::map(&publications, parallel::READS_IN_FLIGHT, |(index, p)| {
+        model_violation(store, *index, p)
+    }) {
+        audit.violations.extend(found?);
     }
     for (epoch, writer) in &epoch_writers {
         let claim = match store.get(&epoch_key(*epoch)) {
@@ -1006,7 +1063,6 @@ pub fn verify(store: &dyn Store) -> Result<Audit> {
             ));
         }
     }
-    let shards = store.list("shards")?;
     audit.shards_committed = shards.len();
     audit.shards_added = added.len();
     audit.shards_stale = stale.len();
@@ -1023,41 +1079,36 @@ pub fn verify(store: &dyn Store) -> Result<Audit> {
     Ok(audit)
 }
 
-fn verify_model(
+/// What is wrong with `publication`'s model (entry `index`), if anything: missing, or not
+/// of its recorded size and sha256.
+fn model_violation(
     store: &dyn Store,
     index: u64,
     publication: &Publication,
-    audit: &mut Audit,
-) -> Result<()> {
+) -> Result<Option<String>> {
     let Ok(key) = Key::new(publication.model_key.as_str()) else {
-        audit.violations.push(format!(
+        return Ok(Some(format!(
             "entry {index}: model key {:?} is not a key",
             publication.model_key
-        ));
-        return Ok(());
+        )));
     };
     match store.get(&key) {
-        Ok(bytes) => {
-            if bytes.len() as u64 != publication.model_size
-                || sha256_hex(&bytes) != publication.model_sha256
-            {
-                audit.violations.push(format!(
-                    "entry {index}: model {key} differs from its recorded size and sha256"
-                ));
-            }
+        Ok(bytes) => Ok((bytes.len() as u64 != publication.model_size
+            || sha256_hex(&bytes) != publication.model_sha256)
+            .then(|| {
+                format!("entry {index}: model {key} differs from its recorded size and sha256")
+            })),
+        Err(Error::NotFound { .. }) => {
+            Ok(Some(format!("entry {index}: model {key} does not exist")))
         }
-        Err(Error::NotFound { .. }) => audit
-            .violations
-            .push(format!("entry {index}: model {key} does not exist")),
-        Err(error) => return Err(error),
+        Err(error) => Err(error),
     }
-    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::MemoryStore;
+    use crate::{Listed, MemoryStore};
 
     #[test]
     fn retry_stops_at_definite_answers_and_after_its_attempts() {
@@ -1084,6 +1135,75 @@ mod tests {
         });
         assert!(matches!(outcome, Err(Error::NotFound { .. })));
         assert_eq!(calls, 1);
+    }
+
+    #[test]
+    fn a_trainer_takes_over_a_log_longer_than_a_batch_and_one_listed_only_in_part() {
+        let store = MemoryStore::new();
+        let shared: Arc<dyn Store> = Arc::new(store.clone());
+        let retry = Retry::immediately(1);
+        let mut first = Trainer::start(shared.clone(), retry.clone()).unwrap();
+        let mut writer = ShardWriter::new(shared.clone(), retry.clone());
+        let generations = 2 * LOG_BATCH as u64 + 37;
+        let mut keys = Vec::new();
+        for generation in 0..generations {
+            let shard = writer.prepare(generation, vec![generation as u8]);
+            writer.commit(&shard).unwrap();
+            first
+                .publish(
+                    format!("model {generation}").as_bytes(),
+                    &[shard.key.clone()],
+                )
+                .unwrap();
+            keys.push(shard.key);
+        }
+        let second = Trainer::start(shared.clone(), retry.clone()).unwrap();
+        assert_eq!(second.next_generation(), generations);
+        assert_eq!(second.latest().unwrap().generation, generations - 1);
+        assert_eq!(
+            second.added_by(&keys[300]),
+            Some(300),
+            "every entry was applied"
+        );
+        // The newest entries missing from the listing (a listing that lags): read one at a
+        // time past its end.
+        #[derive(Debug)]
+        struct LaggingList(MemoryStore, usize);
+        impl Store for LaggingList {
+            fn describe(&self) -> String {
+                "a listing missing its newest entries".into()
+            }
+            fn get(&self, key: &Key) -> Result<Vec<u8>> {
+                self.0.get(key)
+            }
+            fn put(&self, key: &Key, bytes: &[u8]) -> Result<()> {
+                self.0.put(key, bytes)
+            }
+            fn put_if_absent(&self, key: &Key, bytes: &[u8]) -> Result<()> {
+                self.0.put_if_absent(key, bytes)
+            }
+            fn list(&self, folder: &str) -> Result<Vec<Listed>> {
+                let mut listed = self.0.list(folder)?;
+                listed.truncate(listed.len().saturating_sub(self.1));
+                Ok(listed)
+            }
+            fn delete(&self, key: &Key) -> Result<()> {
+                self.0.delete(key)
+            }
+            fn size(&self, key: &Key) -> Result<Option<u64>> {
+                self.0.size(key)
+            }
+        }
+        let lagging: Arc<dyn Store> = Arc::new(LaggingList(store.clone(), 300));
+        let third = Trainer::start(lagging, retry.clone()).unwrap();
+        assert_eq!(third.next_generation(), generations);
+        assert!(matches!(
+            first.publish(b"late", &[]),
+            Err(Error::Fenced { .. })
+        ));
+        let audit = verify(&store).unwrap();
+        assert!(audit.is_clean(), "{:?}", audit.violations);
+        assert_eq!((audit.generations, audit.takeovers), (generations, 3));
     }
 
     #[test]

@@ -20,8 +20,9 @@
 //!
 //! On top of it, [`commit`] is the commit protocol (its module doc is the contract: keys,
 //! writer ids, generations, fencing, the start-up probe, and which guarantee each test
-//! relies on), and [`faults`] is a seeded fault-injecting wrapper of any store for the
-//! protocol's tests.
+//! relies on), [`faults`] is a seeded fault-injecting wrapper of any store for the
+//! protocol's tests, and [`parallel`] reads many objects at once (a store's latency, not its
+//! bandwidth, bounds reading thousands of small objects one after another).
 
 pub mod commit;
 mod dir;
@@ -31,6 +32,7 @@ mod key;
 mod memory;
 mod object;
 mod open;
+pub mod parallel;
 
 pub use dir::DirStore;
 pub use error::{Error, Result};
