@@ -35,8 +35,6 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 use store::commit::{self, Retry};
 use store::{Key, Listed, Store};
 
@@ -446,7 +444,7 @@ impl LocalCopy {
 /// thousands of small shard bundles, and one GET at a time is bound by the store's latency
 /// (about 25–50 objects a second from a local s3s-fs; tens of milliseconds an object from a
 /// cloud store).
-const PARALLEL_DOWNLOADS: usize = 8;
+const PARALLEL_DOWNLOADS: usize = store::parallel::READS_IN_FLIGHT;
 
 /// The bytes of `wanted`: its pinned bytes, or read from the store (`None`: gone since it
 /// was listed).
@@ -461,9 +459,6 @@ fn download(store: &dyn Store, wanted: &Wanted, retry: &Retry) -> Result<Option<
     }
 }
 
-/// What [`download`] gives for one object.
-type Downloaded = Result<Option<Vec<u8>>>;
-
 /// [`download`]s every object of `wanted` on up to [`PARALLEL_DOWNLOADS`] threads; the
 /// results in `wanted`'s order, or the first error.
 fn download_all(
@@ -471,28 +466,8 @@ fn download_all(
     wanted: &[&Wanted],
     retry: &Retry,
 ) -> Result<Vec<Option<Vec<u8>>>> {
-    if wanted.len() <= 1 {
-        return wanted.iter().map(|w| download(store, w, retry)).collect();
-    }
-    let next = AtomicUsize::new(0);
-    let slots: Vec<Mutex<Option<Downloaded>>> = wanted.iter().map(|_| Mutex::new(None)).collect();
-    std::thread::scope(|scope| {
-        for _ in 0..PARALLEL_DOWNLOADS.min(wanted.len()) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(w) = wanted.get(i) else { break };
-                let outcome = download(store, w, retry);
-                *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
-            });
-        }
-    });
-    slots
+    store::parallel::map(wanted, PARALLEL_DOWNLOADS, |w| download(store, w, retry))
         .into_iter()
-        .map(|slot| {
-            slot.into_inner()
-                .unwrap_or_else(|e| e.into_inner())
-                .expect("every object was downloaded")
-        })
         .collect()
 }
 
@@ -700,7 +675,8 @@ pub fn bundles(listed: impl IntoIterator<Item = Listed>) -> Vec<Wanted> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
     use store::MemoryStore;
 
     /// A store that records every key read and counts writes, refusing them when
@@ -948,29 +924,35 @@ pub(crate) mod tests {
         assert_eq!(newest_loop_epoch(&memory, Some(1), &retry).unwrap(), None);
     }
 
-    /// A store whose trainer mirrors its next phase (a new model, then the state naming
-    /// it) right after the first read of `state.json`: the race a copy of a live trainer's
-    /// files meets.
-    #[derive(Debug, Default)]
-    struct MirrorsAfterStateRead {
+    /// A memory store that runs `after_get` after each read, with the key read (before
+    /// the read's bytes are returned): the races and waits of the tests below.
+    struct AfterGet {
         inner: MemoryStore,
-        mirrored: std::sync::atomic::AtomicBool,
+        after_get: Box<dyn Fn(&MemoryStore, &Key) + Send + Sync>,
     }
 
-    impl Store for MirrorsAfterStateRead {
+    impl AfterGet {
+        fn new(after_get: impl Fn(&MemoryStore, &Key) + Send + Sync + 'static) -> AfterGet {
+            AfterGet {
+                inner: MemoryStore::default(),
+                after_get: Box::new(after_get),
+            }
+        }
+    }
+
+    impl std::fmt::Debug for AfterGet {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("AfterGet")
+        }
+    }
+
+    impl Store for AfterGet {
         fn describe(&self) -> String {
-            "a trainer that mirrors after the state is read".into()
+            "a memory store with a hook after each read".into()
         }
         fn get(&self, k: &Key) -> store::Result<Vec<u8>> {
             let bytes = self.inner.get(k)?;
-            if k.as_str().ends_with("state.json") && !self.mirrored.swap(true, Ordering::SeqCst) {
-                self.inner
-                    .put(&key("loop/e00000001/models/gen-0002.safetensors"), b"m2")
-                    .unwrap();
-                self.inner
-                    .put(&key("loop/e00000001/state.json"), b"{\"best\": 2}")
-                    .unwrap();
-            }
+            (self.after_get)(&self.inner, k);
             Ok(bytes)
         }
         fn put(&self, k: &Key, bytes: &[u8]) -> store::Result<()> {
@@ -992,7 +974,20 @@ pub(crate) mod tests {
 
     #[test]
     fn the_state_is_read_before_the_listing_and_written_last() {
-        let store = MirrorsAfterStateRead::default();
+        // The trainer mirrors its next phase (a new model, then the state naming it) right
+        // after the first read of `state.json`: the race a copy of a live trainer's files
+        // meets.
+        let mirrored = std::sync::atomic::AtomicBool::new(false);
+        let store = AfterGet::new(move |inner, k| {
+            if k.as_str().ends_with("state.json") && !mirrored.swap(true, Ordering::SeqCst) {
+                inner
+                    .put(&key("loop/e00000001/models/gen-0002.safetensors"), b"m2")
+                    .unwrap();
+                inner
+                    .put(&key("loop/e00000001/state.json"), b"{\"best\": 2}")
+                    .unwrap();
+            }
+        });
         let put = |k: &str, v: &[u8]| store.inner.put(&key(k), v).unwrap();
         put("loop/e00000001/models/gen-0001.safetensors", b"m1");
         put("loop/e00000001/state.json", b"{\"best\": 1}");
@@ -1021,53 +1016,31 @@ pub(crate) mod tests {
         assert!(root.join("models/gen-0001.safetensors").is_file());
     }
 
-    /// A store whose reads wait (up to 5 s) until another read is in flight, and which
-    /// records the most reads in flight at once.
-    #[derive(Debug, Default)]
-    struct Overlapping {
-        inner: MemoryStore,
-        in_flight: Mutex<usize>,
-        changed: std::sync::Condvar,
-        most: AtomicUsize,
-    }
-
-    impl Store for Overlapping {
-        fn describe(&self) -> String {
-            "reads that wait for each other".into()
-        }
-        fn get(&self, k: &Key) -> store::Result<Vec<u8>> {
-            let mut n = self.in_flight.lock().unwrap();
-            *n += 1;
-            self.most.fetch_max(*n, Ordering::SeqCst);
-            self.changed.notify_all();
-            let (mut n, _) = self
-                .changed
-                .wait_timeout_while(n, std::time::Duration::from_secs(5), |n| *n < 2)
-                .unwrap();
-            *n -= 1;
-            drop(n);
-            self.inner.get(k)
-        }
-        fn put(&self, k: &Key, bytes: &[u8]) -> store::Result<()> {
-            self.inner.put(k, bytes)
-        }
-        fn put_if_absent(&self, k: &Key, bytes: &[u8]) -> store::Result<()> {
-            self.inner.put_if_absent(k, bytes)
-        }
-        fn list(&self, folder: &str) -> store::Result<Vec<Listed>> {
-            self.inner.list(folder)
-        }
-        fn delete(&self, k: &Key) -> store::Result<()> {
-            self.inner.delete(k)
-        }
-        fn size(&self, k: &Key) -> store::Result<Option<u64>> {
-            self.inner.size(k)
-        }
-    }
-
     #[test]
     fn missing_objects_are_downloaded_several_at_once_and_placed_in_order() {
-        let store = Overlapping::default();
+        // Each read waits (up to 5 s) until another read is in flight, until two have
+        // overlapped once; the most reads in flight at once are recorded.
+        #[derive(Default)]
+        struct Overlap {
+            in_flight: Mutex<usize>,
+            changed: std::sync::Condvar,
+            most: AtomicUsize,
+        }
+        let overlap = Arc::new(Overlap::default());
+        let seen = overlap.clone();
+        let store = AfterGet::new(move |_, _| {
+            let mut n = seen.in_flight.lock().unwrap();
+            *n += 1;
+            seen.most.fetch_max(*n, Ordering::SeqCst);
+            seen.changed.notify_all();
+            let (mut n, _) = seen
+                .changed
+                .wait_timeout_while(n, std::time::Duration::from_secs(5), |n| {
+                    *n < 2 && seen.most.load(Ordering::SeqCst) < 2
+                })
+                .unwrap();
+            *n -= 1;
+        });
         for g in 0..20 {
             let k = format!("loop/e00000001/models/gen-{g:04}.safetensors");
             store
@@ -1085,7 +1058,7 @@ pub(crate) mod tests {
         let mut copy = LocalCopy::open(&dir.path().join("copy"), &store).unwrap();
         let report = copy.sync(&store, &w, &retry).unwrap();
         assert_eq!((report.fetched, report.kept), (21, 0), "{report}");
-        assert!(store.most.load(Ordering::SeqCst) >= 2, "reads overlapped");
+        assert!(overlap.most.load(Ordering::SeqCst) >= 2, "reads overlapped");
         for g in 0..20 {
             let file = dir
                 .path()
