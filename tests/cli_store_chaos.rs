@@ -478,12 +478,7 @@ fn wait_until(what: &str, mut condition: impl FnMut() -> Result<bool, String>) {
 fn read_log(store: &dyn Store) -> Result<Vec<LogEntry>, String> {
     let listed = store.list("log").map_err(|e| e.to_string())?;
     store::parallel::map(&listed, store::parallel::READS_IN_FLIGHT, |listed| {
-        let index: u64 = listed
-            .key
-            .as_str()
-            .strip_prefix("log/")
-            .and_then(|n| n.strip_suffix(".json"))
-            .and_then(|n| n.parse().ok())
+        let index = store::commit::log_index(&listed.key)
             .ok_or_else(|| format!("{} is not a log entry", listed.key))?;
         let bytes = store.get(&listed.key).map_err(|e| e.to_string())?;
         LogEntry::parse(store, index, &bytes).map_err(|e| e.to_string())
@@ -500,14 +495,7 @@ fn newest_publication(store: &dyn Store) -> Result<Option<(u64, u64)>, String> {
         .list("log")
         .map_err(|e| e.to_string())?
         .iter()
-        .filter_map(|l| {
-            l.key
-                .as_str()
-                .strip_prefix("log/")?
-                .strip_suffix(".json")?
-                .parse::<u64>()
-                .ok()
-        })
+        .filter_map(|l| store::commit::log_index(&l.key))
         .max();
     let Some(last) = last else { return Ok(None) };
     let retry = store::commit::Retry::immediately(1);

@@ -191,6 +191,17 @@ pub fn log_key(index: u64) -> Key {
     Key::new(format!("log/{index:08}.json")).expect("a valid key")
 }
 
+/// The index of the log entry at `key` (`log/NNNNNNNN.json`, as [`log_key`] writes it), or
+/// `None` for any other key.
+pub fn log_index(key: &Key) -> Option<u64> {
+    let digits = key.as_str().strip_prefix("log/")?.strip_suffix(".json")?;
+    let index = digits
+        .bytes()
+        .all(|b| b.is_ascii_digit())
+        .then(|| digits.parse::<u64>().ok())??;
+    (log_key(index) == *key).then_some(index)
+}
+
 /// The key of epoch `epoch`'s claim.
 pub fn epoch_key(epoch: u64) -> Key {
     Key::new(format!("epochs/{epoch:08}.json")).expect("a valid key")
@@ -338,14 +349,7 @@ fn listed_log_prefix(store: &dyn Store, retry: &Retry) -> Result<Vec<u64>> {
     let mut indices: Vec<u64> = retry
         .run(|| store.list("log"))?
         .iter()
-        .filter_map(|l| {
-            l.key
-                .as_str()
-                .strip_prefix("log/")?
-                .strip_suffix(".json")?
-                .parse::<u64>()
-                .ok()
-        })
+        .filter_map(|l| log_index(&l.key))
         .collect();
     indices.sort_unstable();
     Ok(indices
@@ -793,17 +797,7 @@ impl Follower {
     /// the last publication (a stale listing only means the next poll reads more).
     pub fn near_end(store: Arc<dyn Store>, retry: Retry) -> Result<Follower> {
         let listed = retry.run(|| store.list("log"))?;
-        let last = listed
-            .iter()
-            .filter_map(|l| {
-                l.key
-                    .as_str()
-                    .strip_prefix("log/")?
-                    .strip_suffix(".json")?
-                    .parse::<u64>()
-                    .ok()
-            })
-            .max();
+        let last = listed.iter().filter_map(|l| log_index(&l.key)).max();
         let mut start = 0;
         if let Some(last) = last {
             for index in (0..=last).rev() {
@@ -939,16 +933,9 @@ pub fn verify(store: &dyn Store) -> Result<Audit> {
     let mut audit = Audit::default();
     let mut indices = Vec::new();
     for listed in store.list("log")? {
-        match listed
-            .key
-            .as_str()
-            .strip_prefix("log/")
-            .and_then(|n| n.strip_suffix(".json"))
-        {
-            Some(number) if number.len() == 8 && number.bytes().all(|b| b.is_ascii_digit()) => {
-                indices.push(number.parse::<u64>().expect("eight digits"))
-            }
-            _ => audit
+        match log_index(&listed.key) {
+            Some(index) => indices.push(index),
+            None => audit
                 .violations
                 .push(format!("{} is not a log entry name", listed.key)),
         }
@@ -1135,6 +1122,23 @@ mod tests {
         });
         assert!(matches!(outcome, Err(Error::NotFound { .. })));
         assert_eq!(calls, 1);
+    }
+
+    #[test]
+    fn log_index_reads_exactly_the_keys_log_key_writes() {
+        for index in [0, 7, 12_345_678, 123_456_789] {
+            assert_eq!(log_index(&log_key(index)), Some(index));
+        }
+        for other in [
+            "log/7.json",
+            "log/0000000x.json",
+            "log/-0000007.json",
+            "log/00000007.json.tmp",
+            "logs/00000007.json",
+            "epochs/00000007.json",
+        ] {
+            assert_eq!(log_index(&Key::new(other).unwrap()), None, "{other}");
+        }
     }
 
     #[test]
