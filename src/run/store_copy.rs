@@ -928,8 +928,11 @@ pub(crate) mod tests {
     /// the read's bytes are returned): the races and waits of the tests below.
     struct AfterGet {
         inner: MemoryStore,
-        after_get: Box<dyn Fn(&MemoryStore, &Key) + Send + Sync>,
+        after_get: Box<Hook>,
     }
+
+    /// What [`AfterGet`] runs after each read: the store and the key read.
+    type Hook = dyn Fn(&MemoryStore, &Key) + Send + Sync;
 
     impl AfterGet {
         fn new(after_get: impl Fn(&MemoryStore, &Key) + Send + Sync + 'static) -> AfterGet {

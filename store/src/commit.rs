@@ -1146,8 +1146,8 @@ mod tests {
         let store = MemoryStore::new();
         let shared: Arc<dyn Store> = Arc::new(store.clone());
         let retry = Retry::immediately(1);
-        let mut first = Trainer::start(shared.clone(), retry.clone()).unwrap();
-        let mut writer = ShardWriter::new(shared.clone(), retry.clone());
+        let mut first = Trainer::start(shared.clone(), retry).unwrap();
+        let mut writer = ShardWriter::new(shared.clone(), retry);
         let generations = 2 * LOG_BATCH as u64 + 37;
         let mut keys = Vec::new();
         for generation in 0..generations {
@@ -1156,12 +1156,12 @@ mod tests {
             first
                 .publish(
                     format!("model {generation}").as_bytes(),
-                    &[shard.key.clone()],
+                    std::slice::from_ref(&shard.key),
                 )
                 .unwrap();
             keys.push(shard.key);
         }
-        let second = Trainer::start(shared.clone(), retry.clone()).unwrap();
+        let second = Trainer::start(shared.clone(), retry).unwrap();
         assert_eq!(second.next_generation(), generations);
         assert_eq!(second.latest().unwrap().generation, generations - 1);
         assert_eq!(
@@ -1199,7 +1199,7 @@ mod tests {
             }
         }
         let lagging: Arc<dyn Store> = Arc::new(LaggingList(store.clone(), 300));
-        let third = Trainer::start(lagging, retry.clone()).unwrap();
+        let third = Trainer::start(lagging, retry).unwrap();
         assert_eq!(third.next_generation(), generations);
         assert!(matches!(
             first.publish(b"late", &[]),
