@@ -72,14 +72,63 @@ impl Tally {
 }
 
 /// An Elo difference with a 95% confidence interval.
+///
+/// In JSON a non-finite end is written as the text `"inf"`, `"-inf"` or `"NaN"` (JSON has
+/// no such numbers, and serde_json would write `null`, which could not be read back: a gate
+/// decided by a clean sweep and saved in `decision.json` stopped its resumed run).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EloEstimate {
     /// Point estimate (±∞ for a clean sweep).
+    #[serde(with = "any_float")]
     pub elo: f64,
     /// Lower end of the 95% interval.
+    #[serde(with = "any_float")]
     pub lower: f64,
     /// Upper end of the 95% interval.
+    #[serde(with = "any_float")]
     pub upper: f64,
+}
+
+/// An `f64` in JSON, infinities and NaN included: finite values as numbers, the others as
+/// the texts `"inf"`, `"-inf"` and `"NaN"`; `null` (what files written before this read
+/// as) is NaN.
+mod any_float {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
+        if value.is_finite() {
+            serializer.serialize_f64(*value)
+        } else if value.is_nan() {
+            serializer.serialize_str("NaN")
+        } else if *value > 0.0 {
+            serializer.serialize_str("inf")
+        } else {
+            serializer.serialize_str("-inf")
+        }
+    }
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Written {
+        Number(f64),
+        Text(String),
+        Null(()),
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
+        match Option::<Written>::deserialize(deserializer)? {
+            Some(Written::Number(x)) => Ok(x),
+            Some(Written::Text(t)) => match t.as_str() {
+                "inf" => Ok(f64::INFINITY),
+                "-inf" => Ok(f64::NEG_INFINITY),
+                "NaN" => Ok(f64::NAN),
+                other => Err(serde::de::Error::custom(format!(
+                    "{other:?} is not a number (expected a number, \"inf\", \"-inf\" or \"NaN\")"
+                ))),
+            },
+            Some(Written::Null(())) | None => Ok(f64::NAN),
+        }
+    }
 }
 
 impl EloEstimate {
@@ -136,6 +185,30 @@ impl std::fmt::Display for EloEstimate {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_estimate_with_infinite_ends_round_trips_through_json() {
+        let sweep = EloEstimate {
+            elo: f64::INFINITY,
+            lower: 400.0,
+            upper: f64::INFINITY,
+        };
+        let text = serde_json::to_string(&sweep).unwrap();
+        assert_eq!(text, r#"{"elo":"inf","lower":400.0,"upper":"inf"}"#);
+        assert_eq!(serde_json::from_str::<EloEstimate>(&text).unwrap(), sweep);
+        let lost: EloEstimate =
+            serde_json::from_str(r#"{"elo":"-inf","lower":null,"upper":-12.5}"#).unwrap();
+        assert_eq!((lost.elo, lost.upper), (f64::NEG_INFINITY, -12.5));
+        assert!(
+            lost.lower.is_nan(),
+            "null, as older files wrote ±∞, reads as NaN"
+        );
+        let bad = serde_json::from_str::<EloEstimate>(r#"{"elo":"lots","lower":0,"upper":1}"#);
+        assert!(bad
+            .unwrap_err()
+            .to_string()
+            .contains("\"lots\" is not a number"));
+    }
 
     #[test]
     fn elo_curve() {
