@@ -112,7 +112,6 @@ mod any_float {
     enum Written {
         Number(f64),
         Text(String),
-        Null(()),
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
@@ -126,7 +125,7 @@ mod any_float {
                     "{other:?} is not a number (expected a number, \"inf\", \"-inf\" or \"NaN\")"
                 ))),
             },
-            Some(Written::Null(())) | None => Ok(f64::NAN),
+            None => Ok(f64::NAN),
         }
     }
 }
