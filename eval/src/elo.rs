@@ -91,8 +91,9 @@ pub struct EloEstimate {
 
 /// An `f64` in JSON, infinities and NaN included: finite values as numbers, the others as
 /// the texts `"inf"`, `"-inf"` and `"NaN"`; `null` (what files written before this read
-/// as) is NaN.
-mod any_float {
+/// as) is NaN. The one home of this encoding: every Elo written to JSON uses it
+/// (`#[serde(with = "crate::elo::any_float")]`).
+pub(crate) mod any_float {
     use serde::{Deserialize, Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {

@@ -98,14 +98,14 @@ pub struct PairingResult {
     /// The player's wins, draws and losses.
     pub tally: Tally,
     /// Elo of the player over the baseline and its 95% interval (±∞ for a clean sweep,
-    /// stored in JSON as `"inf"` / `"-inf"`).
-    #[serde(with = "maybe_infinite")]
+    /// stored in JSON as `"inf"` / `"-inf"`: [`crate::elo::any_float`]).
+    #[serde(with = "crate::elo::any_float")]
     pub elo: f64,
     /// Lower end of the 95% interval.
-    #[serde(with = "maybe_infinite")]
+    #[serde(with = "crate::elo::any_float")]
     pub elo_lower: f64,
     /// Upper end of the 95% interval.
-    #[serde(with = "maybe_infinite")]
+    #[serde(with = "crate::elo::any_float")]
     pub elo_upper: f64,
     /// Mean thinking time per move of each side, in milliseconds (mean over games of
     /// each game's mean).
@@ -157,39 +157,6 @@ impl PairingResult {
             format!("{:.1}", self.player_ms_per_move),
             format!("{:.1}", self.baseline_ms_per_move),
         ]
-    }
-}
-
-/// JSON has no infinities: ±∞ travel as the strings `"inf"` and `"-inf"`.
-mod maybe_infinite {
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
-        if x.is_finite() {
-            s.serialize_f64(*x)
-        } else {
-            s.serialize_str(if *x > 0.0 { "inf" } else { "-inf" })
-        }
-    }
-
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum NumberOrText {
-        Number(f64),
-        Text(String),
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-        match NumberOrText::deserialize(d)? {
-            NumberOrText::Number(x) => Ok(x),
-            NumberOrText::Text(t) => match t.as_str() {
-                "inf" => Ok(f64::INFINITY),
-                "-inf" => Ok(f64::NEG_INFINITY),
-                _ => Err(serde::de::Error::custom(format!(
-                    "'{t}' is neither a number nor inf/-inf"
-                ))),
-            },
-        }
     }
 }
 
