@@ -134,7 +134,7 @@ impl Driver {
     /// with `config`, after the caller took the lock and cleaned up.
     pub fn open(run: RunDir, config: RunConfig, display: LoopDisplay) -> Result<Driver> {
         let metrics = MetricsLog::open(&run.metrics())?;
-        let window = ReplayWindow::new(config.train.window_positions, config.variant())
+        let window = ReplayWindow::with_size(config.train.window_size(), config.variant())
             .keep_value_only(config.train.value_only_positions)
             .order_by_name(config.run.deterministic);
         let (state, trainer) = if run.state().exists() {

@@ -281,8 +281,19 @@ pub struct TrainConfig {
     /// use the averaged weights; training continues on the raw ones. 0 disables it.
     /// Default 0.
     pub ema_decay: f64,
-    /// Replay window: train on the newest this many positions. Default 60000.
+    /// Replay window: train on the newest this many positions (with `window_growth`,
+    /// until the run has produced this many, and never fewer). Default 60000.
     pub window_positions: usize,
+    /// Growth of the replay window with the data, KataGo's power-law window
+    /// ([`crate::replay::WindowSize`]): once the run has produced n > c =
+    /// `window_positions` positions the window holds c · (1 + g · ((n/c)^a − 1) / a),
+    /// g = `window_growth` in [0, 1] (positions added to the window per position produced,
+    /// at n = c), a = `window_exponent`. 0 keeps the window at `window_positions`.
+    /// Default 0.
+    pub window_growth: f64,
+    /// The exponent a of the window's growth, in (0, 1]: smaller tapers it sooner.
+    /// Default 0.65 (KataGo's).
+    pub window_exponent: f64,
     /// Train on positions without a policy target (the cheap searches of playout-cap
     /// randomisation) for their value; false keeps only full-search positions in the
     /// window, as KataGo does (Descent's tree-only positions are kept either way).
@@ -329,6 +340,8 @@ impl Default for TrainConfig {
             search_value_weight: 0.5,
             ema_decay: 0.0,
             window_positions: 60_000,
+            window_growth: 0.0,
+            window_exponent: 0.65,
             value_only_positions: true,
             augment_symmetries: true,
             seed: 1,
@@ -340,6 +353,16 @@ impl Default for TrainConfig {
 }
 
 impl TrainConfig {
+    /// The replay window's size: `window_positions`, growing by `window_growth` and
+    /// `window_exponent`.
+    pub fn window_size(&self) -> crate::replay::WindowSize {
+        crate::replay::WindowSize {
+            base: self.window_positions,
+            growth: self.window_growth,
+            exponent: self.window_exponent,
+        }
+    }
+
     /// Checks ranges; the message names the key.
     pub fn validate(&self) -> anyhow::Result<()> {
         self.net.validate()?;
@@ -385,6 +408,14 @@ impl TrainConfig {
         check(
             self.window_positions > 0,
             "window_positions must be positive",
+        )?;
+        check(
+            (0.0..=1.0).contains(&self.window_growth),
+            "window_growth must be in [0, 1] (above 1 the window would outgrow the data)",
+        )?;
+        check(
+            self.window_exponent > 0.0 && self.window_exponent <= 1.0,
+            "window_exponent must be in (0, 1]",
         )?;
         check(self.log_every > 0, "log_every must be positive")?;
         check(

@@ -69,7 +69,7 @@ pub mod trainer;
 pub use config::{InferenceConfig, NetConfig, TrainConfig};
 pub use evaluator::NetEvaluator;
 pub use model::{Model, ModelInfo};
-pub use replay::ReplayWindow;
+pub use replay::{ReplayWindow, WindowSize};
 pub use trainer::{StepStats, TrainSummary, Trainer};
 
 /// Test set-up: one torch thread (tests run in parallel on a small machine, where

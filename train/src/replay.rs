@@ -1,14 +1,61 @@
-//! The replay window: the newest `capacity` positions of one network layout across the
-//! shard files of a directory (written by the selfplay crate): positions of the window's
+//! The replay window: the newest positions of one network layout across the shard files
+//! of a directory (written by the selfplay crate), as many as its [`WindowSize`] says for
+//! the positions produced so far (a fixed number, or one that grows with the data):
+//! positions of the window's
 //! variant, and of variants with the same layout ([`crate::encoding::same_layout`], e.g.
 //! `standard` and `scrambled-eggs`). Defective shards are reported once and skipped,
 //! never fatal.
 
 use crate::encoding::same_layout;
 use loa::Variant;
-use selfplay::data::{list_shards, read_shard, Sample};
+use selfplay::data::{list_shards, read_shard, read_shard_sample_count, Sample};
 use std::collections::{HashSet, VecDeque};
 use std::path::{Path, PathBuf};
+
+/// How many positions a [`ReplayWindow`] holds: `base`, or, with `growth` g > 0, a number
+/// that grows with the positions the run has produced (KataGo's power-law window). At n
+/// produced positions, n > c = `base`, it holds
+///
+/// c · (1 + g · ((n/c)^a − 1) / a), a = `exponent`,
+///
+/// so it grows by g positions per new one at n = c and by g·(n/c)^(a−1) later: with
+/// g ≤ 1 and a ≤ 1 (what [`crate::TrainConfig::validate`] allows) it never outgrows the
+/// data, and every shard that left the window stays out of it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WindowSize {
+    /// The size until the run has produced this many positions (and the least size).
+    pub base: usize,
+    /// g: positions added to the window per position produced, at n = `base`; 0 keeps
+    /// the window at `base`.
+    pub growth: f64,
+    /// a, in (0, 1]: how fast the growth tapers (1: never, a window of
+    /// c + g · (n − c)).
+    pub exponent: f64,
+}
+
+impl WindowSize {
+    /// A window of `base` positions, whatever the run produced.
+    pub fn fixed(base: usize) -> WindowSize {
+        WindowSize {
+            base,
+            growth: 0.0,
+            exponent: 1.0,
+        }
+    }
+
+    /// The window's size once the run has produced `produced` positions (at least 1).
+    pub fn at(&self, produced: u64) -> usize {
+        let base = self.base.max(1);
+        let (c, n) = (base as f64, produced as f64);
+        if self.growth <= 0.0 || n <= c {
+            return base;
+        }
+        let a = self.exponent;
+        let size = c * (1.0 + self.growth * ((n / c).powf(a) - 1.0) / a);
+        // `as` saturates; a NaN (a bad exponent the config would refuse) keeps the base.
+        (size as usize).max(base)
+    }
+}
 
 /// What one [`ReplayWindow::refresh`] did.
 #[derive(Debug, Default)]
@@ -31,7 +78,12 @@ pub struct RefreshReport {
 
 /// The newest positions for training. Plain data, `Send + Sync`.
 pub struct ReplayWindow {
+    size: WindowSize,
+    /// `size` at the positions produced so far.
     capacity: usize,
+    /// Samples in every shard seen (read, or counted from the header of one too old to
+    /// read): the positions the run has produced, which size a growing window.
+    produced: u64,
     variant: Variant,
     /// Whether positions without a policy target are kept.
     value_only: bool,
@@ -48,10 +100,17 @@ pub struct ReplayWindow {
 }
 
 impl ReplayWindow {
-    /// An empty window for positions of `variant`'s layout.
+    /// An empty window of `capacity` positions of `variant`'s layout.
     pub fn new(capacity: usize, variant: Variant) -> ReplayWindow {
+        ReplayWindow::with_size(WindowSize::fixed(capacity), variant)
+    }
+
+    /// An empty window sized by `size` for positions of `variant`'s layout.
+    pub fn with_size(size: WindowSize, variant: Variant) -> ReplayWindow {
         ReplayWindow {
-            capacity: capacity.max(1),
+            size,
+            capacity: size.at(0),
+            produced: 0,
             variant,
             value_only: true,
             by_name: false,
@@ -83,6 +142,7 @@ impl ReplayWindow {
     /// are dropped.
     pub fn from_samples(samples: Vec<Sample>, capacity: usize, variant: Variant) -> Self {
         let mut w = ReplayWindow::new(capacity, variant);
+        w.produced = samples.len() as u64;
         let samples: Vec<Sample> = samples.into_iter().filter(|s| w.accepts(s)).collect();
         w.total = samples.len();
         w.shards.push_back((PathBuf::from("<memory>"), samples));
@@ -91,8 +151,10 @@ impl ReplayWindow {
     }
 
     /// Reads the shards of `dir` not seen before (newest first, only as many as can be
-    /// in the window), then drops shards that fell out of the window. Errors only when
-    /// the directory itself cannot be listed.
+    /// in the window), then drops shards that fell out of the window. The window's size
+    /// follows the samples of every shard seen (a shard too old to be read is counted by
+    /// its header; one whose header cannot be read counts nothing). Errors only when the
+    /// directory itself cannot be listed.
     pub fn refresh(&mut self, dir: &Path) -> Result<RefreshReport, selfplay::Error> {
         let mut report = RefreshReport::default();
         let mut fresh = Vec::new();
@@ -106,6 +168,11 @@ impl ReplayWindow {
             // Newest (greatest) first, like the listing by time.
             paths.sort_by_cached_key(|p| std::cmp::Reverse(key(p)));
         }
+        // The size first: it decides which of the new shards are too old to read.
+        for path in paths.iter().filter(|p| !self.seen.contains(*p)) {
+            self.produced += read_shard_sample_count(path).unwrap_or(0) as u64;
+        }
+        self.capacity = self.size.at(self.produced);
         for path in paths {
             if self.seen.contains(&path) {
                 continue;
@@ -161,6 +228,16 @@ impl ReplayWindow {
             at += s.len();
         }
         evicted
+    }
+
+    /// The positions the window may hold now ([`WindowSize::at`] the positions produced).
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Samples in every shard the window has seen: what the run has produced so far.
+    pub fn produced(&self) -> u64 {
+        self.produced
     }
 
     /// Number of positions available for sampling (at most the capacity).
@@ -339,5 +416,108 @@ mod tests {
             ..samples[1].clone()
         };
         assert!(mem.accepts(&tree));
+    }
+
+    /// KataGo's power law: the base up to `base` positions produced, then growing at
+    /// `growth` per position and tapering; never more than the data; a fixed size stays.
+    #[test]
+    fn a_growing_window_follows_the_power_law_and_never_outgrows_the_data() {
+        let fixed = WindowSize::fixed(60_000);
+        assert_eq!(fixed.at(0), 60_000);
+        assert_eq!(fixed.at(10_000_000), 60_000);
+        let katago = WindowSize {
+            base: 60_000,
+            growth: 0.4,
+            exponent: 0.65,
+        };
+        assert_eq!(katago.at(0), 60_000);
+        assert_eq!(katago.at(60_000), 60_000);
+        // c · (1 + g · ((n/c)^a − 1) / a) at n = 315 000 and 1.9 million, worked by hand:
+        // (5.25^0.65 − 1) / 0.65 = 2.98208, (31.667^0.65 − 1) / 0.65 = 12.99865.
+        let near = |got: usize, want: f64| (got as f64 - want).abs() / want < 1e-3;
+        assert!(
+            near(katago.at(315_000), 60_000.0 * (1.0 + 0.4 * 2.98208)),
+            "{}",
+            katago.at(315_000)
+        );
+        assert!(
+            near(katago.at(1_900_000), 60_000.0 * (1.0 + 0.4 * 12.99865)),
+            "{}",
+            katago.at(1_900_000)
+        );
+        // Growing, never past the data, at most g per position produced.
+        let mut last = katago.at(60_000);
+        for n in (60_000..3_000_000u64).step_by(10_007) {
+            let size = katago.at(n);
+            assert!(
+                size >= last && size as u64 <= n.max(60_000),
+                "n {n}: {size}"
+            );
+            assert!(
+                (size - last) as f64 <= 0.4 * 10_007.0 + 1.0,
+                "n {n}: {last} → {size}"
+            );
+            last = size;
+        }
+        // g = 1 and a = 1: the window holds everything produced.
+        let all = WindowSize {
+            base: 100,
+            growth: 1.0,
+            exponent: 1.0,
+        };
+        assert_eq!(all.at(12_345), 12_345);
+        assert_eq!(WindowSize { base: 0, ..all }.at(0), 1);
+    }
+
+    /// A growing window counts every shard it has seen, the ones too old to read by their
+    /// headers, so a fresh window over the same directory (a restart) has the same size
+    /// and positions as one that read the shards as they came.
+    #[test]
+    fn a_growing_window_counts_the_positions_produced_across_a_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let size = WindowSize {
+            base: 10,
+            growth: 0.5,
+            exponent: 1.0,
+        };
+        let mut incremental = ReplayWindow::with_size(size, Variant::Standard).order_by_name(true);
+        for k in 0..8u32 {
+            let samples: Vec<Sample> = (0..5)
+                .map(|i| sample(Variant::Standard, 10 * k + i))
+                .collect();
+            write_shard(
+                &d.join(format!("loop-g{k:04}-n001-0000000000000-0-00000.shard")),
+                &samples,
+            )
+            .unwrap();
+            incremental.refresh(d).unwrap();
+            let produced = 5 * (k as u64 + 1);
+            assert_eq!(incremental.produced(), produced);
+            // 10 + 0.5 · (n − 10) once n > 10, filled by whole shards.
+            let capacity = if produced <= 10 {
+                10
+            } else {
+                10 + (produced as usize - 10) / 2
+            };
+            assert_eq!(incremental.capacity(), capacity, "after shard {k}");
+            assert_eq!(
+                incremental.len(),
+                capacity.min(produced as usize),
+                "after shard {k}"
+            );
+        }
+        // 40 produced: a window of 25, holding the newest 25 positions.
+        assert_eq!((incremental.capacity(), incremental.len()), (25, 25));
+        let plies = |w: &ReplayWindow| -> Vec<u32> {
+            (0..w.len()).map(|i| w.get(i).position.ply()).collect()
+        };
+        let mut restarted = ReplayWindow::with_size(size, Variant::Standard).order_by_name(true);
+        let r = restarted.refresh(d).unwrap();
+        // It read only the 5 newest shards, and counted the other 3 by their headers.
+        assert_eq!(r.new_shards, 5);
+        assert_eq!(restarted.produced(), 40);
+        assert_eq!(plies(&restarted), plies(&incremental));
+        assert_eq!(plies(&restarted)[0], 30);
     }
 }

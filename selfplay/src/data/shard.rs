@@ -251,8 +251,19 @@ fn frame(version: u32, count: usize, raw: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Parses a shard's bytes; `path` only names the file in errors.
-pub fn decode_shard(path: &Path, bytes: &[u8]) -> Result<Vec<Sample>, Error> {
+/// The fixed-size header of a shard.
+struct Header {
+    version: u32,
+    /// Samples the header claims (outside the checksum: bounded by [`MAX_SHARD_SAMPLES`],
+    /// checked against the payload by [`decode_shard`]).
+    count: usize,
+    payload_len: u64,
+    checksum: u64,
+}
+
+/// Parses and checks the header at the start of `bytes` (magic, a readable version, a
+/// bounded sample count); `path` only names the file in errors.
+fn parse_header(path: &Path, bytes: &[u8]) -> Result<Header, Error> {
     let corrupt = |reason: String| Error::Corrupt {
         path: path.to_path_buf(),
         reason,
@@ -276,8 +287,45 @@ pub fn decode_shard(path: &Path, bytes: &[u8]) -> Result<Vec<Sample>, Error> {
         )));
     }
     let count = u32_at(12) as usize;
-    let payload_len = u64_at(16);
-    let checksum = u64_at(24);
+    // The sample count is outside the checksum: bound it (a header claiming 10^12
+    // samples is an error, never a huge allocation).
+    if count > MAX_SHARD_SAMPLES {
+        return Err(corrupt(format!(
+            "header claims {count} samples; a shard holds at most {MAX_SHARD_SAMPLES}"
+        )));
+    }
+    Ok(Header {
+        version,
+        count,
+        payload_len: u64_at(16),
+        checksum: u64_at(24),
+    })
+}
+
+/// The number of samples a shard's header claims, reading only the header: what a
+/// replay window counts of shards too old to read whole. Errors like [`read_shard`] for a
+/// missing, truncated or foreign file; the count itself is not checked against the
+/// payload.
+pub fn read_shard_sample_count(path: &Path) -> Result<usize, Error> {
+    let mut header = Vec::with_capacity(HEADER_LEN);
+    fs::File::open(path)
+        .and_then(|f| f.take(HEADER_LEN as u64).read_to_end(&mut header))
+        .map_err(io_err(path))?;
+    Ok(parse_header(path, &header)?.count)
+}
+
+/// Parses a shard's bytes; `path` only names the file in errors.
+pub fn decode_shard(path: &Path, bytes: &[u8]) -> Result<Vec<Sample>, Error> {
+    let corrupt = |reason: String| Error::Corrupt {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let Header {
+        version,
+        count,
+        payload_len,
+        checksum,
+    } = parse_header(path, bytes)?;
     let payload = &bytes[HEADER_LEN..];
     if payload.len() as u64 != payload_len {
         return Err(corrupt(format!(
@@ -288,14 +336,8 @@ pub fn decode_shard(path: &Path, bytes: &[u8]) -> Result<Vec<Sample>, Error> {
     if fnv1a(payload) != checksum {
         return Err(corrupt("checksum mismatch".into()));
     }
-    // The sample count is outside the checksum: bound it, and decompress by streaming
-    // into a buffer that grows with the data actually there (a header claiming 10^12
-    // samples is an error, never a huge allocation).
-    if count > MAX_SHARD_SAMPLES {
-        return Err(corrupt(format!(
-            "header claims {count} samples; a shard holds at most {MAX_SHARD_SAMPLES}"
-        )));
-    }
+    // Decompress by streaming into a buffer that grows with the data actually there
+    // (the count, bounded by the header's parser, only caps it).
     let cap = (count.max(1) * MAX_SAMPLE_BYTES).max(1 << 20) as u64;
     let mut raw = Vec::new();
     zstd::stream::read::Decoder::new(payload)
@@ -503,6 +545,35 @@ mod tests {
         }
         // No temp file is left behind.
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    /// The header alone gives the sample count; a missing, truncated or foreign file is an
+    /// error naming it.
+    #[test]
+    fn the_sample_count_is_read_from_the_header_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.shard");
+        let s = samples();
+        write_shard(&path, &s).unwrap();
+        assert_eq!(read_shard_sample_count(&path).unwrap(), s.len());
+        // A damaged payload does not matter to the count (read_shard would refuse it).
+        let mut bytes = fs::read(&path).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0xff;
+        fs::write(&path, &bytes).unwrap();
+        assert_eq!(read_shard_sample_count(&path).unwrap(), s.len());
+        assert!(read_shard(&path).is_err());
+        let short = dir.path().join("short.shard");
+        fs::write(&short, &bytes[..HEADER_LEN - 1]).unwrap();
+        let e = read_shard_sample_count(&short).unwrap_err().to_string();
+        assert!(e.contains("short.shard") && e.contains("header"), "{e}");
+        let foreign = dir.path().join("foreign.shard");
+        fs::write(&foreign, [7u8; 64]).unwrap();
+        let e = read_shard_sample_count(&foreign).unwrap_err().to_string();
+        assert!(e.contains("foreign.shard") && e.contains("magic"), "{e}");
+        let missing = dir.path().join("missing.shard");
+        let e = read_shard_sample_count(&missing).unwrap_err().to_string();
+        assert!(e.contains("missing.shard"), "{e}");
     }
 
     /// The bytes a version-1 build wrote for `samples` (which must have no extra state
