@@ -1,10 +1,9 @@
 //! The replay window: the newest positions of one network layout across the shard files
 //! of a directory (written by the selfplay crate), as many as its [`WindowSize`] says for
 //! the positions produced so far (a fixed number, or one that grows with the data):
-//! positions of the window's
-//! variant, and of variants with the same layout ([`crate::encoding::same_layout`], e.g.
-//! `standard` and `scrambled-eggs`). Defective shards are reported once and skipped,
-//! never fatal.
+//! positions of the window's variant, and of variants with the same layout
+//! ([`crate::encoding::same_layout`], e.g. `standard` and `scrambled-eggs`). Defective
+//! shards are reported once and skipped, never fatal.
 
 use crate::encoding::same_layout;
 use loa::Variant;
@@ -82,7 +81,8 @@ pub struct ReplayWindow {
     /// `size` at the positions produced so far.
     capacity: usize,
     /// Samples in every shard seen (read, or counted from the header of one too old to
-    /// read): the positions the run has produced, which size a growing window.
+    /// read), whatever the window keeps of them: the positions the run has produced,
+    /// which size a growing window.
     produced: u64,
     variant: Variant,
     /// Whether positions without a policy target are kept.
