@@ -557,3 +557,50 @@ fn signals_stop_joined_selfplay_after_writing_its_finished_games() {
     let out = wait_within(child, Duration::from_secs(3));
     assert_eq!(out.status.code(), Some(130), "{}", text(&out));
 }
+
+/// `run.net_schedule`: the tiny run's 1×8 network grows into a 2×12 one in the first
+/// training phase (after 1 position); the metrics name the shape of every generation, and
+/// the run resumes from the grown checkpoint.
+#[test]
+fn a_run_grows_its_network_on_schedule_and_resumes_with_the_grown_one() {
+    let tmp = temp_dir();
+    let dir = tmp.path().join("grows");
+    let mut sets = tiny_run_sets();
+    sets.push(
+        "run.net_schedule=[{ after_positions = 1, net = { blocks = 2, channels = 12, \
+         global_pool_every = 1, policy_channels = 4, value_channels = 6, value_hidden = 8 } }]"
+            .into(),
+    );
+    let out = loazero(&common::run_args(&dir, 2, &sets));
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("the network grows from 1x8 to 2x12"),
+        "{}",
+        text(&out)
+    );
+    let nets = |dir: &Path| -> Vec<String> {
+        std::fs::read_to_string(dir.join("metrics.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|v| v["kind"] == "generation")
+            .map(|v| {
+                v["net"]
+                    .as_str()
+                    .expect("net in a generation record")
+                    .to_string()
+            })
+            .collect()
+    };
+    assert_eq!(nets(&dir), ["2x12", "2x12"]);
+    // Resumed (the saved config has the schedule): the grown checkpoint trains on.
+    let out = loazero(&common::run_args(&dir, 3, &sets));
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!text(&out).contains("the network grows"), "{}", text(&out));
+    assert_eq!(nets(&dir), ["2x12", "2x12", "2x12"]);
+    // Without the schedule the grown checkpoint is refused, by name.
+    sets.push("run.net_schedule=[]".into());
+    let out = loazero(&common::run_args(&dir, 4, &sets));
+    assert!(!out.status.success());
+    assert!(text(&out).contains("run.net_schedule"), "{}", text(&out));
+}

@@ -7,6 +7,7 @@
 //! files). The merged config is what a run uses and saves in its directory.
 
 use super::algorithm::Algorithm;
+use super::net_schedule::{self, NetGrowth};
 use anyhow::{anyhow, bail, Context, Result};
 use eval::GateConfig;
 use selfplay::SelfplayConfig;
@@ -97,6 +98,11 @@ pub struct LoopConfig {
     /// worker that played them (a worker that was cut off from the store) and by the
     /// trainer that would add them.
     pub max_shard_staleness: u64,
+    /// The network grows as the run goes on ([`super::net_schedule`]): each stage, once
+    /// the run has produced its `after_positions` self-play positions, grows the trainer's
+    /// network into its `net` ([`train::grow`]), which then trains on. Empty: `train.net`
+    /// throughout.
+    pub net_schedule: Vec<NetGrowth>,
 }
 
 /// `rating.anchors`: player specs, each parsed once here; an error names the key.
@@ -152,6 +158,7 @@ impl Default for LoopConfig {
             seed: 1,
             deterministic: false,
             max_shard_staleness: 4,
+            net_schedule: Vec::new(),
         }
     }
 }
@@ -421,6 +428,7 @@ impl RunConfig {
                 self.selfplay.descent.ms
             ));
         }
+        net_schedule::validate(&self.train.net, &r.net_schedule)?;
         let g = &self.gate;
         if g.max_games == 0 {
             return Err("gate.max_games must be ≥ 1".into());

@@ -28,6 +28,7 @@ use super::config::{derive_seed, LoopConfig, RunConfig, SeedUse};
 use super::display::{clock, Bar, LoopDisplay};
 use super::join::Background;
 use super::layout::{copy_atomically, model_name, RunDir};
+use super::net_schedule;
 use super::rating::{self, model_spec, rating_rows};
 use super::remote::StoreTrainer;
 use super::shards::{loop_games_done, loop_prefix, remove_loop_games};
@@ -43,7 +44,7 @@ use train::device::PrecisionOn;
 use train::heldout::HeldoutSet;
 use train::metrics::{unix_time, MetricsLog};
 use train::metrics::{GenerationRecord, RatingRecord, Record, StopReason, StopRecord};
-use train::{InferenceConfig, NetEvaluator, ReplayWindow, Trainer};
+use train::{InferenceConfig, NetEvaluator, ReplayWindow, TrainConfig, Trainer};
 
 /// A shard is written at least this often during self-play, so that a crash loses
 /// little finished work.
@@ -477,8 +478,12 @@ impl Driver {
     fn trainer(&mut self) -> Result<&mut Trainer> {
         if self.trainer.is_none() {
             let path = self.run.checkpoint();
-            let t = Trainer::resume(&path, Some(self.config.train.clone()))
-                .with_context(|| format!("cannot resume the trainer from {}", path.display()))?;
+            // The checkpoint's shape says the stage of run.net_schedule the run is at.
+            let (train, schedule) = (&self.config.train, &self.config.run.net_schedule);
+            let t = Trainer::resume_with(&path, |net, _| {
+                net_schedule::train_config_for(train, schedule, net)
+            })
+            .with_context(|| format!("cannot resume the trainer from {}", path.display()))?;
             self.trainer = Some(t);
         }
         Ok(self.trainer.as_mut().expect("just set"))
@@ -645,6 +650,7 @@ impl Driver {
                 self.run.shards().display()
             );
         }
+        self.grow_if_due()?;
         let every = self.config.run.checkpoint_every;
         let log_every = self.config.train.log_every;
         let checkpoint = self.run.checkpoint();
@@ -715,6 +721,41 @@ impl Driver {
             self.record.value_loss = Some(value / n);
         }
         self.record.window = Some(window_len);
+        self.record.net = Some(self.trainer()?.model().info.net.shape());
+        Ok(())
+    }
+
+    /// Grows the trainer's network into the next stage of `run.net_schedule` once the run
+    /// has produced that stage's positions (one stage a generation). The grown checkpoint
+    /// replaces the old one before it trains a step, so a restart goes on with one or the
+    /// other, and the stage is always the checkpoint's shape.
+    fn grow_if_due(&mut self) -> Result<()> {
+        let produced = self.window.produced();
+        let net = self.trainer()?.model().info.net.clone();
+        let (first, schedule) = (&self.config.train.net, &self.config.run.net_schedule);
+        let Some(next) = net_schedule::due(first, schedule, &net, produced).cloned() else {
+            return Ok(());
+        };
+        let config = TrainConfig {
+            net: next.net.clone(),
+            ..self.config.train.clone()
+        };
+        let grown = self
+            .trainer()?
+            .grown(config)
+            .with_context(|| format!("cannot grow the {} network", net.shape()))?;
+        grown.save_checkpoint(&self.run.checkpoint())?;
+        self.display.line(&format!(
+            "generation {}: the network grows from {} to {} after {produced} positions \
+             (run.net_schedule; at first it computes what the {} did)",
+            self.state.generation,
+            net.shape(),
+            next.net.shape(),
+            net.shape()
+        ));
+        self.trainer = Some(grown);
+        // Forward speeds measured for the old network.
+        self.raw_forward.clear();
         Ok(())
     }
 

@@ -5,6 +5,7 @@
 //! * [`algorithm`]: AlphaZero or Descent self-play (`run.algorithm`).
 //! * [`layout`]: the run directory ([`RunDir`](layout::RunDir)), its lock and crash clean-up.
 //! * [`state`]: the saved position of the loop ([`LoopState`](state::LoopState)).
+//! * [`net_schedule`]: the network that grows as the run goes on (`run.net_schedule`).
 //! * [`shards`]: naming and counting the loop's own self-play shards.
 //! * [`rating`]: resumable matches against fixed anchors, Bradley–Terry ratings.
 //! * [`driver`]: the loop itself; [`join`]: extra self-play processes.
@@ -24,6 +25,7 @@ pub mod display;
 pub mod driver;
 pub mod join;
 pub mod layout;
+pub mod net_schedule;
 pub mod patient;
 pub mod rated_games;
 pub mod rating;

@@ -114,6 +114,17 @@ impl NetConfig {
         }
     }
 
+    /// The shape in short: blocks × channels (`4x32`).
+    pub fn shape(&self) -> String {
+        format!("{}x{}", self.blocks, self.channels)
+    }
+
+    /// Whether block `block` (0-based) of the tower is a global-pooling block: every
+    /// `global_pool_every`-th one.
+    pub fn pools(&self, block: usize) -> bool {
+        self.global_pool_every > 0 && (block + 1) % self.global_pool_every == 0
+    }
+
     /// Checks that every size is usable.
     pub fn validate(&self) -> anyhow::Result<()> {
         if self.channels == 0 || self.policy_channels == 0 || self.value_channels == 0 {

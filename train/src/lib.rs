@@ -11,7 +11,8 @@
 //! * [`replay`]: the window of newest self-play positions of one layout; [`batch`]:
 //!   training batches with augmentation over the board's symmetries (8 or 12).
 //! * [`optimizer`], [`trainer`]: SGD/AdamW with state as named tensors; resumable
-//!   training; [`metrics`]: JSON-lines metrics and progress.
+//!   training; [`metrics`]: JSON-lines metrics and progress; [`grow`]: a wider and deeper
+//!   network that computes what a trained one does ([`Trainer::grown`]).
 //! * [`export`]: safetensors + TorchScript + `model.json`.
 //! * [`config`]: [`TrainConfig`], every tunable of this crate.
 //!
@@ -56,6 +57,7 @@ pub mod encoding;
 pub mod evaluator;
 pub mod export;
 pub mod folded;
+pub mod grow;
 pub mod heldout;
 pub mod metrics;
 pub mod model;

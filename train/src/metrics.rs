@@ -214,6 +214,10 @@ pub struct GenerationRecord {
     /// Positions in the replay window.
     #[serde(default)]
     pub window: Option<usize>,
+    /// The shape of the network trained in the generation (`4x32`: blocks × channels,
+    /// [`crate::NetConfig::shape`]); it changes where `run.net_schedule` grew it.
+    #[serde(default)]
+    pub net: Option<String>,
     /// Games of the gate match.
     #[serde(default)]
     pub gate_games: Option<u32>,

@@ -208,10 +208,7 @@ impl Net {
         let input_planes = scales.len();
         let policy_planes = policy_planes(variant);
         let blocks = (0..config.blocks)
-            .map(|i| {
-                let gp = config.global_pool_every > 0 && (i + 1) % config.global_pool_every == 0;
-                ResBlock::new(p / "blocks" / i, c, gp)
-            })
+            .map(|i| ResBlock::new(p / "blocks" / i, c, config.pools(i)))
             .collect();
         let scales = Tensor::from_slice(&scales)
             .view([1, input_planes as i64, 1, 1])

@@ -9,7 +9,7 @@
 
 use crate::auto_threads::AutoThreads;
 use crate::batch::{make_batch, mask_logits, Batch};
-use crate::config::TrainConfig;
+use crate::config::{NetConfig, TrainConfig};
 use crate::device::{device_name, resolve_device, set_threads, PrecisionOn};
 use crate::metrics::{f64_or_nan, nan, unix_time, MetricsLog, Record, TrainRecord};
 use crate::model::{Model, ModelInfo, NET_PREFIX};
@@ -228,6 +228,17 @@ impl Trainer {
     /// checkpoint's config or `config` (which must keep the net shape and optimizer; the
     /// other keys, e.g. the learning rate, may change).
     pub fn resume(path: &Path, config: Option<TrainConfig>) -> Result<Trainer> {
+        Trainer::resume_with(path, |_, saved| Ok(config.unwrap_or_else(|| saved.clone())))
+    }
+
+    /// [`Trainer::resume`] with the config `choose` gives for the checkpoint's network
+    /// shape and its saved config: a run whose network grows has one config per shape
+    /// (the config must keep that shape and the optimizer). `choose`'s error is reported
+    /// with the file's name.
+    pub fn resume_with(
+        path: &Path,
+        choose: impl FnOnce(&NetConfig, &TrainConfig) -> Result<TrainConfig>,
+    ) -> Result<Trainer> {
         let mut file = tensor_file::read(path)?;
         let mut info = ModelInfo::parse(&file.description, path)?;
         let state: TrainerState = match info.trainer.take() {
@@ -238,7 +249,8 @@ impl Trainer {
                 path.display()
             ),
         };
-        let config = config.unwrap_or(state.config.clone());
+        let config =
+            choose(&info.net, &state.config).with_context(|| path.display().to_string())?;
         config.validate()?;
         if config.net != info.net || config.optimizer != state.config.optimizer {
             bail!(
@@ -281,6 +293,32 @@ impl Trainer {
             .load_state(&opt)
             .with_context(|| path.display().to_string())?;
         trainer.rng = state.rng;
+        Ok(trainer)
+    }
+
+    /// A trainer of `config.net`'s shape whose network is this one grown
+    /// ([`crate::grow`]): it computes what this network computes and has its step count
+    /// and sampling RNG; its optimizer (and weight average) start afresh under `config`.
+    /// The weights of the new channels and units are drawn from torch's RNG seeded with
+    /// `config.seed` and the step. Errors: a shape this network cannot grow into.
+    pub fn grown(&self, config: TrainConfig) -> Result<Trainer> {
+        config.validate()?;
+        crate::grow::check(&self.model.info.net, &config.net)?;
+        let device = resolve_device(config.device)?;
+        set_threads(config.threads);
+        tch::manual_seed((config.seed ^ self.model.info.step) as i64);
+        let mut info = ModelInfo::new(&config.net, self.model.info.variant);
+        info.step = self.model.info.step;
+        let mut model = Model::new(info, device);
+        let weights = crate::grow::grow_weights(
+            &self.model.weights(),
+            &self.model.info.net,
+            model.weights(),
+            &config.net,
+        )?;
+        model.set_weights(&weights)?;
+        let mut trainer = Trainer::assemble(config, model, device)?;
+        trainer.rng = self.rng.clone();
         Ok(trainer)
     }
 
@@ -538,7 +576,7 @@ impl Trainer {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::config::{NetConfig, OptimizerKind, Precision};
     use loa::{Color, Move, Outcome, Position, Rules, Variant};
@@ -562,7 +600,7 @@ mod tests {
     }
 
     /// Positions from seeded random games, with a policy on some and outcomes.
-    fn random_samples(variant: Variant, n: usize, seed: u64) -> Vec<Sample> {
+    pub(crate) fn random_samples(variant: Variant, n: usize, seed: u64) -> Vec<Sample> {
         let rules = Rules::classic();
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let mut out = Vec::new();
