@@ -122,7 +122,7 @@ impl NetConfig {
     /// Whether block `block` (0-based) of the tower is a global-pooling block: every
     /// `global_pool_every`-th one.
     pub fn pools(&self, block: usize) -> bool {
-        self.global_pool_every > 0 && (block + 1) % self.global_pool_every == 0
+        self.global_pool_every > 0 && (block + 1).is_multiple_of(self.global_pool_every)
     }
 
     /// Checks that every size is usable.
