@@ -251,6 +251,41 @@ mod tests {
     }
 
     #[test]
+    fn a_grown_weight_average_computes_what_the_old_average_did() {
+        let variant = Variant::Standard;
+        let window = ReplayWindow::from_samples(random_samples(variant, 64, 9), 1000, variant);
+        let config = TrainConfig {
+            net: small(),
+            batch_size: 16,
+            lr: 0.05,
+            threads: 1,
+            ema_decay: 0.9,
+            ..TrainConfig::default()
+        };
+        let mut trainer = Trainer::new(config, variant).unwrap();
+        for _ in 0..20 {
+            trainer.train_step(&window).unwrap();
+        }
+        let x = inputs(trainer.model(), 32);
+        let outputs = |m: &Model| m.net.forward(&x, false).wdl;
+        // The average lags the trained weights, so the check below can tell them apart.
+        assert!(!outputs(trainer.output_model()).allclose(
+            &outputs(trainer.model()),
+            1e-4,
+            1e-5,
+            false
+        ));
+        let grown = trainer
+            .grown(TrainConfig {
+                net: larger(),
+                ..trainer.config().clone()
+            })
+            .unwrap();
+        assert_same_outputs(trainer.output_model(), grown.output_model(), &x, false);
+        assert_same_outputs(trainer.model(), grown.model(), &x, false);
+    }
+
+    #[test]
     fn a_grown_network_trains_its_new_weights() {
         let variant = Variant::Standard;
         let (trainer, window) = trained(small(), variant);
@@ -268,8 +303,6 @@ mod tests {
                 .unwrap()
                 .1
         };
-        // An old output unit reads zeros from the new channels, and a new block's second
-        // batch norm starts at zero scale.
         // The largest magnitude of the weights from the new channels into the old ones,
         // and of the new block's second batch norm scale.
         let new_into_old = |t: &Trainer| {

@@ -298,7 +298,9 @@ impl Trainer {
 
     /// A trainer of `config.net`'s shape whose network is this one grown
     /// ([`crate::grow`]): it computes what this network computes and has its step count
-    /// and sampling RNG; its optimizer (and weight average) start afresh under `config`.
+    /// and sampling RNG; its optimizer starts afresh under `config`. A weight average
+    /// ([`TrainConfig::ema_decay`]) grows with it when both have one (so does what it
+    /// hands out), and starts at the grown weights when only the new config averages.
     /// The weights of the new channels and units are drawn from torch's RNG seeded with
     /// `config.seed` and the step. Errors: a shape this network cannot grow into.
     pub fn grown(&self, config: TrainConfig) -> Result<Trainer> {
@@ -318,6 +320,18 @@ impl Trainer {
         )?;
         model.set_weights(&weights)?;
         let mut trainer = Trainer::assemble(config, model, device)?;
+        // The weight average grows as well, so the models handed out after the switch
+        // compute what the old average did (new channels start at the grown network's
+        // values, which the old average never saw).
+        if let (Some(average), Some(old)) = (trainer.average.as_mut(), &self.average) {
+            let grown = crate::grow::grow_weights(
+                &old.model.weights(),
+                &self.model.info.net,
+                trainer.model.weights(),
+                &trainer.config.net,
+            )?;
+            average.model.set_weights(&grown)?;
+        }
         trainer.rng = self.rng.clone();
         Ok(trainer)
     }
