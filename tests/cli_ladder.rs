@@ -150,7 +150,8 @@ fn ladder_plays_the_runs_models_writes_csv_and_png_and_resumes() {
         csv
     );
 
-    // An explicit list: the untrained network is added and played, generation 3 reused.
+    // An explicit list: the untrained network is added and played (its two games at
+    // once), generation 3 reused.
     let o3 = loazero(&[
         "ladder",
         run.to_str().unwrap(),
@@ -159,6 +160,8 @@ fn ladder_plays_the_runs_models_writes_csv_and_png_and_resumes() {
         "--ms",
         "5",
         "--games",
+        "2",
+        "--timed-threads",
         "2",
         "--max-plies",
         "60",

@@ -59,6 +59,10 @@ pub struct Args {
     /// Elo interval of about ±70 near even strength.
     #[arg(long, default_value_t = default_match_games())]
     pub games: usize,
+    /// Games played at once; more than 1 lets the games compete for the CPU, which
+    /// distorts equal-time results (as `loazero benchmark --timed-threads`).
+    #[arg(long, default_value_t = 1)]
+    pub timed_threads: usize,
     #[command(flatten)]
     pub pairing: PairingArgs,
     /// Output directory (default RUN/ladder).
@@ -465,7 +469,7 @@ pub fn run(args: Args) -> Result<()> {
             depths: Vec::new(),
             sims: 1,
             games: args.games,
-            timed_threads: 1,
+            timed_threads: args.timed_threads,
             depth_threads: 1,
             variant,
             rules,
