@@ -298,9 +298,10 @@ impl Trainer {
 
     /// A trainer of `config.net`'s shape whose network is this one grown
     /// ([`crate::grow`]): it computes what this network computes and has its step count
-    /// and sampling RNG; its optimizer starts afresh under `config`. A weight average
-    /// ([`TrainConfig::ema_decay`]) grows with it when both have one (so does what it
-    /// hands out), and starts at the grown weights when only the new config averages.
+    /// and sampling RNG; its optimizer starts afresh under `config`. When this trainer
+    /// and `config` both average the weights ([`TrainConfig::ema_decay`]), the average is
+    /// grown too, so the model handed out computes what this trainer's did; when only
+    /// `config` averages, the average starts at the grown weights.
     /// The weights of the new channels and units are drawn from torch's RNG seeded with
     /// `config.seed` and the step. Errors: a shape this network cannot grow into.
     pub fn grown(&self, config: TrainConfig) -> Result<Trainer> {
