@@ -198,16 +198,27 @@ mod tests {
     /// A trainer of `net` that has trained a few steps, so that its weights and batch
     /// norm statistics are not the initial ones.
     fn trained(net: NetConfig, variant: Variant) -> (Trainer, ReplayWindow) {
+        trained_averaging(net, variant, 0.0, 5)
+    }
+
+    /// [`trained`] with `ema_decay` and `steps` steps.
+    fn trained_averaging(
+        net: NetConfig,
+        variant: Variant,
+        ema_decay: f64,
+        steps: usize,
+    ) -> (Trainer, ReplayWindow) {
         let window = ReplayWindow::from_samples(random_samples(variant, 64, 9), 1000, variant);
         let config = TrainConfig {
             net,
             batch_size: 16,
             lr: 0.05,
             threads: 1,
+            ema_decay,
             ..TrainConfig::default()
         };
         let mut trainer = Trainer::new(config, variant).unwrap();
-        for _ in 0..5 {
+        for _ in 0..steps {
             trainer.train_step(&window).unwrap();
         }
         (trainer, window)
@@ -252,20 +263,7 @@ mod tests {
 
     #[test]
     fn a_grown_weight_average_computes_what_the_old_average_did() {
-        let variant = Variant::Standard;
-        let window = ReplayWindow::from_samples(random_samples(variant, 64, 9), 1000, variant);
-        let config = TrainConfig {
-            net: small(),
-            batch_size: 16,
-            lr: 0.05,
-            threads: 1,
-            ema_decay: 0.9,
-            ..TrainConfig::default()
-        };
-        let mut trainer = Trainer::new(config, variant).unwrap();
-        for _ in 0..20 {
-            trainer.train_step(&window).unwrap();
-        }
+        let (trainer, _) = trained_averaging(small(), Variant::Standard, 0.9, 20);
         let x = inputs(trainer.model(), 32);
         let outputs = |m: &Model| m.net.forward(&x, false).wdl;
         // The average lags the trained weights, so the check below can tell them apart.
