@@ -8,7 +8,8 @@
 //!   when those are missing), from the last `"rating"` record (each rating round refits
 //!   all games, so the last one is the best estimate), with ±1.96·stderr error bars;
 //!   fixed anchors are dashed horizontal lines.
-//! - `losses.png`: total, policy and value loss against the training step (`"train"`).
+//! - `losses.png`: total, policy and value loss (and the occupancy loss of a network with
+//!   an occupancy head) against the training step (`"train"`).
 //! - `policy.png`: held-out move matching (top-1, top-3, chance) of each generation's
 //!   candidate (`"generation"` records with `heldout`).
 //! - `throughput.png`: self-play positions/s and evaluations/s (top) and training
@@ -116,6 +117,8 @@ pub struct TrainPoint {
     pub policy_kl: Option<f64>,
     /// Value loss.
     pub value_loss: Option<f64>,
+    /// Occupancy loss (a network with an occupancy head).
+    pub occupancy_loss: Option<f64>,
 }
 
 /// Throughput of one loop generation (a `"generation"` record). Non-finite values are
@@ -214,6 +217,7 @@ pub fn parse_metrics(text: &str, file: &str) -> Metrics {
                     policy_loss: finite(Some(r.stats.policy_loss)),
                     policy_kl: finite(Some(r.stats.policy_kl)),
                     value_loss: finite(Some(r.stats.value_loss)),
+                    occupancy_loss: finite(Some(r.stats.occupancy_loss)),
                 };
                 train.insert(r.step, point);
             }
@@ -593,25 +597,29 @@ fn draw_elo(
     Ok(())
 }
 
-/// `losses.png`: total, policy and value loss against the training step.
+/// `losses.png`: total, policy and value loss (and the occupancy loss, if any) against the
+/// training step.
 fn draw_losses(root: &Root, train: &[TrainPoint]) -> Result<()> {
     const TITLE: &str = "Training loss vs step";
     type Getter = fn(&TrainPoint) -> Option<f64>;
-    let getters: [(&str, Getter); 4] = [
+    let getters: [(&str, Getter); 5] = [
         ("total loss", |p| p.loss),
         ("policy loss", |p| p.policy_loss),
         ("policy KL", |p| p.policy_kl),
         ("value loss", |p| p.value_loss),
+        ("occupancy loss", |p| p.occupancy_loss),
     ];
     let series: Vec<(&str, Vec<(i64, f64)>)> = getters
         .iter()
         .map(|(name, get)| {
-            let points = train
+            let points: Vec<(i64, f64)> = train
                 .iter()
                 .filter_map(|p| Some((p.step as i64, get(p)?)))
                 .collect();
             (*name, points)
         })
+        // A net without an occupancy head has no occupancy loss: no legend entry.
+        .filter(|(name, points)| *name != "occupancy loss" || !points.is_empty())
         .collect();
     if series.iter().all(|(_, points)| points.is_empty()) {
         return draw_note(root, TITLE, "no training records yet");
@@ -865,7 +873,7 @@ mod tests {
     fn train_duplicates_keep_last_and_sort_by_step() {
         let text = r#"{"kind":"train","step":200,"loss":3.0,"policy_loss":2.0,"value_loss":1.0}
 {"kind":"train","step":100,"loss":4.0,"policy_loss":3.0,"value_loss":1.0,"extra":[1,2]}
-{"kind":"train","step":200,"loss":2.5,"policy_loss":1.8,"value_loss":0.7}
+{"kind":"train","step":200,"loss":2.5,"policy_loss":1.8,"value_loss":0.7,"occupancy_loss":0.4}
 "#;
         let m = parse_metrics(text, FILE);
         assert!(m.warnings.is_empty(), "{:?}", m.warnings);
@@ -873,6 +881,8 @@ mod tests {
         assert_eq!(steps, [100, 200]);
         assert_eq!(m.train[1].loss, Some(2.5));
         assert_eq!(m.train[1].value_loss, Some(0.7));
+        assert_eq!(m.train[1].occupancy_loss, Some(0.4));
+        assert_eq!(m.train[0].occupancy_loss, None);
     }
 
     #[test]

@@ -558,9 +558,10 @@ fn signals_stop_joined_selfplay_after_writing_its_finished_games() {
     assert_eq!(out.status.code(), Some(130), "{}", text(&out));
 }
 
-/// `run.net_schedule`: the tiny run's 1×8 network grows into a 2×12 one in the first
-/// training phase (after 1 position); the metrics name the shape of every generation, and
-/// the run resumes from the grown checkpoint.
+/// `run.net_schedule`: the tiny run's 1×8 network grows into a 2×12 one with an occupancy
+/// head in the first training phase (after 1 position); the metrics name the shape of
+/// every generation and its occupancy loss (self-play's shards carry the final pieces),
+/// and the run resumes from the grown checkpoint.
 #[test]
 fn a_run_grows_its_network_on_schedule_and_resumes_with_the_grown_one() {
     let tmp = temp_dir();
@@ -568,7 +569,8 @@ fn a_run_grows_its_network_on_schedule_and_resumes_with_the_grown_one() {
     let mut sets = tiny_run_sets();
     sets.push(
         "run.net_schedule=[{ after_positions = 1, net = { blocks = 2, channels = 12, \
-         global_pool_every = 1, policy_channels = 4, value_channels = 6, value_hidden = 8 } }]"
+         global_pool_every = 1, policy_channels = 4, value_channels = 6, value_hidden = 8, \
+         occupancy_head = true } }]"
             .into(),
     );
     let out = loazero(&common::run_args(&dir, 2, &sets));
@@ -593,6 +595,18 @@ fn a_run_grows_its_network_on_schedule_and_resumes_with_the_grown_one() {
             .collect()
     };
     assert_eq!(nets(&dir), ["2x12", "2x12"]);
+    let occupancy: Vec<f64> = std::fs::read_to_string(dir.join("metrics.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["kind"] == "generation")
+        .map(|v| v["occupancy_loss"].as_f64().expect("an occupancy loss"))
+        .collect();
+    assert_eq!(occupancy.len(), 2);
+    assert!(
+        occupancy.iter().all(|&o| o > 0.0 && o.is_finite()),
+        "{occupancy:?}"
+    );
     // Resumed (the saved config has the schedule): the grown checkpoint trains on.
     let out = loazero(&common::run_args(&dir, 3, &sets));
     assert!(out.status.success(), "{}", text(&out));

@@ -74,6 +74,7 @@ fn exported(dir: &Path, variant: loa::Variant) -> Model {
         value_channels: 8,
         value_hidden: 16,
         plane_set: Default::default(),
+        occupancy_head: false,
     };
     let model = Model::new(ModelInfo::new(&net, variant), Device::Cpu);
     let path = dir.join("model-in.safetensors");

@@ -305,6 +305,7 @@ impl DescentWorker {
             search_value: slot.search.root_value().clamp(-1.0, 1.0),
             outcome: 0.0,
             tree_only: false,
+            final_pieces: None,
         });
         slot.played_keys.insert(pos.hash());
         slot.game
@@ -347,6 +348,7 @@ impl DescentWorker {
                     search_value: value.clamp(-1.0, 1.0),
                     outcome: 0.0,
                     tree_only: true,
+                    final_pieces: None,
                 },
             );
         }
@@ -355,8 +357,11 @@ impl DescentWorker {
     fn finish(&self, slot: &mut DescentGame, outcome: Outcome, adjudicated: bool) -> FinishedGame {
         self.harvest(slot);
         let mut samples = std::mem::take(&mut slot.played);
+        let last = slot.game.position();
         for s in &mut samples {
-            s.outcome = outcome.score_for(s.position.to_move());
+            let side = s.position.to_move();
+            s.outcome = outcome.score_for(side);
+            s.final_pieces = Some(Sample::final_pieces_of(last, side));
         }
         let mut tree: Vec<(u64, Sample)> = std::mem::take(&mut slot.tree)
             .into_iter()

@@ -92,6 +92,15 @@ fn descent_games_record_played_and_tree_samples() {
             !g.adjudicated,
             "a game ends by the rules or at the cap"
         );
+        // A played position's occupancy target is the last position, from its side.
+        for s in &played {
+            let side = s.position.to_move();
+            let last = replay.position();
+            assert_eq!(
+                s.final_pieces,
+                Some([last.pieces(side), last.pieces(side.opponent())])
+            );
+        }
         let tree: Vec<&Sample> = g.samples.iter().filter(|s| s.tree_only).collect();
         assert!(
             tree.len() > 5 * played.len(),
@@ -103,6 +112,7 @@ fn descent_games_record_played_and_tree_samples() {
         let played_keys: HashSet<u64> = played.iter().map(|s| s.position.hash()).collect();
         for s in &tree {
             assert!(s.moves.is_empty() && s.policy.is_empty());
+            assert_eq!(s.final_pieces, None, "no game ended from a tree-only state");
             assert!((-1.0..=1.0).contains(&s.search_value));
             assert!(seen.insert(s.position.hash()), "a state recorded twice");
             assert!(!played_keys.contains(&s.position.hash()));

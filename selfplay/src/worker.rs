@@ -704,6 +704,7 @@ impl Worker {
             search_value: value.clamp(-1.0, 1.0),
             outcome: 0.0,
             tree_only: false,
+            final_pieces: None,
         });
         // Resignation: the root value and the best move's value both below the threshold.
         let ply = slot.game.moves().len() as u32;
@@ -758,8 +759,11 @@ impl Worker {
         adjudicated: bool,
     ) -> FinishedGame {
         let mut samples = std::mem::take(&mut slot.samples);
+        let last = slot.game.position();
         for s in &mut samples {
-            s.outcome = outcome.score_for(s.position.to_move());
+            let side = s.position.to_move();
+            s.outcome = outcome.score_for(side);
+            s.final_pieces = Some(Sample::final_pieces_of(last, side));
         }
         let mut would_resign = 0;
         let mut false_resignations = 0;
@@ -945,6 +949,15 @@ mod tests {
                     game.play(mv).unwrap();
                 }
             }
+            // Every sample's occupancy target is the last position, from its side.
+            for s in &g.samples {
+                let side = s.position.to_move();
+                let want = [
+                    game.position().pieces(side),
+                    game.position().pieces(side.opponent()),
+                ];
+                assert_eq!(s.final_pieces, Some(want));
+            }
             if g.resigned.is_none() && !g.adjudicated {
                 assert_eq!(game.outcome(), Some(g.outcome));
             } else {
@@ -971,10 +984,11 @@ mod tests {
             let policy: Vec<u32> = x.policy.iter().map(|p| p.to_bits()).collect();
             let moves: Vec<u16> = x.moves.iter().map(|m| m.to_bits()).collect();
             s.push_str(&format!(
-                "{} {moves:?} {policy:?} {} {}\n",
+                "{} {moves:?} {policy:?} {} {} {:?}\n",
                 x.position.to_text(),
                 x.search_value.to_bits(),
-                x.outcome.to_bits()
+                x.outcome.to_bits(),
+                x.final_pieces
             ));
         }
         s

@@ -666,6 +666,8 @@ impl Driver {
         );
         let started = Instant::now();
         let (mut loss, mut policy, mut value, mut samples) = (0.0, 0.0, 0.0, 0u64);
+        // NaN throughout for a network without an occupancy head.
+        let mut occupancy = 0.0;
         let mut kl = 0.0;
         let mut steps = 0u64;
         loop {
@@ -683,6 +685,7 @@ impl Driver {
             policy += s.policy_loss * n;
             kl += s.policy_kl * n;
             value += s.value_loss * n;
+            occupancy += s.occupancy_loss * n;
             samples += s.samples as u64;
             steps += summary.steps;
             let step = trainer.step();
@@ -719,6 +722,7 @@ impl Driver {
             self.record.policy_loss = Some(policy / n);
             self.record.policy_kl = Some(kl / n);
             self.record.value_loss = Some(value / n);
+            self.record.occupancy_loss = Some(occupancy / n).filter(|o| o.is_finite());
         }
         self.record.window = Some(window_len);
         self.record.net = Some(self.trainer()?.model().info.net.shape());

@@ -63,6 +63,7 @@ mod tests {
                 search_value: 0.0,
                 outcome: 0.0,
                 tree_only: false,
+                final_pieces: None,
             });
             g.play(moves[0]).unwrap();
         }

@@ -1,5 +1,6 @@
 //! Training batches: samples (each under one board symmetry) → input planes, policy
-//! targets over the policy vector, legal-move masks, and win/draw/loss value targets.
+//! targets over the policy vector, legal-move masks, win/draw/loss value targets and
+//! final-occupancy targets.
 
 use crate::encoding::{encode_into, input_len, num_planes, same_layout, PlaneSet};
 use crate::policy::{policy_size, transform_policy_index, PolicyIndex};
@@ -22,6 +23,12 @@ pub struct Batch {
     pub wdl_target: Tensor,
     /// `f32 [B]`: the scalar value target in `[-1, 1]`.
     pub value_target: Tensor,
+    /// `f32 [B, 3, N, N]`: what stood on each board cell when the sample's game ended,
+    /// one-hot over (empty, own piece, opponent's piece) for the side to move, under the
+    /// sample's symmetry ([`Sample::final_pieces`]); all zeros on grid cells off the board
+    /// and for samples without final pieces, so that a sum over it counts the cells with
+    /// a target.
+    pub occupancy_target: Tensor,
 }
 
 impl Batch {
@@ -34,6 +41,7 @@ impl Batch {
             policy_weight: self.policy_weight.to_device(device),
             wdl_target: self.wdl_target.to_device(device),
             value_target: self.value_target.to_device(device),
+            occupancy_target: self.occupancy_target.to_device(device),
         }
     }
 }
@@ -51,8 +59,9 @@ pub fn wdl_of(z: f32) -> [f32; 3] {
 /// with `w = search_value_weight`, for the side (team) to move; for a tree-only sample
 /// (Descent's tree learning, no game outcome) its `search_value` alone. A sample without
 /// a policy target (an empty `policy`: a cheap search's or a tree-only one) gets
-/// `policy_weight` 0, which masks it out of the policy loss. Errors: lengths differ, a
-/// sample of another layout, a symmetry out of range.
+/// `policy_weight` 0, which masks it out of the policy loss. Occupancy target: the
+/// sample's final pieces mapped by its symmetry (none without them). Errors: lengths
+/// differ, a sample of another layout, a symmetry out of range.
 pub fn make_batch(
     samples: &[&Sample],
     symmetries: &[usize],
@@ -78,6 +87,8 @@ pub fn make_batch(
     let mut weight = vec![0f32; b];
     let mut wdl = vec![0f32; b * 3];
     let mut value = vec![0f32; b];
+    let cells = n * n;
+    let mut occupancy = vec![0f32; b * 3 * cells];
     for (i, (s, &sym)) in samples.iter().zip(symmetries).enumerate() {
         let pos = &s.position;
         if !same_layout(variant, pos.variant()) {
@@ -123,6 +134,19 @@ pub fn make_batch(
         };
         wdl[i * 3..i * 3 + 3].copy_from_slice(&wdl_of(z));
         value[i] = z.clamp(-1.0, 1.0);
+        if let Some([own, opponent]) = s.final_pieces {
+            let pg = pos.geometry();
+            let (own, opponent) = (pg.map_bitboard(sym, own), pg.map_bitboard(sym, opponent));
+            let classes = [pg.cells & !own & !opponent, own, opponent];
+            for (class, mut set) in classes.into_iter().enumerate() {
+                let plane = (i * 3 + class) * cells;
+                while set != 0 {
+                    let sq = set.trailing_zeros() as usize;
+                    set &= set - 1;
+                    occupancy[plane + pg.grid_cell[sq] as usize] = 1.0;
+                }
+            }
+        }
     }
     let (bi, ni) = (b as i64, n as i64);
     Ok(Batch {
@@ -132,6 +156,7 @@ pub fn make_batch(
         policy_weight: Tensor::from_slice(&weight),
         wdl_target: Tensor::from_slice(&wdl).view([bi, 3]),
         value_target: Tensor::from_slice(&value),
+        occupancy_target: Tensor::from_slice(&occupancy).view([bi, 3, ni, ni]),
     })
 }
 
@@ -164,6 +189,7 @@ mod tests {
             search_value: 0.5,
             outcome: -1.0,
             tree_only: false,
+            final_pieces: None,
         };
         let no_policy = Sample {
             policy: vec![],
@@ -209,6 +235,52 @@ mod tests {
         assert!(make_batch(&[&s], &[], Variant::Standard, PlaneSet::Board, 0.0).is_err());
     }
 
+    /// The occupancy target is the final pieces under the sample's symmetry, one-hot
+    /// over (empty, own, opponent) on exactly the board's cells, on every board shape;
+    /// a sample without final pieces has no target.
+    #[test]
+    fn occupancy_targets_follow_symmetries() {
+        let rules = Rules::classic();
+        for variant in Variant::ALL {
+            let g = variant.geometry();
+            let (n, cells) = (g.size as usize, (g.size as usize).pow(2));
+            let start = Position::start(variant, &rules);
+            let mut last = start;
+            for k in 0..7 {
+                let moves = last.legal_moves(&rules);
+                last.play(moves[(k * 3 + 2) % moves.len()]);
+            }
+            let with = Sample {
+                final_pieces: Some(Sample::final_pieces_of(&last, last.to_move())),
+                ..spread_sample(start)
+            };
+            let without = spread_sample(start);
+            let syms: Vec<usize> = (0..g.num_symmetries as usize).collect();
+            let refs = vec![&with; syms.len()];
+            let b = make_batch(&refs, &syms, variant, PlaneSet::Board, 0.0).unwrap();
+            assert_eq!(
+                b.occupancy_target.size(),
+                [syms.len() as i64, 3, n as i64, n as i64]
+            );
+            for &sym in &syms {
+                let t = Vec::<f32>::try_from(b.occupancy_target.get(sym as i64).flatten(0, -1))
+                    .unwrap();
+                // Own and opponent: the input planes `own` and `opponent` of the last
+                // position (whose side to move the target was taken for) under `sym`.
+                let planes = crate::encoding::encode(&last.transformed(sym), PlaneSet::Board);
+                for cell in 0..cells {
+                    assert_eq!(t[cells + cell], planes[cell] as f32, "{variant} {sym}");
+                    assert_eq!(t[2 * cells + cell], planes[cells + cell] as f32);
+                    let on_board = g.grid_square[cell] != loa::geometry::NO_SQUARE;
+                    let classes = t[cell] + t[cells + cell] + t[2 * cells + cell];
+                    assert_eq!(classes, on_board as u8 as f32, "{variant} cell {cell}");
+                }
+            }
+            let b = make_batch(&[&without], &[0], variant, PlaneSet::Board, 0.0).unwrap();
+            assert_eq!(b.occupancy_target.sum(Kind::Float).double_value(&[]), 0.0);
+        }
+    }
+
     /// A sample with a policy spread over every legal move of `pos`, the weights
     /// 1, 2, 3, … in move order (normalised).
     fn spread_sample(pos: Position) -> Sample {
@@ -223,6 +295,7 @@ mod tests {
             search_value: 0.0,
             outcome: 1.0,
             tree_only: false,
+            final_pieces: None,
         }
     }
 

@@ -30,6 +30,7 @@ pub fn sample_positions(variant: Variant, count: usize) -> Vec<Sample> {
             search_value: 0.0,
             outcome: [1.0, 0.0, -1.0][k % 3],
             tree_only: false,
+            final_pieces: None,
         });
         k = k
             .wrapping_mul(6364136223846793005)

@@ -33,6 +33,13 @@ pub struct NetConfig {
     /// written before the rename call it `input_features` (still read).
     #[serde(alias = "input_features")]
     pub plane_set: PlaneSet,
+    /// An occupancy head: a 1×1 convolution of the tower's output that predicts, for
+    /// every cell, whether it holds an own piece, an opponent's piece or nothing when the
+    /// game ends (KataGo's ownership head; LOA's analogue is where the winning group
+    /// forms). It is trained with weight `occupancy_loss_weight` and gives the tower a
+    /// dense target besides the one win/draw/loss per position; search never reads it.
+    /// Model files written before it existed have none. Default false.
+    pub occupancy_head: bool,
 }
 
 impl Default for NetConfig {
@@ -53,6 +60,7 @@ impl NetConfig {
             value_channels: 16,
             value_hidden: 64,
             plane_set: PlaneSet::Board,
+            occupancy_head: false,
         }
     }
 
@@ -67,6 +75,7 @@ impl NetConfig {
             value_channels: 4,
             value_hidden: 8,
             plane_set: PlaneSet::Board,
+            occupancy_head: false,
         }
     }
 
@@ -90,6 +99,7 @@ impl NetConfig {
             value_channels: 32,
             value_hidden: 128,
             plane_set: PlaneSet::Board,
+            occupancy_head: false,
         }
     }
 
@@ -285,6 +295,12 @@ pub struct TrainConfig {
     pub value_loss_weight: f64,
     /// Value target = (1 − w) · game outcome + w · search value. Default 0.5.
     pub search_value_weight: f64,
+    /// Weight of the occupancy loss (cross-entropy over empty/own/opponent, averaged over
+    /// the board cells of the positions that have final pieces) against the policy
+    /// cross-entropy, for a network with an occupancy head (`net.occupancy_head`);
+    /// ignored without one. Default 1.0 (the value loss's weight, as KataGo weighs its
+    /// ownership loss like its value loss).
+    pub occupancy_loss_weight: f64,
     /// Exponential moving average of the weights: after every step the averaged network
     /// moves `1 − ema_decay` of the way to the trained one (the decay is capped at
     /// `(1 + step) / (10 + step)` early on, so the start is not dominated by the random
@@ -349,6 +365,7 @@ impl Default for TrainConfig {
             lr_min_fraction: 0.05,
             value_loss_weight: 1.0,
             search_value_weight: 0.5,
+            occupancy_loss_weight: 1.0,
             ema_decay: 0.0,
             window_positions: 60_000,
             window_growth: 0.0,
@@ -411,6 +428,10 @@ impl TrainConfig {
         check(
             (0.0..=1.0).contains(&self.search_value_weight),
             "search_value_weight must be in [0, 1]",
+        )?;
+        check(
+            self.occupancy_loss_weight >= 0.0 && self.occupancy_loss_weight.is_finite(),
+            "occupancy_loss_weight must be ≥ 0",
         )?;
         check(
             (0.0..1.0).contains(&self.ema_decay),

@@ -15,6 +15,9 @@
 //! and output. Measured with `loazero bench net` it is worth 1.2–1.5× in fp32 and more
 //! in bf16.
 //!
+//! Inference needs only the policy and the value: an occupancy head (a training target)
+//! is not folded, and [`FoldedNet::forward`] returns no occupancy.
+//!
 //! A [`FoldedNet`] is a snapshot: rebuild it after the [`Net`]'s weights change. Like the
 //! net it is `Send`, not `Sync` (one inference thread owns it).
 
@@ -186,7 +189,12 @@ impl FoldedNet {
         let wdl = self
             .value_fc2
             .forward(&self.value_fc1.forward(&global_pool(&v)).relu_());
-        NetOutput { policy, wdl }
+        // Search reads no occupancy: the folded net leaves that head out.
+        NetOutput {
+            policy,
+            wdl,
+            occupancy: None,
+        }
     }
 
     /// [`FoldedNet::new`] in `kind`: folded in fp32, then converted (unless `kind` is

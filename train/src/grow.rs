@@ -13,6 +13,9 @@
 //! * weights into new channels and units keep a fresh network's random initialisation, so
 //!   the new channels carry signal, and the zero weights out of them get gradients and
 //!   learn from the first step;
+//! * an occupancy head the old network lacks ([`NetConfig::occupancy_head`]) keeps its
+//!   fresh initialisation: it is a training target only, so the policy and value outputs
+//!   are unchanged, and the head learns from the first step (a head is never dropped);
 //! * new blocks come after the old ones, with their second batch norm's scale and shift
 //!   at zero: such a block adds nothing to its input (`relu(x + 0) = x`, as `x ≥ 0` after
 //!   the previous block's ReLU) until training moves that scale.
@@ -40,6 +43,9 @@ pub fn check(from: &NetConfig, to: &NetConfig) -> Result<()> {
         if b < a {
             bail!("{name} would shrink from {a} to {b}: a network only grows");
         }
+    }
+    if from.occupancy_head && !to.occupancy_head {
+        bail!("the occupancy head would be dropped: a network only grows");
     }
     if from.plane_set != to.plane_set {
         bail!(
@@ -88,6 +94,7 @@ pub fn grow_weights(
                         let _ = tensor.zero_();
                     }
                 }
+                None if name.starts_with("occupancy.") && !from.occupancy_head => {}
                 _ => bail!("`{name}` is missing from the network being grown"),
             },
         }
@@ -240,6 +247,34 @@ mod tests {
             "policy logits differ (train {train})"
         );
         assert!(close(&oa.wdl, &ob.wdl), "WDL logits differ (train {train})");
+        if let (Some(p), Some(q)) = (&oa.occupancy, &ob.occupancy) {
+            assert!(close(p, q), "occupancy logits differ (train {train})");
+        }
+    }
+
+    /// An occupancy head grows with the tower (its outputs unchanged) or is added fresh
+    /// to a network without one (the policy and value unchanged); it is never dropped.
+    #[test]
+    fn occupancy_heads_grow_or_are_added() {
+        let with = |net: NetConfig| NetConfig {
+            occupancy_head: true,
+            ..net
+        };
+        let variant = Variant::Standard;
+        for from in [small(), with(small())] {
+            let (trainer, _) = trained(from.clone(), variant);
+            let grown = trainer
+                .grown(TrainConfig {
+                    net: with(larger()),
+                    ..trainer.config().clone()
+                })
+                .unwrap();
+            let x = inputs(trainer.model(), 16);
+            assert_same_outputs(trainer.model(), grown.model(), &x, false);
+            assert!(grown.model().net.forward(&x, false).occupancy.is_some());
+        }
+        let e = check(&with(small()), &larger()).unwrap_err().to_string();
+        assert!(e.contains("occupancy"), "{e}");
     }
 
     #[test]

@@ -236,6 +236,7 @@ mod tests {
             value_channels: 4,
             value_hidden: 8,
             plane_set: Default::default(),
+            occupancy_head: false,
         };
         let model = Model::new(ModelInfo::new(&net, Variant::Standard), Device::Cpu);
         let s = set.score(&model).unwrap();

@@ -208,6 +208,9 @@ pub struct GenerationRecord {
     /// Mean value loss.
     #[serde(default, deserialize_with = "option_f64")]
     pub value_loss: Option<f64>,
+    /// Mean occupancy loss (a network with an occupancy head only).
+    #[serde(default, deserialize_with = "option_f64")]
+    pub occupancy_loss: Option<f64>,
     /// Move matching of the generation's candidate on the held-out set (`run.heldout`).
     #[serde(default)]
     pub heldout: Option<HeldoutScore>,

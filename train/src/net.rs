@@ -11,7 +11,10 @@
 //! * policy logits `[B, P·N·N]`, index `plane · N·N + row · N + col` — exactly
 //!   [`crate::policy::PolicyIndex::policy_index`] (grid cell = `row · N + col`);
 //! * WDL logits `[B, 3]` in the order win, draw, loss for the side (team) to move; the
-//!   scalar value is `P(win) − P(loss)` ([`wdl_to_value`]).
+//!   scalar value is `P(win) − P(loss)` ([`wdl_to_value`]);
+//! * with an occupancy head ([`NetConfig::occupancy_head`]), occupancy logits
+//!   `[B, 3, N, N]`: for every grid cell, empty, own piece, opponent's piece when the
+//!   game ends (a training target only: exports and search leave it out).
 
 use crate::config::NetConfig;
 use crate::encoding::plane_scales;
@@ -154,6 +157,9 @@ pub struct Net {
     pub(crate) value_bn: nn::BatchNorm,
     pub(crate) value_fc1: nn::Linear,
     pub(crate) value_fc2: nn::Linear,
+    /// The occupancy head's 1×1 convolution (tower channels → 3, with bias), if the net
+    /// has one.
+    pub(crate) occupancy: Option<nn::Conv2D>,
     /// `[1, planes, 1, 1]` input scales (see [`plane_scales`]), in the input kind.
     pub(crate) scales: Tensor,
 }
@@ -164,6 +170,9 @@ pub struct NetOutput {
     pub policy: Tensor,
     /// `[B, 3]` win/draw/loss logits.
     pub wdl: Tensor,
+    /// `[B, 3, N, N]` occupancy logits (empty, own, opponent; fp32), for a net with an
+    /// occupancy head.
+    pub occupancy: Option<Tensor>,
 }
 
 /// Multiply-accumulates of one forward pass per position of a `config` network on
@@ -188,7 +197,12 @@ pub fn macs_per_position(config: &NetConfig, variant: Variant) -> u64 {
     let tower = config.blocks as u64 * 2 * cells * c * c * 9 + pooled_blocks * 2 * c * c;
     let policy = cells * pc * c * 9 + cells * policy_planes(variant) as u64 * pc;
     let value = cells * vc * c + 2 * vc * vh + vh * 3;
-    stem + tower + policy + value
+    let occupancy = if config.occupancy_head {
+        cells * c * 3
+    } else {
+        0
+    };
+    stem + tower + policy + value + occupancy
 }
 
 /// `P(win) − P(loss)` from `[B, 3]` WDL logits: `[B]`.
@@ -245,6 +259,9 @@ impl Net {
                 3,
                 Default::default(),
             ),
+            occupancy: config
+                .occupancy_head
+                .then(|| nn::conv2d(p / "occupancy" / "conv", c as i64, 3, 1, Default::default())),
             scales,
         }
     }
@@ -315,7 +332,12 @@ impl Net {
             .apply(&self.value_fc1)
             .relu()
             .apply(&self.value_fc2);
-        NetOutput { policy: p, wdl }
+        let occupancy = self.occupancy.as_ref().map(|conv| x.apply(conv));
+        NetOutput {
+            policy: p,
+            wdl,
+            occupancy,
+        }
     }
 
     /// [`Net::forward`] in mixed precision: weights stay fp32 (the optimizer's master
@@ -349,7 +371,15 @@ impl Net {
             .apply(&self.value_fc1)
             .relu()
             .apply(&self.value_fc2);
-        NetOutput { policy: p, wdl }
+        let occupancy = self
+            .occupancy
+            .as_ref()
+            .map(|conv| conv_in(&x, conv, kind).to_kind(Kind::Float));
+        NetOutput {
+            policy: p,
+            wdl,
+            occupancy,
+        }
     }
 
     /// The single-tensor output of exported models: `[B, P + 4]` = policy logits (`P`),
@@ -426,6 +456,45 @@ mod tests {
         let small = NetConfig::small();
         assert_eq!(macs_per_position(&small, Variant::Standard), want);
         assert_eq!(want, 5_189_824);
+    }
+
+    /// A net with an occupancy head: `[B, 3, N, N]` logits from `occupancy.conv`, the
+    /// same in plain and mixed forwards; the policy and value outputs and the exported
+    /// tensor have the shapes of a net without one, and the MACs count the head.
+    #[test]
+    fn occupancy_head() {
+        crate::test_threads();
+        let with = NetConfig {
+            occupancy_head: true,
+            ..tiny()
+        };
+        for variant in [Variant::Standard, Variant::Alveole] {
+            let vs = nn::VarStore::new(tch::Device::Cpu);
+            let net = Net::new(&vs.root(), &with, variant);
+            let n = net.board_size() as i64;
+            assert_eq!(vs.variables()["occupancy.conv.weight"].size(), [3, 8, 1, 1]);
+            assert_eq!(vs.variables()["occupancy.conv.bias"].size(), [3]);
+            let pos = loa::Position::start(variant, &Rules::classic());
+            let planes = net.input_planes() as i64;
+            let x = Tensor::from_slice(&encode(&pos, PlaneSet::Board)).view([1, planes, n, n]);
+            let out = net.forward(&x, false);
+            let occupancy = out.occupancy.unwrap();
+            assert_eq!(occupancy.size(), [1, 3, n, n]);
+            let mixed = net.forward_mixed(&x, false, Kind::Float).occupancy.unwrap();
+            assert!(mixed.allclose(&occupancy, 1e-5, 1e-5, false));
+            assert_eq!(
+                net.forward_export(&x).size(),
+                [1, net.policy_len() as i64 + 4]
+            );
+        }
+        let vs = nn::VarStore::new(tch::Device::Cpu);
+        let plain = Net::new(&vs.root(), &tiny(), Variant::Standard);
+        assert!(plain.occupancy.is_none());
+        assert!(!vs.variables().contains_key("occupancy.conv.weight"));
+        assert_eq!(
+            macs_per_position(&with, Variant::Standard),
+            macs_per_position(&tiny(), Variant::Standard) + 64 * 8 * 3
+        );
     }
 
     #[test]

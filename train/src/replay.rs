@@ -296,6 +296,7 @@ mod tests {
             search_value: 0.0,
             outcome: 0.0,
             tree_only: false,
+            final_pieces: None,
         }
     }
 
@@ -413,6 +414,7 @@ mod tests {
         let tree = Sample {
             moves: vec![],
             tree_only: true,
+            final_pieces: None,
             ..samples[1].clone()
         };
         assert!(mem.accepts(&tree));

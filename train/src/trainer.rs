@@ -30,7 +30,8 @@ use tch::{Device, Kind, Tensor};
 /// missing or `null` float reads as NaN (see [`crate::metrics`]).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct StepStats {
-    /// Total loss: policy + `value_loss_weight` · value.
+    /// Total loss: policy + `value_loss_weight` · value (+ `occupancy_loss_weight` ·
+    /// occupancy, for a network with an occupancy head).
     #[serde(default = "nan", deserialize_with = "f64_or_nan")]
     pub loss: f64,
     /// Policy cross-entropy over the samples with a policy target.
@@ -53,6 +54,10 @@ pub struct StepStats {
     /// Mean squared error of the scalar value against its target.
     #[serde(default = "nan", deserialize_with = "f64_or_nan")]
     pub value_mse: f64,
+    /// Occupancy cross-entropy (empty/own/opponent when the game ends) per board cell of
+    /// the samples with final pieces; NaN for a network without an occupancy head.
+    #[serde(default = "nan", deserialize_with = "f64_or_nan")]
+    pub occupancy_loss: f64,
     /// Samples in the batch.
     #[serde(default)]
     pub samples: usize,
@@ -70,6 +75,7 @@ impl StepStats {
         self.value_loss += s.value_loss;
         self.policy_accuracy += s.policy_accuracy;
         self.value_mse += s.value_mse;
+        self.occupancy_loss += s.occupancy_loss;
         self.samples += s.samples;
         self.policy_samples += s.policy_samples;
     }
@@ -84,6 +90,7 @@ impl StepStats {
             value_loss: self.value_loss / d,
             policy_accuracy: self.policy_accuracy / d,
             value_mse: self.value_mse / d,
+            occupancy_loss: self.occupancy_loss / d,
             samples: self.samples,
             policy_samples: self.policy_samples,
         }
@@ -450,7 +457,7 @@ impl Trainer {
         )?
         .to_device(self.device);
         let out = self.forward(&batch.input, true);
-        let (loss, stats) = self.losses(&out.policy, &out.wdl, &batch);
+        let (loss, stats) = self.losses(&out, &batch);
         let lr = self.config.lr_at(self.model.info.step, self.run_progress);
         self.optimizer.zero_grad();
         loss.f_backward()?;
@@ -480,7 +487,7 @@ impl Trainer {
         )?
         .to_device(self.device);
         let out = self.forward(&batch.input, false);
-        Ok(self.losses(&out.policy, &out.wdl, &batch).1)
+        Ok(self.losses(&out, &batch).1)
     }
 
     /// The network's forward pass in the configured training precision.
@@ -491,17 +498,27 @@ impl Trainer {
         }
     }
 
-    fn losses(&self, policy: &Tensor, wdl: &Tensor, batch: &Batch) -> (Tensor, StepStats) {
-        let masked = mask_logits(policy, &batch.legal);
+    fn losses(&self, out: &crate::net::NetOutput, batch: &Batch) -> (Tensor, StepStats) {
+        let masked = mask_logits(&out.policy, &batch.legal);
         let logp = masked.log_softmax(-1, Kind::Float);
         let per_sample = -(&batch.policy_target * &logp).sum_dim_intlist(-1, false, Kind::Float);
         let n_policy = batch.policy_weight.sum(Kind::Float).clamp_min(1.0);
         let policy_loss = (&per_sample * &batch.policy_weight).sum(Kind::Float) / &n_policy;
-        let wdl = wdl.to_kind(Kind::Float);
+        let wdl = out.wdl.to_kind(Kind::Float);
         let value_loss = -(&batch.wdl_target * wdl.log_softmax(-1, Kind::Float))
             .sum_dim_intlist(-1, false, Kind::Float)
             .mean(Kind::Float);
         let loss = &policy_loss + &value_loss * self.config.value_loss_weight;
+        // Occupancy: cross-entropy summed over the cells with a target, per such cell.
+        let occupancy_loss = out.occupancy.as_ref().map(|logits| {
+            let logp = logits.to_kind(Kind::Float).log_softmax(1, Kind::Float);
+            let cells = batch.occupancy_target.sum(Kind::Float).clamp_min(1.0);
+            -(&batch.occupancy_target * logp).sum(Kind::Float) / cells
+        });
+        let loss = match &occupancy_loss {
+            Some(o) => loss + o * self.config.occupancy_loss_weight,
+            None => loss,
+        };
 
         let _guard = tch::no_grad_guard();
         // H(target) = −Σ t·log t over the targets' support (0·log 0 = 0).
@@ -524,6 +541,7 @@ impl Trainer {
             value_loss: value_loss.double_value(&[]),
             policy_accuracy: accuracy.double_value(&[]),
             value_mse: mse.double_value(&[]),
+            occupancy_loss: occupancy_loss.map_or(f64::NAN, |o| o.double_value(&[])),
             samples: batch.policy_weight.size()[0] as usize,
             policy_samples: batch.policy_weight.sum(Kind::Float).double_value(&[]) as usize,
         };
@@ -637,6 +655,8 @@ pub(crate) mod tests {
                 search_value: rng.random_range(-1.0..1.0),
                 outcome: [-1.0, 0.0, 1.0][rng.random_range(0..3)],
                 tree_only: false,
+                // As if the game ended here (a target the occupancy head can learn).
+                final_pieces: Some(Sample::final_pieces_of(&pos, pos.to_move())),
             });
             pos.play(moves[rng.random_range(0..moves.len())]);
             if pos.outcome(&rules).is_some() {
@@ -688,6 +708,7 @@ pub(crate) mod tests {
                 policy: vec![],
                 outcome: 0.0,
                 tree_only: true,
+                final_pieces: None,
                 ..s.clone()
             })
             .collect();
@@ -708,7 +729,7 @@ pub(crate) mod tests {
         assert_eq!(targets, expected);
         // Gradients of a batch of tree-only samples: none reach the policy head.
         let out = trainer.forward(&batch.input, true);
-        let (loss, _) = trainer.losses(&out.policy, &out.wdl, &batch);
+        let (loss, _) = trainer.losses(&out, &batch);
         trainer.optimizer.zero_grad();
         loss.backward();
         let mut policy_params = 0;
@@ -731,6 +752,70 @@ pub(crate) mod tests {
             "the policy head's weights have gradients"
         );
         assert!(value_grad > 0.0);
+    }
+
+    /// With an occupancy head the loss adds `occupancy_loss_weight` times the occupancy
+    /// cross-entropy, which training lowers on a fixed batch; the head is saved and
+    /// resumed with the model. Without the head the occupancy loss is NaN and the total
+    /// is policy + value.
+    #[test]
+    fn the_occupancy_head_trains_and_resumes() {
+        let variant = Variant::Standard;
+        let samples = random_samples(variant, 64, 9);
+        let refs: Vec<&Sample> = samples.iter().collect();
+        let syms = vec![0; refs.len()];
+        let config = TrainConfig {
+            net: crate::config::NetConfig {
+                occupancy_head: true,
+                ..tiny_net()
+            },
+            batch_size: 64,
+            lr: 0.05,
+            warmup_steps: 1,
+            occupancy_loss_weight: 2.0,
+            threads: 1,
+            ..TrainConfig::default()
+        };
+        let mut trainer = Trainer::new(config.clone(), variant).unwrap();
+        let first = trainer.train_on(&refs, &syms).unwrap();
+        assert!(first.occupancy_loss > 0.0, "{first:?}");
+        let total = first.policy_loss + first.value_loss + 2.0 * first.occupancy_loss;
+        assert!((first.loss - total).abs() < 1e-4, "{first:?}");
+        let mut last = first.clone();
+        for _ in 0..40 {
+            last = trainer.train_on(&refs, &syms).unwrap();
+        }
+        assert!(
+            last.occupancy_loss < 0.8 * first.occupancy_loss,
+            "{} then {}",
+            first.occupancy_loss,
+            last.occupancy_loss
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let ckpt = dir.path().join("ckpt.safetensors");
+        trainer.save_checkpoint(&ckpt).unwrap();
+        let resumed = Trainer::resume(&ckpt, None).unwrap();
+        assert!(resumed.model().info.net.occupancy_head);
+        let (a, b) = (
+            trainer.evaluate(&refs).unwrap(),
+            resumed.evaluate(&refs).unwrap(),
+        );
+        assert!(a.occupancy_loss.is_finite());
+        assert_eq!(a.occupancy_loss, b.occupancy_loss);
+        let mut plain = Trainer::new(
+            TrainConfig {
+                net: tiny_net(),
+                ..config
+            },
+            variant,
+        )
+        .unwrap();
+        let s = plain.train_on(&refs, &syms).unwrap();
+        assert!(s.occupancy_loss.is_nan());
+        assert!(
+            (s.loss - (s.policy_loss + s.value_loss)).abs() < 1e-4,
+            "{s:?}"
+        );
     }
 
     /// N steps + checkpoint + resume + M steps == N + M uninterrupted steps, bit for bit,
@@ -982,6 +1067,7 @@ pub(crate) mod tests {
                     search_value: 1.0,
                     outcome: 1.0,
                     tree_only: false,
+                    final_pieces: None,
                 });
             }
             let non_winning: Vec<Move> = moves
@@ -1022,6 +1108,7 @@ pub(crate) mod tests {
                 value_channels: 8,
                 value_hidden: 16,
                 plane_set: Default::default(),
+                occupancy_head: false,
             },
             batch_size: 48,
             optimizer: OptimizerKind::Adamw,

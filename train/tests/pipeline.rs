@@ -31,6 +31,7 @@ fn game_samples(variant: Variant, games: usize) -> Vec<Sample> {
                 search_value: 0.1,
                 outcome: 0.0,
                 tree_only: false,
+                final_pieces: None,
             });
             k = k.wrapping_mul(31).wrapping_add(7);
             pos.play(moves[k % n]);

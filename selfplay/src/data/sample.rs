@@ -25,4 +25,18 @@ pub struct Sample {
     /// value): no game outcome reaches it, and it has no policy target (`policy` and
     /// `moves` are empty).
     pub tree_only: bool,
+    /// Where the pieces stood when the game ended: `[own, opponent]` bitboards of the
+    /// game's last position, for this sample's side (team) to move; the target of the
+    /// network's occupancy head (KataGo's ownership target, for LOA: where the winning
+    /// group formed). `None` for a tree-only sample and for samples of shards written
+    /// before format version 4.
+    pub final_pieces: Option<[u64; 2]>,
+}
+
+impl Sample {
+    /// `final_pieces` of a sample whose side (team) to move is `side` in a game whose last
+    /// position is `last`.
+    pub fn final_pieces_of(last: &Position, side: loa::Color) -> [u64; 2] {
+        [last.pieces(side), last.pieces(side.opponent())]
+    }
 }

@@ -17,10 +17,12 @@
 //! version 2) the variant's extra state ([`ExtraState`]: vanished cells, partners, seat,
 //! reserves, pending drop); the rules as their spec string (`Rules` Display / parse
 //! round-trip); moves as their 16-bit encoding; and (since version 3) whether the sample
-//! is a tree-only position of Descent's tree learning ([`Sample::tree_only`]). Version 1
-//! shards (no extra state, written before the variants that need it) are still read:
-//! their positions get the extra state of [`Position::new`]; version 1 and 2 samples are
-//! all played positions (`tree_only` false).
+//! is a tree-only position of Descent's tree learning ([`Sample::tree_only`]), and (since
+//! version 4) the pieces of the game's last position ([`Sample::final_pieces`], the
+//! occupancy head's target). Version 1 shards (no extra state, written before the
+//! variants that need it) are still read: their positions get the extra state of
+//! [`Position::new`]; version 1 and 2 samples are all played positions (`tree_only`
+//! false); samples of versions 1 to 3 have no `final_pieces`.
 
 use super::Sample;
 use crate::atomic_file::write_atomically;
@@ -34,7 +36,7 @@ use std::path::{Path, PathBuf};
 /// First bytes of every shard.
 pub const MAGIC: &[u8; 8] = b"LOAZSHRD";
 /// Version of the shard format written by this build.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 /// Oldest shard format version this build reads.
 pub const OLDEST_READABLE_VERSION: u32 = 1;
 /// File-name extension of shards.
@@ -46,9 +48,10 @@ const MAX_SHARD_SAMPLES: usize = 1 << 24;
 /// Most serialized bytes one sample may take (positions, moves, policy: well under 1 KiB).
 const MAX_SAMPLE_BYTES: usize = 4096;
 
-/// A sample in format version 2: no tree-only flag. Version 3's [`WireSample`] nests it
-/// whole: postcard writes a nested struct's fields in line, so a version-3 sample is the
-/// bytes of its version-2 fields followed by the flag.
+/// A sample in format version 2: no tree-only flag. Versions 3 and 4 nest it whole:
+/// postcard writes a nested struct's fields in line, so a version-3 sample is the bytes
+/// of its version-2 fields followed by the flag, and a version-4 one the bytes of its
+/// version-3 fields followed by the final pieces.
 #[derive(Serialize, Deserialize)]
 struct WireSampleV2 {
     black: u64,
@@ -70,9 +73,18 @@ struct WireSampleV2 {
 
 /// A sample in format version 3: the version-2 fields and whether it is tree-only.
 #[derive(Serialize, Deserialize)]
+struct WireSampleV3 {
+    v2: WireSampleV2,
+    tree_only: bool,
+}
+
+/// A sample in format version 4: the version-3 fields (in line) and the pieces of the
+/// game's last position (own, then opponent's, for the side to move).
+#[derive(Serialize, Deserialize)]
 struct WireSample {
     v2: WireSampleV2,
     tree_only: bool,
+    final_pieces: Option<[u64; 2]>,
 }
 
 /// A sample in format version 1: no extra state.
@@ -119,6 +131,7 @@ impl WireSampleV1 {
         Ok(WireSample {
             v2,
             tree_only: false,
+            final_pieces: None,
         })
     }
 }
@@ -154,11 +167,16 @@ impl WireSample {
         WireSample {
             v2,
             tree_only: s.tree_only,
+            final_pieces: s.final_pieces,
         }
     }
 
     fn into_sample(self) -> Result<Sample, String> {
-        let WireSample { v2: w, tree_only } = self;
+        let WireSample {
+            v2: w,
+            tree_only,
+            final_pieces,
+        } = self;
         let variant =
             Variant::from_id(w.variant).ok_or(format!("unknown variant id {}", w.variant))?;
         let side = parse_side(w.side)?;
@@ -202,6 +220,17 @@ impl WireSample {
         if tree_only && !(moves.is_empty() && w.policy.is_empty()) {
             return Err("a tree-only sample with moves or a policy".into());
         }
+        if let Some([own, opponent]) = final_pieces {
+            if tree_only {
+                return Err("a tree-only sample with final pieces".into());
+            }
+            let board = position.geometry().cells;
+            if own & opponent != 0 || (own | opponent) & !board != 0 {
+                return Err(format!(
+                    "final pieces {own:#x} and {opponent:#x} overlap or leave the board"
+                ));
+            }
+        }
         Ok(Sample {
             position,
             rules,
@@ -210,6 +239,7 @@ impl WireSample {
             search_value: w.search_value,
             outcome: w.outcome,
             tree_only,
+            final_pieces,
         })
     }
 }
@@ -363,6 +393,19 @@ pub fn decode_shard(path: &Path, bytes: &[u8]) -> Result<Vec<Sample>, Error> {
                 Ok(WireSample {
                     v2,
                     tree_only: false,
+                    final_pieces: None,
+                })
+            })
+            .collect()
+    } else if version == 3 {
+        postcard::from_bytes::<Vec<WireSampleV3>>(&raw)
+            .map_err(postcard_err)?
+            .into_iter()
+            .map(|WireSampleV3 { v2, tree_only }| {
+                Ok(WireSample {
+                    v2,
+                    tree_only,
+                    final_pieces: None,
                 })
             })
             .collect()
@@ -501,8 +544,15 @@ mod tests {
                     search_value: 0.25 - k as f32 * 0.05,
                     outcome: [1.0, 0.0, -1.0][k % 3],
                     tree_only: false,
+                    final_pieces: None,
                 });
                 p.play(moves[(k * 7) % n]);
+            }
+            // The last of the ten positions stands in for the game's end (the first
+            // sample keeps none, as a sample of a version-3 shard has).
+            let n = out.len();
+            for x in &mut out[n - 9..] {
+                x.final_pieces = Some(Sample::final_pieces_of(&p, x.position.to_move()));
             }
             // A tree-only sample (Descent's tree learning): a value and nothing else.
             out.push(Sample {
@@ -513,6 +563,7 @@ mod tests {
                 search_value: -0.625,
                 outcome: 0.0,
                 tree_only: true,
+                final_pieces: None,
             });
         }
         out
@@ -610,25 +661,110 @@ mod tests {
         frame(2, samples.len(), &postcard::to_allocvec(&wire).unwrap())
     }
 
-    /// A version-3 sample is the bytes of its version-2 fields, then the tree-only flag
-    /// (what nesting `WireSampleV2` in `WireSample` relies on).
+    /// The bytes a version-3 build wrote for `samples` (their final pieces are dropped).
+    fn encode_v3(samples: &[Sample]) -> Vec<u8> {
+        let wire: Vec<WireSampleV3> = samples
+            .iter()
+            .map(|s| WireSampleV3 {
+                v2: WireSample::from_sample(s).v2,
+                tree_only: s.tree_only,
+            })
+            .collect();
+        frame(3, samples.len(), &postcard::to_allocvec(&wire).unwrap())
+    }
+
+    /// `samples` as a shard of a version before 4 reads them back: no final pieces.
+    fn without_final_pieces(samples: Vec<Sample>) -> Vec<Sample> {
+        samples
+            .into_iter()
+            .map(|s| Sample {
+                final_pieces: None,
+                ..s
+            })
+            .collect()
+    }
+
+    /// A version-3 sample is the bytes of its version-2 fields, then the tree-only flag;
+    /// a version-4 one the version-3 bytes, then the final pieces (what nesting
+    /// `WireSampleV2` relies on).
     #[test]
-    fn a_version_3_sample_is_its_version_2_bytes_then_the_flag() {
-        for s in samples() {
+    fn each_version_appends_its_fields_to_the_previous_ones() {
+        let all = samples();
+        assert!(all.iter().any(|s| s.final_pieces.is_some()));
+        assert!(all.iter().any(|s| !s.tree_only && s.final_pieces.is_none()));
+        for s in all {
             let w = WireSample::from_sample(&s);
-            let mut expected = postcard::to_allocvec(&w.v2).unwrap();
-            expected.push(s.tree_only as u8);
-            assert_eq!(postcard::to_allocvec(&w).unwrap(), expected);
+            let mut v3 = postcard::to_allocvec(&w.v2).unwrap();
+            v3.push(s.tree_only as u8);
+            let w3 = WireSampleV3 {
+                v2: WireSample::from_sample(&s).v2,
+                tree_only: s.tree_only,
+            };
+            assert_eq!(postcard::to_allocvec(&w3).unwrap(), v3);
+            let mut v4 = v3;
+            v4.extend(postcard::to_allocvec(&s.final_pieces).unwrap());
+            assert_eq!(postcard::to_allocvec(&w).unwrap(), v4);
         }
     }
 
     #[test]
-    fn version_3_shards_round_trip_tree_only_samples() {
+    fn version_3_shards_still_read() {
+        let s = samples();
+        let bytes = encode_v3(&s);
+        assert_eq!(u32::from_le_bytes(bytes[8..12].try_into().unwrap()), 3);
+        assert_ne!(bytes, encode_shard(&s));
+        let back = decode_shard(Path::new("v3.shard"), &bytes).unwrap();
+        assert_eq!(back, without_final_pieces(s));
+        // Read as version 4, the version-3 payload lacks the final pieces: an error.
+        let mut b = bytes.clone();
+        b[8..12].copy_from_slice(&4u32.to_le_bytes());
+        assert!(decode_shard(Path::new("v3.shard"), &b).is_err());
+    }
+
+    /// Final pieces that overlap, leave the board, or belong to a tree-only sample are
+    /// errors naming the file and the sample.
+    #[test]
+    fn impossible_final_pieces_are_errors() {
+        let path = Path::new("dir/final.shard");
+        let s = samples();
+        let played = s.iter().find(|x| x.final_pieces.is_some()).unwrap();
+        let tree = s.iter().find(|x| x.tree_only).unwrap();
+        let six = s
+            .iter()
+            .find(|x| x.final_pieces.is_some() && x.position.variant() == Variant::Six)
+            .unwrap();
+        let decode = |sample: &Sample, f: &dyn Fn(&mut WireSample)| {
+            let mut w = WireSample::from_sample(sample);
+            f(&mut w);
+            let raw = postcard::to_allocvec(&vec![w]).unwrap();
+            decode_shard(path, &frame(FORMAT_VERSION, 1, &raw))
+        };
+        assert!(decode(played, &|_| {}).is_ok());
+        assert!(decode(six, &|_| {}).is_ok());
+        let [own, _] = played.final_pieces.unwrap();
+        let lowest = own & own.wrapping_neg();
+        let cases = [
+            (played, [own, lowest], "overlap"),
+            // Square 63 (h8) is off the 6×6 board.
+            (six, [1 << 63, 0], "leave the board"),
+            (tree, [0, 0], "tree-only"),
+        ];
+        for (sample, pieces, what) in cases {
+            let e = decode(sample, &|w| w.final_pieces = Some(pieces))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("final.shard") && e.contains("sample 0"), "{e}");
+            assert!(e.contains(what), "{e}");
+        }
+    }
+
+    #[test]
+    fn shards_round_trip_tree_only_samples() {
         let s = samples();
         let tree: Vec<&Sample> = s.iter().filter(|x| x.tree_only).collect();
         assert_eq!(tree.len(), Variant::ALL.len());
         let bytes = encode_shard(&s);
-        assert_eq!(u32::from_le_bytes(bytes[8..12].try_into().unwrap()), 3);
+        assert_eq!(u32::from_le_bytes(bytes[8..12].try_into().unwrap()), 4);
         let back = decode_shard(Path::new("t.shard"), &bytes).unwrap();
         assert_eq!(back, s);
         assert!(back
@@ -640,7 +776,7 @@ mod tests {
         w.v2.moves = vec![tree[0].position.legal_moves(&tree[0].rules)[0].to_bits()];
         w.v2.policy = vec![1.0];
         let raw = postcard::to_allocvec(&vec![w]).unwrap();
-        let e = decode_shard(Path::new("t.shard"), &frame(3, 1, &raw))
+        let e = decode_shard(Path::new("t.shard"), &frame(FORMAT_VERSION, 1, &raw))
             .unwrap_err()
             .to_string();
         assert!(e.contains("t.shard") && e.contains("tree-only"), "{e}");
@@ -656,7 +792,7 @@ mod tests {
         assert_ne!(bytes, encode_shard(&old));
         fs::write(&path, &bytes).unwrap();
         let back = read_shard(&path).unwrap();
-        assert_eq!(back, old);
+        assert_eq!(back, without_final_pieces(old));
         assert!(back.iter().all(|s| !s.tree_only));
         // Read as version 3, the version-2 payload lacks the flag: an error, not garbage.
         let mut b = bytes.clone();
@@ -681,7 +817,7 @@ mod tests {
         assert_eq!(u32::from_le_bytes(bytes[8..12].try_into().unwrap()), 1);
         assert_ne!(bytes, encode_shard(&old));
         fs::write(&path, &bytes).unwrap();
-        assert_eq!(read_shard(&path).unwrap(), old);
+        assert_eq!(read_shard(&path).unwrap(), without_final_pieces(old));
         // A version-1 sample of a variant with extra state gets `Position::new`'s.
         let p = Position::start(Variant::Parachute, &Rules::classic());
         let sample = Sample {
@@ -692,6 +828,7 @@ mod tests {
             search_value: 0.0,
             outcome: 0.0,
             tree_only: false,
+            final_pieces: None,
         };
         let back = decode_shard(&path, &encode_v1(std::slice::from_ref(&sample))).unwrap();
         assert_eq!(back, vec![sample]);
@@ -739,6 +876,7 @@ mod tests {
                 search_value: 0.0,
                 outcome: 0.0,
                 tree_only: false,
+                final_pieces: None,
             }
         };
         let patch = |v: Variant, f: &dyn Fn(&mut WireSample)| {
@@ -780,6 +918,7 @@ mod tests {
                 search_value: 0.0,
                 outcome: 0.0,
                 tree_only: false,
+                final_pieces: None,
             });
             f(&mut w);
             let raw = postcard::to_allocvec(&vec![w]).unwrap();
