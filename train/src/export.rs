@@ -291,7 +291,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         for variant in Variant::ALL {
             tch::manual_seed(2);
-            let model = Model::new(ModelInfo::new(&tiny(), variant), Device::Cpu);
+            // One net with an occupancy head: exported like the others, the head left out
+            // of the output.
+            let net = NetConfig {
+                occupancy_head: variant == Variant::Standard,
+                ..tiny()
+            };
+            let model = Model::new(ModelInfo::new(&net, variant), Device::Cpu);
             let path = dir.path().join(format!("{variant}.safetensors"));
             model.save(&path).unwrap();
             let out = dir.path().join(format!("export-{variant}"));
