@@ -548,8 +548,8 @@ mod tests {
                 });
                 p.play(moves[(k * 7) % n]);
             }
-            // The last of the ten positions stands in for the game's end (the first
-            // sample keeps none, as a sample of a version-3 shard has).
+            // The position after the ten stands in for the game's end; the first sample
+            // keeps no final pieces, as a sample read from a version-3 shard has none.
             let n = out.len();
             for x in &mut out[n - 9..] {
                 x.final_pieces = Some(Sample::final_pieces_of(&p, x.position.to_move()));
