@@ -257,7 +257,7 @@ impl Default for InferenceConfig {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct TrainConfig {
-    /// Network shape. Default [`NetConfig::cpu`] (6 × 64).
+    /// Network shape. Default [`NetConfig::small`] (4 × 32).
     pub net: NetConfig,
     /// Training device: `cpu`, `cuda` or `cuda:N` ([`Device`]). Default `cpu`.
     pub device: Device,
