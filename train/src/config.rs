@@ -38,7 +38,10 @@ pub struct NetConfig {
     /// game ends (KataGo's ownership head; LOA's analogue is where the winning group
     /// forms). It is trained with weight `occupancy_loss_weight` and gives the tower a
     /// dense target besides the one win/draw/loss per position; search never reads it.
-    /// Model files written before it existed have none. Default false.
+    /// Model files written before it existed have none. Default false, and then not
+    /// written: a network without the head is described as before the head existed, so
+    /// older builds (a store run's workers, say) still read its model files.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub occupancy_head: bool,
 }
 

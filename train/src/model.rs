@@ -433,6 +433,34 @@ mod tests {
         assert_eq!(back.info.net.plane_set, PlaneSet::Board);
     }
 
+    /// A model without an occupancy head is described without the key (as before the
+    /// head existed); one with the head names it and loads with it.
+    #[test]
+    fn only_a_model_with_an_occupancy_head_names_it() {
+        crate::test_threads();
+        let dir = tempfile::tempdir().unwrap();
+        for head in [false, true] {
+            let net = NetConfig {
+                occupancy_head: head,
+                ..tiny()
+            };
+            let m = Model::new(ModelInfo::new(&net, Variant::Standard), Device::Cpu);
+            let path = dir.path().join(format!("head-{head}.safetensors"));
+            m.save(&path).unwrap();
+            let description = tensor_file::read(&path).unwrap().description;
+            assert_eq!(
+                description.contains("occupancy_head"),
+                head,
+                "{description}"
+            );
+            let back = Model::load(&path, Device::Cpu).unwrap();
+            assert_eq!(back.info, m.info);
+            let planes = back.net.input_planes() as i64;
+            let x = tch::Tensor::zeros([1, planes, 8, 8], (tch::Kind::Uint8, Device::Cpu));
+            assert_eq!(back.net.forward(&x, false).occupancy.is_some(), head);
+        }
+    }
+
     #[test]
     fn a_description_claiming_a_huge_network_is_an_error_before_allocating() {
         let dir = tempfile::tempdir().unwrap();
