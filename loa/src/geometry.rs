@@ -501,6 +501,21 @@ impl Geometry {
         }
     }
 
+    /// The grid cells ([`Geometry::grid_cell`]) of the board's cells in `set`, lowest
+    /// square first; bits off the board are skipped. The one place where a bitboard is
+    /// spread onto the `size × size` grid (network input planes and training targets).
+    pub fn grid_cells(&self, set: u64) -> impl Iterator<Item = usize> + '_ {
+        let mut bits = set & self.cells;
+        std::iter::from_fn(move || {
+            if bits == 0 {
+                return None;
+            }
+            let sq = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            Some(self.grid_cell[sq] as usize)
+        })
+    }
+
     /// Maps a bitboard through symmetry `s`.
     pub fn map_bitboard(&self, s: usize, mut set: u64) -> u64 {
         let mut out = 0;
@@ -611,6 +626,32 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn grid_cells_spread_the_board_cells_of_a_set_onto_the_grid() {
+        for g in [&SQUARE8, &SQUARE6, &HEX5] {
+            // Every board cell, each once, at its grid cell; the grid's cells round-trip.
+            let all: Vec<usize> = g.grid_cells(g.cells).collect();
+            assert_eq!(all.len(), g.num_cells as usize);
+            for &cell in &all {
+                let sq = g.grid_square[cell];
+                assert_ne!(sq, NO_SQUARE);
+                assert_eq!(g.grid_cell[sq as usize] as usize, cell);
+            }
+            let mut distinct = all.clone();
+            distinct.sort_unstable();
+            distinct.dedup();
+            assert_eq!(distinct.len(), all.len());
+            // Bits off the board are skipped; the empty set has no cells.
+            assert_eq!(g.grid_cells(!g.cells).count(), 0);
+            assert_eq!(g.grid_cells(0).count(), 0);
+            let one = g.sparse[g.num_cells as usize - 1];
+            assert_eq!(
+                g.grid_cells((1 << one) | !g.cells).collect::<Vec<_>>(),
+                [g.grid_cell[one as usize] as usize]
+            );
         }
     }
 

@@ -138,12 +138,10 @@ pub fn make_batch(
             let pg = pos.geometry();
             let (own, opponent) = (pg.map_bitboard(sym, own), pg.map_bitboard(sym, opponent));
             let classes = [pg.cells & !own & !opponent, own, opponent];
-            for (class, mut set) in classes.into_iter().enumerate() {
+            for (class, set) in classes.into_iter().enumerate() {
                 let plane = (i * 3 + class) * cells;
-                while set != 0 {
-                    let sq = set.trailing_zeros() as usize;
-                    set &= set - 1;
-                    occupancy[plane + pg.grid_cell[sq] as usize] = 1.0;
+                for cell in pg.grid_cells(set) {
+                    occupancy[plane + cell] = 1.0;
                 }
             }
         }

@@ -764,10 +764,8 @@ pub fn encode_into(pos: &Position, plane_set: PlaneSet, out: &mut [u8]) {
     for (plane, out) in planes_of(variant, plane_set).zip(out.chunks_exact_mut(cells)) {
         match plane.compute {
             Compute::Cells(set) => {
-                let mut bits = set(&context) & g.cells;
-                while bits != 0 {
-                    out[g.grid_cell[bits.trailing_zeros() as usize] as usize] = 1;
-                    bits &= bits - 1;
+                for cell in g.grid_cells(set(&context)) {
+                    out[cell] = 1;
                 }
             }
             Compute::PerCell(value) => {
@@ -780,10 +778,8 @@ pub fn encode_into(pos: &Position, plane_set: PlaneSet, out: &mut [u8]) {
             }
             Compute::Constant(value) => {
                 let value = value(&context);
-                let mut bits = g.cells;
-                while bits != 0 {
-                    out[g.grid_cell[bits.trailing_zeros() as usize] as usize] = value;
-                    bits &= bits - 1;
+                for cell in g.grid_cells(g.cells) {
+                    out[cell] = value;
                 }
             }
         }
