@@ -618,10 +618,11 @@ fn draw_losses(root: &Root, train: &[TrainPoint]) -> Result<()> {
                 .collect();
             (*name, points)
         })
-        // A net without an occupancy head has no occupancy loss: no legend entry.
-        .filter(|(name, points)| *name != "occupancy loss" || !points.is_empty())
+        // A series no record has (the occupancy loss of a net without the head, the policy
+        // KL of older logs) gets no legend entry.
+        .filter(|(_, points)| !points.is_empty())
         .collect();
-    if series.iter().all(|(_, points)| points.is_empty()) {
+    if series.is_empty() {
         return draw_note(root, TITLE, "no training records yet");
     }
     let y_range = padded_range(
