@@ -576,7 +576,7 @@ fn a_run_grows_its_network_on_schedule_and_resumes_with_the_grown_one() {
     let out = loazero(&common::run_args(&dir, 2, &sets));
     assert!(out.status.success(), "{}", text(&out));
     assert!(
-        text(&out).contains("the network grows from 1x8 to 2x12"),
+        text(&out).contains("the network grows from 1x8 to 2x12+occupancy"),
         "{}",
         text(&out)
     );
@@ -594,7 +594,7 @@ fn a_run_grows_its_network_on_schedule_and_resumes_with_the_grown_one() {
             })
             .collect()
     };
-    assert_eq!(nets(&dir), ["2x12", "2x12"]);
+    assert_eq!(nets(&dir), ["2x12+occupancy", "2x12+occupancy"]);
     let occupancy: Vec<f64> = std::fs::read_to_string(dir.join("metrics.jsonl"))
         .unwrap()
         .lines()
@@ -611,7 +611,10 @@ fn a_run_grows_its_network_on_schedule_and_resumes_with_the_grown_one() {
     let out = loazero(&common::run_args(&dir, 3, &sets));
     assert!(out.status.success(), "{}", text(&out));
     assert!(!text(&out).contains("the network grows"), "{}", text(&out));
-    assert_eq!(nets(&dir), ["2x12", "2x12", "2x12"]);
+    assert_eq!(
+        nets(&dir),
+        ["2x12+occupancy", "2x12+occupancy", "2x12+occupancy"]
+    );
     // Without the schedule the grown checkpoint is refused, by name.
     sets.push("run.net_schedule=[]".into());
     let out = loazero(&common::run_args(&dir, 4, &sets));

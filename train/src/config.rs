@@ -127,9 +127,15 @@ impl NetConfig {
         }
     }
 
-    /// The shape in short: blocks × channels (`4x32`).
+    /// The shape in short: blocks × channels, and `+occupancy` with an occupancy head
+    /// (`4x32`, `4x32+occupancy`), so that growing that only adds the head names a change.
     pub fn shape(&self) -> String {
-        format!("{}x{}", self.blocks, self.channels)
+        let head = if self.occupancy_head {
+            "+occupancy"
+        } else {
+            ""
+        };
+        format!("{}x{}{head}", self.blocks, self.channels)
     }
 
     /// Whether block `block` (0-based) of the tower is a global-pooling block: every

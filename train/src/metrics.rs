@@ -218,7 +218,8 @@ pub struct GenerationRecord {
     #[serde(default)]
     pub window: Option<usize>,
     /// The shape of the network trained in the generation (`4x32`: blocks × channels,
-    /// [`crate::NetConfig::shape`]); it changes where `run.net_schedule` grew it.
+    /// `4x32+occupancy` with an occupancy head, [`crate::NetConfig::shape`]); it changes
+    /// where `run.net_schedule` grew it.
     #[serde(default)]
     pub net: Option<String>,
     /// Games of the gate match.
