@@ -7,7 +7,7 @@
 //! files). The merged config is what a run uses and saves in its directory.
 
 use super::algorithm::Algorithm;
-use super::net_schedule::{self, NetGrowth};
+use super::net_schedule::{self, NetChange, NetGrowth};
 use anyhow::{anyhow, bail, Context, Result};
 use eval::GateConfig;
 use selfplay::SelfplayConfig;
@@ -100,8 +100,9 @@ pub struct LoopConfig {
     pub max_shard_staleness: u64,
     /// The network grows as the run goes on ([`super::net_schedule`]): each stage, once
     /// the run has produced its `after_positions` self-play positions, grows the trainer's
-    /// network into its `net` ([`train::grow`]), which then trains on. Empty: `train.net`
-    /// throughout.
+    /// network into its `net` ([`train::grow`]; keys it leaves out keep the network's
+    /// values), which then trains on. Empty: `train.net` throughout. Default: two more
+    /// blocks after 850 000 positions, where the 4×32 network's curve has flattened.
     pub net_schedule: Vec<NetGrowth>,
 }
 
@@ -158,7 +159,13 @@ impl Default for LoopConfig {
             seed: 1,
             deterministic: false,
             max_shard_staleness: 4,
-            net_schedule: Vec::new(),
+            net_schedule: vec![NetGrowth {
+                after_positions: 850_000,
+                net: NetChange {
+                    blocks: Some(6),
+                    ..NetChange::default()
+                },
+            }],
         }
     }
 }

@@ -737,11 +737,11 @@ impl Driver {
         let produced = self.window.produced();
         let net = self.trainer()?.model().info.net.clone();
         let (first, schedule) = (&self.config.train.net, &self.config.run.net_schedule);
-        let Some(next) = net_schedule::due(first, schedule, &net, produced).cloned() else {
+        let Some(next) = net_schedule::due(first, schedule, &net, produced) else {
             return Ok(());
         };
         let config = TrainConfig {
-            net: next.net.clone(),
+            net: next.clone(),
             ..self.config.train.clone()
         };
         let grown = self
@@ -754,7 +754,7 @@ impl Driver {
              (run.net_schedule; at first it computes what the {} did)",
             self.state.generation,
             net.shape(),
-            next.net.shape(),
+            next.shape(),
             net.shape()
         ));
         self.trainer = Some(grown);
