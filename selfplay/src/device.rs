@@ -71,9 +71,11 @@ impl<'de> Deserialize<'de> for Device {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Precision {
-    /// `bfloat16` on a CPU with AMX bf16 tiles (Intel Sapphire Rapids and later, where
-    /// `bench net` measured 2–3× the fp32 positions/s at batch 64–256), `float` on other
-    /// CPUs and on CUDA (`train::device` decides).
+    /// `bfloat16` on a CPU with bf16 hardware: AMX bf16 tiles (Intel Sapphire Rapids and
+    /// later, where `bench net` measured 2–3× the fp32 positions/s at batch 64–256) or
+    /// `avx512_bf16` dot products (AMD Zen 4: 1.2–2.2×), unless the environment caps torch
+    /// below them; `float` on other CPUs and on CUDA (`train::device` decides). Training
+    /// steps (`train.precision`) take bf16 for `auto` only with AMX.
     Auto,
     /// 32-bit floats.
     Float,

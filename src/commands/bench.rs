@@ -261,7 +261,7 @@ pub struct NetBenchArgs {
     #[arg(long, default_value = "standard")]
     pub variant: loa::Variant,
     /// Inference precision: auto, float, half or bfloat16 (auto: bfloat16 on a CPU with
-    /// AMX, float elsewhere; see `train.inference.precision`).
+    /// bf16 hardware, avx512_bf16 or AMX, float elsewhere; see `train.inference.precision`).
     #[arg(long, default_value = "auto")]
     pub precision: Precision,
     /// Minimum seconds per measurement.

@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 use std::path::PathBuf;
-use train::device::{device_name, resolve_device};
+use train::device::{device_name, resolve_device, PrecisionOn};
 
 /// Arguments of `loazero info`.
 #[derive(clap::Args)]
@@ -60,6 +60,12 @@ pub fn run(args: Args) -> Result<()> {
         tch::utils::has_openmp(),
         tch::utils::has_mkl(),
         tch::utils::has_mkldnn()
+    );
+    println!(
+        "precision        auto = {} for inference on the cpu (bfloat16 where the CPU has \
+         avx512_bf16 or AMX bf16 and ONEDNN_MAX_CPU_ISA / ATEN_CPU_CAPABILITY leave it to \
+         torch; training: only with AMX)",
+        selfplay::Precision::Auto.on(tch::Device::Cpu)
     );
     let cuda = tch::Cuda::is_available();
     println!(

@@ -345,10 +345,14 @@ pub struct TrainConfig {
     /// Precision of the training steps' arithmetic: `float`, or `bfloat16` mixed
     /// precision ([`crate::net::Net::forward_mixed`]: fp32 weights, optimizer and
     /// losses; convolutions and activations in bf16, channels-last), or `auto`
-    /// (`bfloat16` on a CPU with AMX bf16 tiles, `float` elsewhere). `half` is refused:
+    /// (`bfloat16` on a CPU with AMX bf16 tiles, `float` elsewhere; see
+    /// [`crate::device::PrecisionOn::training_kind`]). `half` is refused:
     /// it would need loss scaling. Default `auto`: on the AMX machine of
     /// `docs/experiments.md` (batch 6) bf16 trained 2.0× the samples/s of fp32 and its
-    /// 15-minute model beat fp32's by +104 Elo [+69, +140] over 400 games.
+    /// 15-minute model beat fp32's by +104 Elo [+69, +140] over 400 games; on an AMD Zen 4
+    /// (avx512_bf16 without AMX, batch 26) it played 1.6× the generations in 30 minutes,
+    /// each as strong as fp32's, and ended no stronger (−3 [−37, +30]), so `auto` keeps
+    /// fp32 there.
     pub precision: Precision,
     /// The inference service.
     pub inference: InferenceConfig,

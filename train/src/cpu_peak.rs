@@ -132,16 +132,71 @@ impl CpuPeak {
     }
 }
 
+/// Whether torch computes bf16 in hardware on this machine, which is what `auto`
+/// precision asks: the CPU has bf16 dot products (`avx512_bf16`: AMD Zen 4 and later,
+/// Intel Cooper Lake) or AMX bf16 tiles (Intel Sapphire Rapids and later), and the
+/// environment does not hide them from torch (see [`bf16_in_hardware`]). False where
+/// `/proc/cpuinfo` cannot be read. Read once per process.
+pub fn has_bf16_hardware() -> bool {
+    static BF16: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *BF16.get_or_init(|| {
+        let peak = std::fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|text| CpuPeak::from_cpuinfo(&text, 1));
+        let var = |name: &str| std::env::var(name).ok();
+        peak.is_some_and(|p| {
+            bf16_in_hardware(
+                &p,
+                var("ONEDNN_MAX_CPU_ISA")
+                    .or_else(|| var("DNNL_MAX_CPU_ISA"))
+                    .as_deref(),
+                var("ATEN_CPU_CAPABILITY").as_deref(),
+            )
+        })
+    })
+}
+
 /// Whether this CPU has AMX bf16 tile products (`amx_bf16` and `amx_tile` in the flags of
-/// `/proc/cpuinfo`); false where that file cannot be read. Read once per process.
+/// `/proc/cpuinfo`) that the environment leaves to torch (see [`bf16_in_hardware`]);
+/// false where that file cannot be read. Read once per process.
 pub fn has_amx_bf16() -> bool {
     static AMX: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *AMX.get_or_init(|| {
-        std::fs::read_to_string("/proc/cpuinfo")
-            .ok()
-            .and_then(|text| CpuPeak::from_cpuinfo(&text, 1))
-            .is_some_and(|p| p.amx)
+        has_bf16_hardware()
+            && std::fs::read_to_string("/proc/cpuinfo")
+                .ok()
+                .and_then(|text| CpuPeak::from_cpuinfo(&text, 1))
+                .is_some_and(|p| p.amx)
     })
+}
+
+/// Whether a CPU of `peak`'s flags computes bf16 in hardware under torch, given the
+/// caps of oneDNN (`ONEDNN_MAX_CPU_ISA`, which picks the convolution kernels) and of
+/// ATen (`ATEN_CPU_CAPABILITY`, the element-wise kernels): bf16 dot products or AMX
+/// tiles, and neither cap below AVX-512 with bf16. A cap is how a user (or the issue's
+/// acceptance) stands an AVX2 laptop in for this CPU; under it bf16 would be converted
+/// to fp32 and run slower than fp32, so `auto` must not pick it.
+pub fn bf16_in_hardware(peak: &CpuPeak, onednn_cap: Option<&str>, aten_cap: Option<&str>) -> bool {
+    // oneDNN's ISA names below `AVX512_CORE_BF16` (its `cpu_isa_t` order); any other
+    // value (`AVX512_CORE_BF16`, the AMX and AVX10 levels, `ALL`) keeps bf16.
+    const ONEDNN_WITHOUT_BF16: [&str; 7] = [
+        "SSE41",
+        "AVX",
+        "AVX2",
+        "AVX2_VNNI",
+        "AVX2_VNNI_2",
+        "AVX512_CORE",
+        "AVX512_CORE_VNNI",
+    ];
+    let onednn_hides = onednn_cap
+        .is_some_and(|cap| ONEDNN_WITHOUT_BF16.contains(&cap.trim().to_ascii_uppercase().as_str()));
+    // ATen's capabilities: `default`, `avx2`, `avx512`, ... (x86); only the AVX-512 ones
+    // (and AMX) run its bf16 kernels on the vector units bf16 needs.
+    let aten_hides = aten_cap.is_some_and(|cap| {
+        let cap = cap.trim().to_ascii_lowercase();
+        !(cap.is_empty() || cap.starts_with("avx512") || cap.starts_with("amx"))
+    });
+    (peak.bf16 || peak.amx) && !onednn_hides && !aten_hides
 }
 
 /// The clock of the core this thread runs on, in GHz: the best of a few timings of a
@@ -221,6 +276,37 @@ mod tests {
             2.0 * 16.0
         );
         assert!(CpuPeak::from_cpuinfo("processor : 0\n", 1).is_none());
+    }
+
+    #[test]
+    fn bf16_counts_as_hardware_unless_the_environment_hides_it() {
+        let zen4 = CpuPeak::from_cpuinfo(ZEN4, 2).unwrap();
+        let zen3 = CpuPeak::from_cpuinfo(&ZEN4.replace(" avx512f avx512_vnni avx512_bf16", ""), 2)
+            .unwrap();
+        let spr = CpuPeak::from_cpuinfo(
+            &ZEN4
+                .replace("AuthenticAMD", "GenuineIntel")
+                .replace("avx512_bf16", "avx512_bf16 amx_bf16 amx_tile"),
+            2,
+        )
+        .unwrap();
+        assert!(bf16_in_hardware(&zen4, None, None));
+        assert!(bf16_in_hardware(&spr, None, None));
+        assert!(!bf16_in_hardware(&zen3, None, None));
+        // The stand-in for an AVX2 laptop: either cap hides bf16.
+        assert!(!bf16_in_hardware(&zen4, Some("AVX2"), None));
+        assert!(!bf16_in_hardware(&zen4, Some("avx512_core"), None));
+        assert!(!bf16_in_hardware(&spr, None, Some("avx2")));
+        assert!(!bf16_in_hardware(&zen4, None, Some("default")));
+        // Caps at or above bf16 keep it; a cap cannot add hardware the CPU lacks.
+        assert!(bf16_in_hardware(
+            &zen4,
+            Some("AVX512_CORE_BF16"),
+            Some("avx512")
+        ));
+        assert!(bf16_in_hardware(&spr, Some("AVX512_CORE_AMX"), Some("")));
+        assert!(bf16_in_hardware(&zen4, Some("ALL"), None));
+        assert!(!bf16_in_hardware(&zen3, Some("ALL"), Some("avx512")));
     }
 
     #[test]

@@ -40,19 +40,26 @@ pub fn resolve_device(device: DeviceName) -> anyhow::Result<Device> {
 /// A [`selfplay::Precision`] on a torch device: `auto` resolved, and the tensor kind it
 /// computes in.
 pub trait PrecisionOn {
-    /// The concrete precision on `device` (`Auto` resolved: `bfloat16` on a CPU with AMX
-    /// bf16 tiles, else `float`; the others unchanged).
+    /// The concrete precision on `device` (`Auto` resolved: `bfloat16` on a CPU that
+    /// computes bf16 in hardware, [`crate::cpu_peak::has_bf16_hardware`], else `float`;
+    /// the others unchanged).
     fn on(self, device: Device) -> Precision;
     /// The tensor kind of inference or training on `device` (`Float` for fp32).
     fn kind_on(self, device: Device) -> tch::Kind;
     /// The tensor kind on `device` when it is below fp32; `None` for fp32.
     fn lower_kind(self, device: Device) -> Option<tch::Kind>;
+    /// The tensor kind of training steps below fp32 (`None`: fp32): as
+    /// [`PrecisionOn::lower_kind`], except that `Auto` trains in bf16 only with AMX bf16
+    /// tiles ([`crate::cpu_peak::has_amx_bf16`]). With `avx512_bf16` alone bf16 training
+    /// bought no strength at equal time (`docs/experiments.md`, batch 26) and is not
+    /// reproducible bit for bit (two identical runs differ), so `auto` trains in fp32 there.
+    fn training_kind(self, device: Device) -> Option<tch::Kind>;
 }
 
 impl PrecisionOn for Precision {
     fn on(self, device: Device) -> Precision {
         match self {
-            Precision::Auto if device == Device::Cpu && crate::cpu_peak::has_amx_bf16() => {
+            Precision::Auto if device == Device::Cpu && crate::cpu_peak::has_bf16_hardware() => {
                 Precision::Bfloat16
             }
             Precision::Auto => Precision::Float,
@@ -62,6 +69,13 @@ impl PrecisionOn for Precision {
 
     fn kind_on(self, device: Device) -> tch::Kind {
         self.lower_kind(device).unwrap_or(tch::Kind::Float)
+    }
+
+    fn training_kind(self, device: Device) -> Option<tch::Kind> {
+        match self {
+            Precision::Auto if device == Device::Cpu && !crate::cpu_peak::has_amx_bf16() => None,
+            p => p.lower_kind(device),
+        }
     }
 
     fn lower_kind(self, device: Device) -> Option<tch::Kind> {
