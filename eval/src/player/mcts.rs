@@ -110,8 +110,8 @@ pub const MS: Key = Key {
     },
 };
 
-/// `cpuct=`, `fpu=`, `gumbel=`, `topk=`: the search options ([`SearchOptions`]).
-pub const SEARCH_OPTIONS: [Key; 4] = [
+/// `cpuct=`, `fpu=`, `gumbel=`, `topk=`, `leaves=`: the search options ([`SearchOptions`]).
+pub const SEARCH_OPTIONS: [Key; 5] = [
     Key {
         name: "cpuct",
         aliases: &[],
@@ -153,18 +153,30 @@ pub const SEARCH_OPTIONS: [Key; 4] = [
         limit: false,
         serve: Serve::Any,
     },
+    Key {
+        name: "leaves",
+        aliases: &[],
+        value: ValueType::positive(1024),
+        default: "",
+        help: "leaves per evaluator call (descents with virtual loss: more fill the \
+               network's batches, fewer search sharper; default: 16 for a model player \
+               against the clock, else selfplay's MctsConfig)",
+        shown: Shown::Always,
+        limit: false,
+        serve: Serve::Any,
+    },
 ];
 
 /// The keys `mcts` and `model` share, in their canonical forms' order: the limits, then
 /// the search options.
-pub const SEARCH_KEYS: [Key; 6] = joined(&[&[SIMS, MS], &SEARCH_OPTIONS]);
+pub const SEARCH_KEYS: [Key; 7] = joined(&[&[SIMS, MS], &SEARCH_OPTIONS]);
 
 /// `mcts[:evaluator=heuristic|uniform][,sims=N][,ms=T][,cpuct=C]...`.
 pub static KIND: PlayerKind = PlayerKind {
     name: "mcts",
     aliases: &[],
     summary: "the selfplay crate's MCTS with a built-in evaluator (PUCT unless gumbel=on)",
-    keys: &joined::<7>(&[&[EVALUATOR], &SEARCH_KEYS]),
+    keys: &joined::<8>(&[&[EVALUATOR], &SEARCH_KEYS]),
     order: Order::Declared,
     network: Network::Never,
     served: true,
@@ -200,6 +212,8 @@ pub struct SearchOptions {
     pub gumbel: Option<bool>,
     /// `topk=K`: root moves considered by the Gumbel root.
     pub top_k: Option<u32>,
+    /// `leaves=N`: leaves per evaluator call.
+    pub leaves: Option<u32>,
 }
 
 impl SearchOptions {
@@ -210,26 +224,40 @@ impl SearchOptions {
             fpu: spec.real("fpu").map(|x| x as f32),
             gumbel: spec.switch("gumbel"),
             top_k: spec.int("topk").map(|k| k as u32),
+            leaves: spec.int("leaves").map(|n| n as u32),
         }
     }
 
     /// The search configs of a player, fixed-simulation and timed searches: the defaults
-    /// of [`MctsConfig`] with the Gumbel root on for a model player's fixed-simulation
-    /// searches (`model_player`), then these options (an explicit `gumbel=` sets both).
+    /// of [`MctsConfig`], for a model player (`model_player`) with the Gumbel root on at
+    /// fixed simulations and [`TIMED_MODEL_LEAVES`] leaves a call against the clock; then
+    /// these options (an explicit `gumbel=` or `leaves=` sets both).
     pub fn mcts_configs(&self, model_player: bool) -> MctsConfigs {
+        let timed = MctsConfig {
+            leaves_per_batch: if model_player {
+                TIMED_MODEL_LEAVES
+            } else {
+                MctsConfig::default().leaves_per_batch
+            },
+            ..MctsConfig::default()
+        };
         MctsConfigs {
             fixed: self.mcts_config(model_player),
-            timed: self.mcts_config(false),
+            timed: self.applied_to(timed),
         }
     }
 
     /// One search config: the defaults of [`MctsConfig`] with the Gumbel root on when
     /// `gumbel_by_default`, then these options.
     pub fn mcts_config(&self, gumbel_by_default: bool) -> MctsConfig {
-        let mut c = MctsConfig {
+        self.applied_to(MctsConfig {
             gumbel: gumbel_by_default,
             ..MctsConfig::default()
-        };
+        })
+    }
+
+    /// `c` with these options set.
+    fn applied_to(&self, mut c: MctsConfig) -> MctsConfig {
         if let Some(x) = self.cpuct {
             c.cpuct = x;
         }
@@ -242,9 +270,20 @@ impl SearchOptions {
         if let Some(x) = self.top_k {
             c.gumbel_top_k = x;
         }
+        if let Some(x) = self.leaves {
+            c.leaves_per_batch = x;
+        }
         c
     }
 }
+
+/// Leaves per evaluator call of a model player's search against the clock (`ms=T`), where
+/// [`MctsConfig`]'s 8 leave the network's batches small: on two cores of an AMD Zen 4,
+/// run C's 6×32 searched 1.2× (fp32) to 1.9× (bf16) the nodes a second with 16; at 200 ms
+/// a move, bf16 with 16 beat fp32 with 8 by +106 [+58, +158] and fp32 with 16 beat fp32
+/// with 8 by +30 [−17, +78] (`docs/experiments.md`, batch 26). Fixed-simulation searches
+/// (the ratings, the anchors, self-play) keep 8, so the ratings stay as measured.
+pub const TIMED_MODEL_LEAVES: u32 = 16;
 
 /// The built-in evaluator called `name` (`heuristic` or `uniform`).
 pub fn builtin_evaluator(name: &str) -> Result<Arc<dyn Evaluator>> {

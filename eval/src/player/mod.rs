@@ -449,9 +449,31 @@ mod tests {
             SearchOptions::of(&PlayerSpec::parse("mcts:evaluator=heuristic,sims=64").unwrap())
                 .mcts_configs(false);
         assert!(!anchor.fixed.gumbel && !anchor.timed.gumbel);
+        // Against the clock a model player fills larger batches; the anchors and every
+        // fixed-simulation search keep the search's own count.
+        let eight = MctsConfig::default().leaves_per_batch;
+        assert_eq!(
+            (c64.fixed.leaves_per_batch, c64.timed.leaves_per_batch),
+            (eight, mcts::TIMED_MODEL_LEAVES)
+        );
+        assert_ne!(eight, mcts::TIMED_MODEL_LEAVES);
+        assert_eq!(
+            (anchor.fixed.leaves_per_batch, anchor.timed.leaves_per_batch),
+            (eight, eight)
+        );
         assert_eq!(c.fpu_reduction, MctsConfig::default().fpu_reduction);
-        let plain = PlayerSpec::parse("mcts:evaluator=uniform,sims=8,fpu=0,topk=4").unwrap();
-        assert_eq!(plain.name(), "mcts:evaluator=uniform,sims=8,fpu=0,topk=4");
+        let plain =
+            PlayerSpec::parse("mcts:leaves=2,evaluator=uniform,sims=8,fpu=0,topk=4").unwrap();
+        assert_eq!(
+            plain.name(),
+            "mcts:evaluator=uniform,sims=8,fpu=0,topk=4,leaves=2"
+        );
+        let leaves = SearchOptions::of(&plain).mcts_configs(true);
+        assert_eq!(
+            (leaves.fixed.leaves_per_batch, leaves.timed.leaves_per_batch),
+            (2, 2)
+        );
+        assert_eq!(c.leaves_per_batch, MctsConfig::default().leaves_per_batch);
         // Such a player plays.
         let mut p = PlayerFactory::new().build(&plain, 1).unwrap();
         let game = Game::new(loa::Variant::Standard, loa::Rules::classic());
@@ -487,6 +509,8 @@ mod tests {
             ("mcts:cpuct=-1", "cpuct"),
             ("model:path=m.st,gumbel=maybe", "gumbel=maybe"),
             ("model:path=m.st,topk=0", "topk"),
+            ("model:path=m.st,leaves=0", "leaves"),
+            ("mcts:leaves=1025", "leaves"),
             ("mcts:fpu=nan", "fpu"),
             // Found by the audit for fuzz/: `tt` sized a table of tt × 2^20 bytes
             // unchecked (an overflow panic, or an abort allocating terabytes).

@@ -60,7 +60,7 @@ pub static KIND: PlayerKind = PlayerKind {
     aliases: &[],
     summary: "MCTS with a trained network (Gumbel root at fixed simulations, PUCT against \
               the clock, unless gumbel= says otherwise)",
-    keys: &joined::<9>(&[&[PATH], &SEARCH_KEYS, &[DEVICE, PRECISION]]),
+    keys: &joined::<10>(&[&[PATH], &SEARCH_KEYS, &[DEVICE, PRECISION]]),
     order: Order::Declared,
     network: Network::Always,
     served: true,
