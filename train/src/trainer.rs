@@ -690,7 +690,7 @@ pub(crate) mod tests {
     /// (a tree-only sample's search value alone, however the outcome is weighted).
     #[test]
     fn samples_without_a_policy_target_train_only_the_value() {
-        let variant = loa::Variant::Standard;
+        let variant = Variant::Standard;
         let config = TrainConfig {
             net: tiny_net(),
             batch_size: 8,
@@ -760,7 +760,7 @@ pub(crate) mod tests {
     /// is policy + value.
     #[test]
     fn the_occupancy_head_trains_and_resumes() {
-        let variant = loa::Variant::Standard;
+        let variant = Variant::Standard;
         let samples = random_samples(variant, 64, 9);
         let refs: Vec<&Sample> = samples.iter().collect();
         let syms = vec![0; refs.len()];
@@ -883,7 +883,7 @@ pub(crate) mod tests {
     /// `save_model` carry them, and the raw model keeps training on its own weights.
     #[test]
     fn weight_average_follows_the_recurrence() {
-        let variant = loa::Variant::Standard;
+        let variant = Variant::Standard;
         let window = ReplayWindow::from_samples(random_samples(variant, 100, 3), 1000, variant);
         let config = TrainConfig {
             net: tiny_net(),
