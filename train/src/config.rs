@@ -246,6 +246,12 @@ pub struct InferenceConfig {
     /// answered without the network. Cleared when the weights change. 0 disables it.
     /// Default 0.
     pub cache_positions: usize,
+    /// Inference threads, at least 1: each owns its own copy of the model (and its own
+    /// evaluation cache) and serves the one request queue, so with `threads = 1` two
+    /// callers' batches run at the same time on two cores (KataGo's CPU backend gives one
+    /// evaluation thread per core). New weights reach every copy before
+    /// [`crate::NetEvaluator::set_weights`] returns. Default 1.
+    pub forward_threads: usize,
 }
 
 impl Default for InferenceConfig {
@@ -258,6 +264,7 @@ impl Default for InferenceConfig {
             threads: 0,
             fold_batch_norm: true,
             cache_positions: 0,
+            forward_threads: 1,
         }
     }
 }
@@ -471,6 +478,10 @@ impl TrainConfig {
         check(
             self.inference.max_batch > 0,
             "inference.max_batch must be positive",
+        )?;
+        check(
+            self.inference.forward_threads > 0,
+            "inference.forward_threads must be at least 1",
         )?;
         Ok(())
     }

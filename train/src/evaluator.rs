@@ -1,10 +1,14 @@
 //! [`NetEvaluator`]: the network behind the [`Evaluator`] trait of the selfplay crate.
 //!
-//! One inference thread owns a frozen copy of the model (CPU or CUDA) and serves every
-//! caller: requests (whole [`EvalBatch`]es, moved in and out without copying) arrive over
-//! a channel; the thread gathers requests until `max_batch` positions are waiting or
-//! `deadline_us` has passed since the first, runs one forward pass under `no_grad`, and
-//! replies to each caller. New weights are swapped in between passes.
+//! [`InferenceConfig::forward_threads`] inference threads (1 by default) each own a
+//! frozen copy of the model (CPU or CUDA) and its own evaluation cache, and serve every
+//! caller from one request queue: requests (whole [`EvalBatch`]es, moved in and out
+//! without copying) arrive over a channel that all the threads read; a thread gathers
+//! requests until `max_batch` positions are waiting or `deadline_us` has passed since
+//! the first, runs one forward pass under `no_grad`, and replies to each caller. So with
+//! several threads (and one torch thread each) several callers' batches are evaluated at
+//! the same time on several cores. New weights reach each thread over its own channel
+//! and are swapped in between its passes; the counters ([`InferenceStats`]) are shared.
 
 use crate::auto_threads::AutoThreads;
 use crate::config::InferenceConfig;
@@ -14,7 +18,7 @@ use crate::folded::FoldedNet;
 use crate::model::{read_model_file, Model, ModelInfo};
 use crate::net::wdl_to_value;
 use crate::policy::PolicyIndex;
-use crossbeam_channel::{bounded, unbounded, Receiver, RecvTimeoutError, Sender};
+use crossbeam_channel::{bounded, select_biased, unbounded, Receiver, Sender};
 use loa::{Move, Position};
 use selfplay::{EvalBatch, Evaluator};
 use std::path::Path;
@@ -34,7 +38,8 @@ enum Message {
     },
 }
 
-/// Counters of the inference thread (for benchmarks and progress displays).
+/// Counters of the inference threads, summed over all of them (for benchmarks and
+/// progress displays).
 #[derive(Debug, Default)]
 pub struct InferenceStats {
     /// Forward passes run.
@@ -76,7 +81,8 @@ struct CachedEval {
 /// The evaluation cache ([`InferenceConfig::cache_positions`]): a direct-mapped table
 /// indexed by position hash, a new entry replacing the one in its slot. A hit needs the
 /// same position (everything but the ply counter) and the same move list, so an answer is
-/// never served for another position. Owned by the inference thread.
+/// never served for another position. Each inference thread owns one (so with several
+/// threads a position may be evaluated once per thread before every cache knows it).
 struct EvalCache {
     slots: Vec<Option<CachedEval>>,
 }
@@ -118,17 +124,20 @@ impl EvalCache {
 
 /// A network evaluator for search: `Send + Sync`, cheap to share (`Arc`); every
 /// [`Evaluator::evaluate`] call blocks until its positions are evaluated. Dropping it
-/// stops the inference thread.
+/// stops the inference threads and waits for them.
 pub struct NetEvaluator {
+    /// The request queue every inference thread reads (evaluations only).
     tx: Option<Sender<Message>>,
-    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// One channel per inference thread, for new weights.
+    controls: Vec<Sender<Message>>,
+    threads: Mutex<Vec<std::thread::JoinHandle<()>>>,
     info: ModelInfo,
     name: String,
     stats: Arc<InferenceStats>,
 }
 
 impl NetEvaluator {
-    /// Loads a model (or checkpoint) file and starts the inference thread on
+    /// Loads a model (or checkpoint) file and starts the inference threads on
     /// `config.device`. Errors: unreadable or incompatible file, CUDA requested but
     /// unavailable.
     pub fn load(path: &Path, config: &InferenceConfig) -> anyhow::Result<NetEvaluator> {
@@ -153,57 +162,91 @@ impl NetEvaluator {
         if config.max_batch == 0 {
             anyhow::bail!("inference.max_batch must be positive");
         }
+        if config.forward_threads == 0 {
+            anyhow::bail!("inference.forward_threads must be at least 1");
+        }
+        let count = config.forward_threads;
         let (tx, rx) = unbounded::<Message>();
-        let (ready_tx, ready_rx) = bounded::<Result<(), String>>(1);
+        let (ready_tx, ready_rx) = bounded::<Result<(), String>>(count);
         let stats = Arc::new(InferenceStats::default());
-        let thread_stats = stats.clone();
-        let thread_info = info.clone();
-        let config = config.clone();
-        let thread = std::thread::Builder::new()
-            .name("loazero-inference".into())
-            .spawn(move || {
-                let _no_grad = tch::no_grad_guard();
-                let setup = |tensors: Vec<(String, Tensor)>| -> anyhow::Result<Model> {
-                    let mut model = Model::new(thread_info, device);
-                    model.set_weights(&tensors)?;
-                    if device.is_cuda() {
-                        tch::Cuda::cudnn_set_benchmark(true);
-                    }
-                    // The folded network is folded in fp32 and converted afterwards
-                    // (InferenceLoop); the reference network runs in the precision itself.
-                    if !config.fold_batch_norm {
-                        if let Some(kind) = config.precision.lower_kind(device) {
-                            model.vs.set_kind(kind);
-                            model.net.set_input_kind(kind);
-                        }
-                    }
-                    model.vs.freeze();
-                    Ok(model)
-                };
-                match setup(tensors) {
-                    Ok(model) => {
-                        let _ = ready_tx.send(Ok(()));
-                        InferenceLoop::new(model, config, device, thread_stats).run(rx);
-                    }
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(format!("{e:#}")));
-                    }
+        let mut controls = Vec::with_capacity(count);
+        let mut threads = Vec::with_capacity(count);
+        let mut tensors = Some(tensors);
+        let mut spawned = Ok(());
+        for k in 0..count {
+            let (control_tx, control_rx) = unbounded::<Message>();
+            let thread_tensors = if k + 1 == count {
+                tensors.take().unwrap_or_default()
+            } else {
+                shallow_copies(tensors.as_deref().unwrap_or_default())
+            };
+            let name = if count == 1 {
+                "loazero-inference".to_string()
+            } else {
+                format!("loazero-inference-{k}")
+            };
+            let spawn = std::thread::Builder::new().name(name).spawn({
+                let rx = rx.clone();
+                let ready_tx = ready_tx.clone();
+                let thread_stats = stats.clone();
+                let thread_info = info.clone();
+                let config = config.clone();
+                move || {
+                    inference_thread(
+                        thread_info,
+                        thread_tensors,
+                        config,
+                        device,
+                        thread_stats,
+                        ready_tx,
+                        rx,
+                        control_rx,
+                    )
                 }
-            })?;
-        match ready_rx.recv() {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                let _ = thread.join();
-                anyhow::bail!("{label}: {e}");
+            });
+            match spawn {
+                Ok(t) => {
+                    threads.push(t);
+                    controls.push(control_tx);
+                }
+                Err(e) => {
+                    spawned = Err(anyhow::anyhow!(
+                        "{label}: cannot start an inference thread: {e}"
+                    ));
+                    break;
+                }
             }
-            Err(_) => {
-                let _ = thread.join();
-                anyhow::bail!("{label}: the inference thread died while loading the model");
+        }
+        drop(ready_tx);
+        drop(rx);
+        let mut failure = spawned.err();
+        for _ in 0..threads.len() {
+            match ready_rx.recv() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    failure.get_or_insert_with(|| anyhow::anyhow!("{label}: {e}"));
+                }
+                Err(_) => {
+                    failure.get_or_insert_with(|| {
+                        anyhow::anyhow!("{label}: an inference thread died while loading the model")
+                    });
+                    break;
+                }
             }
+        }
+        if let Some(e) = failure {
+            // Disconnect the survivors' channels so that they return, then wait for them.
+            drop(tx);
+            drop(controls);
+            for t in threads {
+                let _ = t.join();
+            }
+            return Err(e);
         }
         Ok(NetEvaluator {
             tx: Some(tx),
-            thread: Mutex::new(Some(thread)),
+            controls,
+            threads: Mutex::new(threads),
             name: format!("net:{label}@{}", device_name(device)),
             info,
             stats,
@@ -215,21 +258,48 @@ impl NetEvaluator {
         &self.info
     }
 
-    /// The inference thread's counters.
+    /// The inference threads' counters (summed over all of them).
     pub fn stats(&self) -> &InferenceStats {
         &self.stats
     }
 
-    /// Replaces the weights (names as in [`Model::weights`], any device); takes effect
-    /// before the next forward pass, and returns once applied. Shapes must match.
+    /// Replaces the weights (names as in [`Model::weights`], any device) of every
+    /// inference thread's copy of the model; each takes them before its next forward
+    /// pass, and this returns once every copy has them (and every cache is cleared).
+    /// Shapes must match.
     pub fn set_weights(&self, tensors: Vec<(String, Tensor)>) -> Result<(), selfplay::Error> {
-        let (reply, rx) = bounded(1);
-        self.sender()?
-            .send(Message::SetWeights { tensors, reply })
-            .map_err(|_| dead())?;
-        rx.recv()
-            .map_err(|_| dead())?
-            .map_err(selfplay::Error::Eval)
+        let count = self.controls.len();
+        if count == 0 {
+            return Err(dead());
+        }
+        let (reply, rx) = bounded(count);
+        let mut tensors = Some(tensors);
+        for (k, control) in self.controls.iter().enumerate() {
+            let tensors = if k + 1 == count {
+                tensors.take().unwrap_or_default()
+            } else {
+                shallow_copies(tensors.as_deref().unwrap_or_default())
+            };
+            control
+                .send(Message::SetWeights {
+                    tensors,
+                    reply: reply.clone(),
+                })
+                .map_err(|_| dead())?;
+        }
+        drop(reply);
+        let mut result = Ok(());
+        for _ in 0..count {
+            match rx.recv().map_err(|_| dead())? {
+                Ok(()) => {}
+                Err(e) => {
+                    if result.is_ok() {
+                        result = Err(selfplay::Error::Eval(e));
+                    }
+                }
+            }
+        }
+        result
     }
 
     /// Replaces the weights with those of a model or checkpoint file of the same shape
@@ -259,6 +329,59 @@ fn dead() -> selfplay::Error {
     selfplay::Error::Eval("the inference thread has stopped".into())
 }
 
+/// Handles to the same tensors (no data copied), for another inference thread to copy
+/// into its own model.
+fn shallow_copies(tensors: &[(String, Tensor)]) -> Vec<(String, Tensor)> {
+    tensors
+        .iter()
+        .map(|(n, t)| (n.clone(), t.shallow_clone()))
+        .collect()
+}
+
+/// The body of one inference thread: builds its copy of the model from `tensors`,
+/// reports on `ready`, then serves `requests` (shared by every inference thread) and its
+/// own `control` channel until they disconnect.
+#[allow(clippy::too_many_arguments)]
+fn inference_thread(
+    info: ModelInfo,
+    tensors: Vec<(String, Tensor)>,
+    config: InferenceConfig,
+    device: Device,
+    stats: Arc<InferenceStats>,
+    ready: Sender<Result<(), String>>,
+    requests: Receiver<Message>,
+    control: Receiver<Message>,
+) {
+    let _no_grad = tch::no_grad_guard();
+    let setup = |tensors: Vec<(String, Tensor)>| -> anyhow::Result<Model> {
+        let mut model = Model::new(info, device);
+        model.set_weights(&tensors)?;
+        if device.is_cuda() {
+            tch::Cuda::cudnn_set_benchmark(true);
+        }
+        // The folded network is folded in fp32 and converted afterwards (InferenceLoop);
+        // the reference network runs in the precision itself.
+        if !config.fold_batch_norm {
+            if let Some(kind) = config.precision.lower_kind(device) {
+                model.vs.set_kind(kind);
+                model.net.set_input_kind(kind);
+            }
+        }
+        model.vs.freeze();
+        Ok(model)
+    };
+    match setup(tensors) {
+        Ok(model) => {
+            let _ = ready.send(Ok(()));
+            drop(ready);
+            InferenceLoop::new(model, config, device, stats).run(requests, control);
+        }
+        Err(e) => {
+            let _ = ready.send(Err(format!("{e:#}")));
+        }
+    }
+}
+
 impl Evaluator for NetEvaluator {
     fn evaluate(&self, batch: &mut EvalBatch) -> Result<(), selfplay::Error> {
         if batch.is_empty() {
@@ -285,7 +408,12 @@ impl Evaluator for NetEvaluator {
 impl Drop for NetEvaluator {
     fn drop(&mut self) {
         self.tx = None;
-        if let Some(t) = self.thread.lock().ok().and_then(|mut t| t.take()) {
+        self.controls.clear();
+        let threads = match self.threads.lock() {
+            Ok(mut t) => std::mem::take(&mut *t),
+            Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
+        };
+        for t in threads {
             let _ = t.join();
         }
     }
@@ -333,17 +461,26 @@ impl InferenceLoop {
         }
     }
 
-    fn run(mut self, rx: Receiver<Message>) {
+    /// Serves evaluation requests from `requests` (shared with the other inference
+    /// threads) and new weights from `control` (this thread's own), new weights first,
+    /// until either channel disconnects.
+    fn run(mut self, requests: Receiver<Message>, control: Receiver<Message>) {
         let deadline = Duration::from_micros(self.config.deadline_us);
         let mut pending: Vec<(EvalBatch, Sender<Result<EvalBatch, selfplay::Error>>)> = Vec::new();
         let mut deferred: Option<Message> = None;
         loop {
             let first = match deferred.take() {
                 Some(m) => m,
-                None => match rx.recv() {
-                    Ok(m) => m,
-                    Err(_) => return,
-                },
+                None => {
+                    let received = select_biased! {
+                        recv(control) -> m => m,
+                        recv(requests) -> m => m,
+                    };
+                    match received {
+                        Ok(m) => m,
+                        Err(_) => return,
+                    }
+                }
             };
             let mut positions = match first {
                 Message::SetWeights { tensors, reply } => {
@@ -369,7 +506,13 @@ impl InferenceLoop {
             };
             let until = Instant::now() + deadline;
             while positions < self.config.max_batch {
-                match rx.recv_deadline(until) {
+                let wait = until.saturating_duration_since(Instant::now());
+                let received = select_biased! {
+                    recv(control) -> m => m,
+                    recv(requests) -> m => m,
+                    default(wait) => break,
+                };
+                match received {
                     Ok(Message::Eval { batch, reply }) => {
                         positions += batch.len();
                         pending.push((batch, reply));
@@ -379,7 +522,7 @@ impl InferenceLoop {
                         deferred = Some(m);
                         break;
                     }
-                    Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => break,
+                    Err(_) => break,
                 }
             }
             self.serve(&mut pending);
@@ -756,6 +899,130 @@ mod tests {
         });
         assert!(eval.stats().batches.load(Ordering::Relaxed) >= 1);
         assert_eq!(eval.stats().requests.load(Ordering::Relaxed), 20);
+    }
+
+    /// Two inference threads (two model copies) answer exactly as one does, for one
+    /// caller and for several concurrent callers (each compared with the reference
+    /// forward pass).
+    #[test]
+    fn two_forward_threads_answer_as_one() {
+        crate::test_threads();
+        let model = tiny_model();
+        let ps = positions(40);
+        let one =
+            NetEvaluator::from_weights(model.info.clone(), model.weights(), &fp32(), "1").unwrap();
+        let config = InferenceConfig {
+            forward_threads: 2,
+            max_batch: 8,
+            ..fp32()
+        };
+        let two = Arc::new(
+            NetEvaluator::from_weights(model.info.clone(), model.weights(), &config, "2").unwrap(),
+        );
+        let mut a = batch_of(&ps[..12]);
+        let mut b = batch_of(&ps[..12]);
+        one.evaluate(&mut a).unwrap();
+        two.evaluate(&mut b).unwrap();
+        assert_eq!(a.values, b.values);
+        assert_eq!(a.priors, b.priors);
+        let expected = reference(&model, &batch_of(&ps));
+        let full = batch_of(&ps);
+        std::thread::scope(|s| {
+            for t in 0..4 {
+                let two = two.clone();
+                let (ps, expected, full) = (&ps, &expected, &full);
+                s.spawn(move || {
+                    for round in 0..6 {
+                        let lo = (t * 7 + round * 5) % 32;
+                        let mut b = batch_of(&ps[lo..lo + 8]);
+                        two.evaluate(&mut b).unwrap();
+                        for i in 0..8 {
+                            let want = &expected.0[full.range(lo + i)];
+                            for (g, w) in b.priors[b.range(i)].iter().zip(want) {
+                                assert!((g - w).abs() < 1e-5, "{g} vs {w}");
+                            }
+                            assert!((b.values[i] - expected.1[lo + i]).abs() < 1e-5);
+                        }
+                    }
+                });
+            }
+        });
+        assert_eq!(two.stats().requests.load(Ordering::Relaxed), 1 + 24);
+        let bad = InferenceConfig {
+            forward_threads: 0,
+            ..fp32()
+        };
+        assert!(
+            NetEvaluator::from_weights(model.info.clone(), model.weights(), &bad, "0").is_err()
+        );
+    }
+
+    /// After `set_weights` every inference thread's copy answers with the new weights:
+    /// concurrent calls (more than threads, with the cache on, which is cleared too) get
+    /// what an evaluator made from the new weights gives; a wrong shape is refused by all.
+    #[test]
+    fn new_weights_reach_every_forward_thread() {
+        crate::test_threads();
+        let model = tiny_model();
+        let config = InferenceConfig {
+            forward_threads: 3,
+            max_batch: 4,
+            cache_positions: 64,
+            ..fp32()
+        };
+        let eval = Arc::new(
+            NetEvaluator::from_weights(model.info.clone(), model.weights(), &config, "w").unwrap(),
+        );
+        let ps = positions(24);
+        let call_all = |eval: &Arc<NetEvaluator>| {
+            std::thread::scope(|s| {
+                let handles: Vec<_> = (0..6)
+                    .map(|t| {
+                        let eval = eval.clone();
+                        let ps = &ps;
+                        s.spawn(move || {
+                            (0..4)
+                                .map(|round| {
+                                    let lo = (t * 4 + round) % 20;
+                                    let mut b = batch_of(&ps[lo..lo + 4]);
+                                    eval.evaluate(&mut b).unwrap();
+                                    (lo, b)
+                                })
+                                .collect::<Vec<_>>()
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .flat_map(|h| h.join().unwrap())
+                    .collect::<Vec<_>>()
+            })
+        };
+        // Warm every copy (and cache) with the old weights.
+        call_all(&eval);
+        tch::manual_seed(99);
+        let other = Model::new(model.info.clone(), Device::Cpu);
+        eval.set_weights(other.weights()).unwrap();
+        let fresh =
+            NetEvaluator::from_weights(other.info.clone(), other.weights(), &fp32(), "fresh")
+                .unwrap();
+        let answers = call_all(&eval);
+        assert_eq!(answers.len(), 24);
+        for (lo, b) in answers {
+            let mut want = batch_of(&ps[lo..lo + 4]);
+            fresh.evaluate(&mut want).unwrap();
+            for (g, w) in b.priors.iter().zip(&want.priors) {
+                assert!((g - w).abs() < 1e-5, "{g} vs {w}");
+            }
+            for (g, w) in b.values.iter().zip(&want.values) {
+                assert!((g - w).abs() < 1e-5, "{g} vs {w}");
+            }
+        }
+        let bad = vec![(
+            "value.fc2.bias".to_string(),
+            Tensor::zeros([5], (Kind::Float, Device::Cpu)),
+        )];
+        assert!(eval.set_weights(bad).is_err());
     }
 
     /// With the cache on: a repeated position is answered from the cache with the same
