@@ -119,6 +119,12 @@ impl GumbelRoot {
         self.schedule.pop()
     }
 
+    /// The phases left (1 in the last) and the simulations still scheduled in this one.
+    #[cfg(test)]
+    pub(crate) fn phases_and_schedule(&self) -> (u32, usize) {
+        (self.phases_left, self.schedule.len())
+    }
+
     /// Returns an unused slot (its descent collided with a pending leaf).
     pub(crate) fn give_back(&mut self, c: u32) {
         self.schedule.push(c);

@@ -46,7 +46,7 @@ pub use evaluators::{HeuristicEvaluator, UniformEvaluator};
 pub use output::{game_sgf_text, GameWriter};
 pub use player::MctsPlayer;
 pub use root_tactics::RootCheck;
-pub use search::{RootMove, Search, SearchStats};
+pub use search::{InFlight, RootMove, Search, SearchStats};
 pub use tree::Proof;
 pub use ubfm::{Resolution, Ubfm, UbfmConfig, UbfmLimits, UbfmStats};
 pub use worker::{

@@ -23,12 +23,22 @@ const FIRST_TIMED_GUMBEL_BUDGET: u32 = 64;
 /// stay those of the last search), and a searched move that loses within two turns while
 /// another does not gives way to the most visited move that does not.
 ///
+/// With [`MctsPlayer::set_threads`] above 1, every search runs that many threads over
+/// the one tree ([`Search::run_parallel`]): while the evaluator works on one thread's
+/// batch the others gather and back up theirs, so an evaluator that serves concurrent
+/// callers at once (several inference threads) multiplies the simulations per second.
+/// Such searches are not reproducible; with one thread (the default) they are.
+///
 /// Not `Sync`: one player per thread; the evaluator may be shared.
 pub struct MctsPlayer {
     search: Search,
     sims: u32,
     evaluator: Arc<dyn Evaluator>,
     batch: EvalBatch,
+    /// Search threads per move (at least 1).
+    threads: usize,
+    /// One batch per search thread when `threads > 1`.
+    thread_batches: Vec<EvalBatch>,
     /// Simulations per second measured over the last timed searches (a moving average),
     /// which size a Gumbel root's plan to the time it has.
     rate: Option<f64>,
@@ -42,16 +52,32 @@ impl MctsPlayer {
             sims: sims.max(1),
             evaluator,
             batch: EvalBatch::new(),
+            threads: 1,
+            thread_batches: Vec::new(),
             rate: None,
         }
     }
 
-    /// The search behind the player (statistics of the last move).
+    /// Sets the number of search threads per move (0 counts as 1). With 1 (the default)
+    /// the search is the single-threaded one, move for move; with n > 1, n threads
+    /// descend the one tree with virtual loss, each with a batch of up to
+    /// `leaves_per_batch` leaves in flight ([`Search::run_parallel`]).
+    pub fn set_threads(&mut self, threads: usize) {
+        self.threads = threads.max(1);
+    }
+
+    /// The number of search threads per move.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// The search behind the player (statistics of the last move, all its threads
+    /// together).
     pub fn search(&self) -> &Search {
         &self.search
     }
 
-    /// Counters of the last search.
+    /// Counters of the last search (all its threads together).
     pub fn last_stats(&self) -> SearchStats {
         self.search.stats()
     }
@@ -64,7 +90,7 @@ impl MctsPlayer {
             return Ok(mv);
         }
         self.start(game, self.sims)?;
-        self.search.run(self.evaluator.as_ref(), &mut self.batch)?;
+        self.run(None)?;
         self.best(&check)
     }
 
@@ -92,8 +118,7 @@ impl MctsPlayer {
         let cap = max_sims.max(1);
         if !self.search.config().gumbel {
             self.start(game, cap)?;
-            self.search
-                .run_until(self.evaluator.as_ref(), &mut self.batch, deadline)?;
+            self.run(Some(deadline))?;
             return self.best(&check);
         }
         let left = |now: Instant| deadline.saturating_duration_since(now).as_secs_f64();
@@ -104,8 +129,7 @@ impl MctsPlayer {
         self.start(game, budget)?;
         let mut done = 0u32;
         loop {
-            self.search
-                .run_until(self.evaluator.as_ref(), &mut self.batch, deadline)?;
+            self.run(Some(deadline))?;
             done = done.saturating_add(self.search.simulations_done());
             let now = Instant::now();
             let secs = (now - started).as_secs_f64();
@@ -126,6 +150,21 @@ impl MctsPlayer {
             self.search.begin(budget, false);
         }
         self.best(&check)
+    }
+
+    /// Runs the search begun to its end, or until `deadline`, on the player's threads.
+    fn run(&mut self, deadline: Option<Instant>) -> Result<(), Error> {
+        let evaluator = self.evaluator.as_ref();
+        if self.threads <= 1 {
+            return match deadline {
+                None => self.search.run(evaluator, &mut self.batch),
+                Some(d) => self.search.run_until(evaluator, &mut self.batch, d),
+            };
+        }
+        self.thread_batches
+            .resize_with(self.threads, EvalBatch::new);
+        self.search
+            .run_parallel(evaluator, &mut self.thread_batches, deadline)
     }
 
     fn start(&mut self, game: &Game, sims: u32) -> Result<(), Error> {

@@ -5,7 +5,15 @@
 //! A [`Search`] is driven from outside so that many searches can share one evaluator
 //! call: [`Search::gather`] appends leaves to a batch, the caller evaluates the batch,
 //! [`Search::absorb`] expands the leaves and backs their values up. [`Search::run`] does
-//! the loop for a single search. A `Search` is `Send` but not shared between threads.
+//! the loop for a single search.
+//!
+//! One search can also have several batches in flight at once:
+//! [`Search::gather_leaves`] hands out the leaves of one batch as an [`InFlight`] ticket
+//! that [`Search::absorb_leaves`] (or [`Search::abandon_leaves`]) takes back, in any
+//! order, virtual loss keeping the batches apart. [`Search::run_parallel`] uses this to
+//! run several threads over one tree: each gathers a batch under a mutex, evaluates it
+//! without the lock while the others gather and absorb theirs, and backs it up under the
+//! lock. A `Search` is `Send`; it is never touched by two threads at once.
 
 use crate::config::MctsConfig;
 use crate::evaluator::{EvalBatch, Evaluator};
@@ -17,6 +25,8 @@ use loa::{Game, Move, MoveList, Outcome, Position, Rules};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Gamma};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
 
 /// Counters of one search (reset by [`Search::begin`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -68,10 +78,12 @@ pub struct Search {
     noise_pending: bool,
     gumbel: Option<GumbelRoot>,
     stats: SearchStats,
-    // Leaves in the batch: (edge, start in `pending_paths`, path length).
-    pending: Vec<(u32, u32, u32)>,
-    pending_paths: Vec<u32>,
-    batch_base: usize,
+    /// The leaves of the current [`Search::gather`] (and, while a ticket's leaves are
+    /// gathered or absorbed, that ticket's).
+    current: InFlight,
+    /// Tickets handed out by [`Search::gather_leaves`] with leaves not yet absorbed or
+    /// abandoned.
+    tickets: u32,
     path: Vec<u32>,
     path_hashes: Vec<u64>,
     moves: MoveList,
@@ -96,9 +108,8 @@ impl Search {
             noise_pending: false,
             gumbel: None,
             stats: SearchStats::default(),
-            pending: Vec::new(),
-            pending_paths: Vec::new(),
-            batch_base: 0,
+            current: InFlight::default(),
+            tickets: 0,
             path: Vec::new(),
             path_hashes: Vec::new(),
             moves: MoveList::new(),
@@ -133,9 +144,9 @@ impl Search {
     /// Points the search at the current position of `game`. If the game continued from
     /// the previous root (same start and rules, moves extending the previous ones), the
     /// subtree of the moves played since is kept; otherwise the tree is cleared.
-    /// Must not be called while leaves are pending.
+    /// Must not be called while leaves are pending (in a batch or a ticket).
     pub fn set_root(&mut self, game: &Game) {
-        debug_assert!(self.pending.is_empty());
+        debug_assert!(self.nothing_in_flight());
         let moves = game.moves();
         let same_game = *game.rules() == self.rules
             && self
@@ -184,7 +195,7 @@ impl Search {
     /// Plays `mv` at the root, keeping its subtree (self-play's cheap form of
     /// [`Search::set_root`]). `mv` must be legal at the root.
     pub fn advance(&mut self, mv: Move) {
-        debug_assert!(self.pending.is_empty());
+        debug_assert!(self.nothing_in_flight());
         match self.tree.find_child(self.tree.root, mv) {
             Some(c) => self.tree.reroot(c),
             None => self.tree.clear(),
@@ -204,7 +215,7 @@ impl Search {
     /// not count). With `noise`, Dirichlet noise is mixed into the root priors (PUCT root)
     /// or Gumbel noise drawn (Gumbel root).
     pub fn begin(&mut self, simulations: u32, noise: bool) {
-        debug_assert!(self.pending.is_empty());
+        debug_assert!(self.nothing_in_flight());
         self.budget = simulations;
         self.started = 0;
         self.stats = SearchStats::default();
@@ -221,11 +232,22 @@ impl Search {
         self.rng = StdRng::seed_from_u64(seed);
     }
 
+    fn nothing_in_flight(&self) -> bool {
+        self.current.is_empty() && self.tickets == 0
+    }
+
+    /// Batches of leaves waiting for their evaluation: the leaves of a
+    /// [`Search::gather`] not yet absorbed count as one, and so does every
+    /// [`Search::gather_leaves`] ticket with leaves not yet absorbed or abandoned.
+    pub fn batches_in_flight(&self) -> usize {
+        self.tickets as usize + usize::from(!self.current.is_empty())
+    }
+
     /// Whether the search is over: the budget is spent, the root is proven or has a
-    /// single legal move, and no leaf is pending.
+    /// single legal move, and no leaf is pending (in a batch or a ticket).
     pub fn is_finished(&self) -> bool {
         let root = &self.tree.edges[self.tree.root as usize];
-        self.pending.is_empty()
+        self.nothing_in_flight()
             && root.state == EdgeState::Expanded
             && (self.started >= self.budget
                 || root.num_children == 1
@@ -282,8 +304,127 @@ impl Search {
     /// positions added. Call [`Search::absorb`] with the evaluated batch before the next
     /// `gather`.
     pub fn gather(&mut self, batch: &mut EvalBatch) -> usize {
-        debug_assert!(self.pending.is_empty());
-        self.batch_base = batch.len();
+        debug_assert!(self.current.is_empty());
+        let others_in_flight = self.tickets > 0;
+        self.gather_current(batch, others_in_flight)
+    }
+
+    /// Like [`Search::gather`], but the leaves are handed out as a ticket, so that the
+    /// search can have several batches in flight: gather more (into other batches) before
+    /// this one comes back, then give every ticket, in any order, to
+    /// [`Search::absorb_leaves`] with its evaluated batch, or to
+    /// [`Search::abandon_leaves`] when the evaluation failed. Every ticket with leaves must
+    /// come back before the search can finish (or be re-rooted or begun again). An empty
+    /// ticket (nothing to evaluate: every simulation ended at a terminal or proven node,
+    /// or every descent met a leaf of another batch, or a Gumbel phase waits for the
+    /// batches in flight) may be dropped.
+    ///
+    /// A Gumbel root halves its candidates only when no other batch is in flight, so a
+    /// phase ends once all its simulations are backed up, as with one batch at a time.
+    pub fn gather_leaves(&mut self, batch: &mut EvalBatch) -> InFlight {
+        let others_in_flight = self.batches_in_flight() > 0;
+        let saved = std::mem::take(&mut self.current);
+        self.gather_current(batch, others_in_flight);
+        let leaves = std::mem::replace(&mut self.current, saved);
+        if !leaves.is_empty() {
+            self.tickets += 1;
+        }
+        leaves
+    }
+
+    /// Expands the leaves of `leaves` (a ticket of [`Search::gather_leaves`]) from the
+    /// evaluated `batch` (the one they were gathered into) and backs their values up.
+    /// Fails, as [`Search::absorb`] does, if the evaluator's answer has the wrong size
+    /// (the leaves then become unexpanded again) or holds non-finite numbers.
+    pub fn absorb_leaves(&mut self, batch: &EvalBatch, leaves: InFlight) -> Result<(), Error> {
+        let had_leaves = !leaves.is_empty();
+        let saved = std::mem::replace(&mut self.current, leaves);
+        let result = self.absorb_current(batch);
+        self.current = saved;
+        if had_leaves {
+            self.tickets -= 1;
+        }
+        result
+    }
+
+    /// Takes back the leaves of `leaves` (a ticket of [`Search::gather_leaves`]) without
+    /// an evaluation (the evaluator failed): they become unexpanded again and their
+    /// simulations are not counted, as when [`Search::absorb`] refuses a batch.
+    pub fn abandon_leaves(&mut self, leaves: InFlight) {
+        let had_leaves = !leaves.is_empty();
+        let saved = std::mem::replace(&mut self.current, leaves);
+        self.release_current();
+        self.current = saved;
+        if had_leaves {
+            self.tickets -= 1;
+        }
+    }
+
+    /// Runs the search with one thread per batch of `batches` (at least one) over this
+    /// one tree, until it finishes or, with a `deadline`, until the deadline passes
+    /// (as [`Search::run_until`] does: the clock is read between a thread's batches and
+    /// the root is always expanded). Each thread loops: under the lock, gather up to
+    /// `leaves_per_batch` leaves into its batch ([`Search::gather_leaves`]); evaluate
+    /// them without the lock; under the lock, back them up. A thread that finds nothing
+    /// to evaluate while other batches are in flight sleeps until one is backed up.
+    /// An evaluator failure (or a refused answer) in any thread stops every thread; the
+    /// first is returned, and the tree keeps every batch backed up before it.
+    ///
+    /// With one batch this is [`Search::run`] (no deadline) or [`Search::run_until`].
+    /// With more, the order in which batches come back depends on timing, so the search
+    /// is not reproducible.
+    pub fn run_parallel(
+        &mut self,
+        evaluator: &dyn Evaluator,
+        batches: &mut [EvalBatch],
+        deadline: Option<Instant>,
+    ) -> Result<(), Error> {
+        match batches {
+            [] => Err(Error::Config(
+                "run_parallel needs at least one batch (one per thread)".into(),
+            )),
+            [batch] => match deadline {
+                None => self.run(evaluator, batch),
+                Some(d) => self.run_until(evaluator, batch, d),
+            },
+            [first, rest @ ..] => {
+                let shared = Shared {
+                    state: Mutex::new(SharedState {
+                        search: self,
+                        absorbed: 0,
+                        error: None,
+                        stop: false,
+                    }),
+                    wake: Condvar::new(),
+                };
+                std::thread::scope(|s| {
+                    for batch in rest.iter_mut() {
+                        let shared = &shared;
+                        s.spawn(move || search_thread(shared, evaluator, batch, deadline));
+                    }
+                    search_thread(&shared, evaluator, first, deadline);
+                });
+                let state = shared
+                    .state
+                    .into_inner()
+                    .unwrap_or_else(PoisonError::into_inner);
+                match state.error {
+                    Some(e) => Err(e),
+                    None => Ok(()),
+                }
+            }
+        }
+    }
+
+    /// Whether the root has been expanded (the search has moves to rank).
+    fn root_expanded(&self) -> bool {
+        self.tree.edges[self.tree.root as usize].state == EdgeState::Expanded
+    }
+
+    /// [`Search::gather`] into `self.current`. While `others_in_flight` (other batches'
+    /// leaves are not backed up yet) a Gumbel root does not halve.
+    fn gather_current(&mut self, batch: &mut EvalBatch, others_in_flight: bool) -> usize {
+        self.current.base = batch.len();
         let root = self.tree.root;
         let root_state = self.tree.edges[root as usize].state;
         if root_state != EdgeState::Expanded {
@@ -296,16 +437,17 @@ impl Search {
                 }
                 self.tree.edges[root as usize].state = EdgeState::Pending;
                 self.tree.edges[root as usize].in_flight += 1;
-                self.pending
-                    .push((root, self.pending_paths.len() as u32, 1));
-                self.pending_paths.push(root);
+                self.current
+                    .leaves
+                    .push((root, self.current.paths.len() as u32, 1));
+                self.current.paths.push(root);
                 batch.push(pos, &self.moves);
                 self.stats.evaluations += 1;
                 return 1;
             }
             return 0;
         }
-        if self.gumbel.is_some() {
+        if self.gumbel.is_some() && !others_in_flight {
             self.gumbel_step();
         }
         let max_leaves = self.config.leaves_per_batch;
@@ -400,9 +542,9 @@ impl Search {
                         None => {
                             self.tree.edges[e as usize].state = EdgeState::Pending;
                             self.started += 1;
-                            let start = self.pending_paths.len() as u32;
-                            self.pending_paths.extend_from_slice(&self.path);
-                            self.pending.push((e, start, self.path.len() as u32));
+                            let start = self.current.paths.len() as u32;
+                            self.current.paths.extend_from_slice(&self.path);
+                            self.current.leaves.push((e, start, self.path.len() as u32));
                             batch.push(pos, &self.moves);
                             self.stats.evaluations += 1;
                             return Descent::Leaf;
@@ -533,26 +675,42 @@ impl Search {
     /// Expands the leaves of the last [`Search::gather`] from the evaluated `batch` and
     /// backs their values up. Fails if the evaluator returned non-finite numbers.
     pub fn absorb(&mut self, batch: &EvalBatch) -> Result<(), Error> {
+        self.absorb_current(batch)
+    }
+
+    /// Leaves the tree consistent without an evaluation of `self.current`: its leaves
+    /// become unexpanded again, their virtual loss is removed and their simulations are
+    /// not counted (a Gumbel root gets their root children back into its phase's
+    /// schedule, which cannot have moved on while they were in flight).
+    fn release_current(&mut self) {
+        for k in 0..self.current.leaves.len() {
+            let (e, start, len) = self.current.leaves[k];
+            self.tree.edges[e as usize].state = EdgeState::Unexpanded;
+            let path = &self.current.paths[start as usize..(start + len) as usize];
+            for &p in path {
+                let edge = &mut self.tree.edges[p as usize];
+                edge.in_flight = edge.in_flight.saturating_sub(1);
+            }
+            if let (Some(g), Some(&child)) = (&mut self.gumbel, path.get(1)) {
+                g.give_back(child);
+            }
+        }
+        let root = self.tree.root;
+        self.started -= self.current.leaves.iter().filter(|p| p.0 != root).count() as u32;
+        self.current.clear();
+    }
+
+    /// [`Search::absorb`] of `self.current`.
+    fn absorb_current(&mut self, batch: &EvalBatch) -> Result<(), Error> {
         let solver = self.config.solver;
         let mut result = Ok(());
-        let needed = self.batch_base + self.pending.len();
+        let needed = self.current.base + self.current.leaves.len();
         if batch.values.len() < needed
             || batch.priors.len() != batch.moves.len()
             || batch.len() < needed
         {
             // Leave the tree consistent: the pending leaves become unexpanded again.
-            for k in 0..self.pending.len() {
-                let (e, start, len) = self.pending[k];
-                self.tree.edges[e as usize].state = EdgeState::Unexpanded;
-                for &p in &self.pending_paths[start as usize..(start + len) as usize] {
-                    let edge = &mut self.tree.edges[p as usize];
-                    edge.in_flight = edge.in_flight.saturating_sub(1);
-                }
-            }
-            let root = self.tree.root;
-            self.started -= self.pending.iter().filter(|p| p.0 != root).count() as u32;
-            self.pending.clear();
-            self.pending_paths.clear();
+            self.release_current();
             return Err(Error::Eval(format!(
                 "evaluator returned {} values and {} priors for {} positions and {} moves",
                 batch.values.len(),
@@ -561,9 +719,9 @@ impl Search {
                 batch.moves.len()
             )));
         }
-        for k in 0..self.pending.len() {
-            let (e, start, len) = self.pending[k];
-            let i = self.batch_base + k;
+        for k in 0..self.current.leaves.len() {
+            let (e, start, len) = self.current.leaves[k];
+            let i = self.current.base + k;
             let mut value = batch.values[i];
             if !value.is_finite() {
                 result = Err(Error::Eval(format!(
@@ -594,7 +752,7 @@ impl Search {
             edge.children = first;
             edge.num_children = n as u16;
             edge.state = EdgeState::Expanded;
-            let path = &self.pending_paths[start as usize..(start + len) as usize];
+            let path = &self.current.paths[start as usize..(start + len) as usize];
             // `value` is for the leaf's side to move; the edge's mover is the leaf's
             // previous mover: the same side while a drop is pending.
             let value = if batch.positions[i].drop_pending() {
@@ -609,8 +767,7 @@ impl Search {
                 self.stats.simulations += 1;
             }
         }
-        self.pending.clear();
-        self.pending_paths.clear();
+        self.current.clear();
         result
     }
 
@@ -856,6 +1013,131 @@ enum Descent {
     Collision,
 }
 
+/// The leaves of one [`Search::gather_leaves`], waiting for their evaluation: give it
+/// back to [`Search::absorb_leaves`] with the evaluated batch, or to
+/// [`Search::abandon_leaves`]. Until then the search cannot finish.
+#[derive(Debug, Default)]
+#[must_use = "a ticket with leaves must go back to absorb_leaves or abandon_leaves"]
+pub struct InFlight {
+    /// (edge, start in `paths`, path length) per leaf, in batch order.
+    leaves: Vec<(u32, u32, u32)>,
+    /// The paths from the root of every leaf, concatenated.
+    paths: Vec<u32>,
+    /// Index in the batch of the first leaf's position.
+    base: usize,
+}
+
+impl InFlight {
+    /// Number of leaves (positions in the batch from the ticket's first on).
+    pub fn len(&self) -> usize {
+        self.leaves.len()
+    }
+
+    /// Whether the ticket holds no leaf.
+    pub fn is_empty(&self) -> bool {
+        self.leaves.is_empty()
+    }
+
+    fn clear(&mut self) {
+        self.leaves.clear();
+        self.paths.clear();
+    }
+}
+
+/// What the threads of [`Search::run_parallel`] share, behind the mutex.
+struct SharedState<'a> {
+    search: &'a mut Search,
+    /// Batches backed up (or abandoned) so far: a sleeping thread wakes when it changes.
+    absorbed: u64,
+    /// The first failure; every thread stops at its next turn.
+    error: Option<Error>,
+    /// Set when the search is finished or a thread panicked: every thread stops.
+    stop: bool,
+}
+
+struct Shared<'a> {
+    state: Mutex<SharedState<'a>>,
+    wake: Condvar,
+}
+
+impl<'a> Shared<'a> {
+    fn lock(&self) -> MutexGuard<'_, SharedState<'a>> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Stops the other threads of [`Search::run_parallel`] when its thread panics (so that
+/// none sleeps for ever; the panic reaches the caller when the threads are joined).
+struct StopOnPanic<'s, 'a>(&'s Shared<'a>);
+
+impl Drop for StopOnPanic<'_, '_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.lock().stop = true;
+            self.0.wake.notify_all();
+        }
+    }
+}
+
+/// One thread of [`Search::run_parallel`], with its own `batch`.
+fn search_thread(
+    shared: &Shared<'_>,
+    evaluator: &dyn Evaluator,
+    batch: &mut EvalBatch,
+    deadline: Option<Instant>,
+) {
+    let _stop_on_panic = StopOnPanic(shared);
+    let mut state = shared.lock();
+    loop {
+        if state.stop || state.error.is_some() {
+            return;
+        }
+        let search = &mut *state.search;
+        if search.is_finished() {
+            state.stop = true;
+            shared.wake.notify_all();
+            return;
+        }
+        if deadline.is_some_and(|d| search.root_expanded() && Instant::now() >= d) {
+            return;
+        }
+        batch.clear();
+        let leaves = search.gather_leaves(batch);
+        if leaves.is_empty() {
+            // Nothing to evaluate: simulations that ended at once, descents that met other
+            // batches' leaves, or a Gumbel phase waiting for them. Sleep until a batch is
+            // backed up if one is in flight; otherwise try again (the search progressed
+            // or is finished).
+            if search.batches_in_flight() > 0 {
+                let seen = state.absorbed;
+                state = shared
+                    .wake
+                    .wait_while(state, |s| {
+                        s.absorbed == seen && !s.stop && s.error.is_none()
+                    })
+                    .unwrap_or_else(PoisonError::into_inner);
+            }
+            continue;
+        }
+        drop(state);
+        let evaluated = evaluator.evaluate(batch);
+        state = shared.lock();
+        let search = &mut *state.search;
+        let result = match evaluated {
+            Ok(()) => search.absorb_leaves(batch, leaves),
+            Err(e) => {
+                search.abandon_leaves(leaves);
+                Err(e)
+            }
+        };
+        state.absorbed += 1;
+        if let Err(e) = result {
+            state.error.get_or_insert(e);
+        }
+        shared.wake.notify_all();
+    }
+}
+
 /// Backs `v` (the value for the mover of the path's last edge) up `path`, removing the
 /// virtual loss. Going from an edge to its parent edge the sign flips, except across a
 /// drop (made by the same side as the move before it). With the solver, proofs are
@@ -920,3 +1202,7 @@ pub fn random_seed() -> u64 {
 #[cfg(test)]
 #[path = "search_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "parallel_tests.rs"]
+mod parallel_tests;

@@ -121,7 +121,7 @@ fn avoids_moves_that_let_the_opponent_win_at_once() {
     }
 }
 
-const WIN_IN_3: [&str; 3] = [
+pub(super) const WIN_IN_3: [&str; 3] = [
     "8/3w4/6b1/1wwbbb2/5ww1/3b2b1/8/2ww4 b",
     "8/3w4/1w4b1/3wb3/5w2/3b1bb1/2b5/2w5 b",
     "8/8/4w3/3w3b/5wb1/5bb1/2b5/2bw4 w",
