@@ -80,9 +80,10 @@ impl EvalBatch {
 ///
 /// Threading contract: implementations are `Send + Sync`, and `evaluate` may be called
 /// concurrently from many worker threads, each with its own batch. An implementation that
-/// owns a non-`Sync` model (a torch module) keeps it on one inference thread and forwards
-/// batches to it over channels, merging concurrent callers' batches as it sees fit; the
-/// call blocks until this caller's outputs are written. Results must not depend on which
+/// owns a non-`Sync` model (a torch module) keeps it on inference threads of its own (one,
+/// or several with a copy each) and forwards batches to them over channels, merging
+/// concurrent callers' batches as it sees fit; the call blocks until this caller's
+/// outputs are written. Results must not depend on which
 /// other positions share a batch.
 pub trait Evaluator: Send + Sync {
     /// Fills `batch.priors` and `batch.values` for every position in `batch` (see

@@ -1025,6 +1025,78 @@ mod tests {
         assert!(eval.set_weights(bad).is_err());
     }
 
+    /// Not a test: positions per second of two concurrent callers (16 positions a call,
+    /// as a timed model player sends) with one and two inference threads, one torch
+    /// thread each, on the small network (`cargo test --release -p train --lib --
+    /// --ignored --nocapture forward_threads_speed_probe`). A probe on a shared machine,
+    /// not a benchmark.
+    #[test]
+    #[ignore]
+    fn forward_threads_speed_probe() {
+        tch::manual_seed(3);
+        let model = Model::new(
+            ModelInfo::new(&NetConfig::small(), Variant::Standard),
+            Device::Cpu,
+        );
+        let ps = positions(64);
+        for forward_threads in [1, 2] {
+            let config = InferenceConfig {
+                forward_threads,
+                threads: 1,
+                deadline_us: 0,
+                ..InferenceConfig::default()
+            };
+            let eval = Arc::new(
+                NetEvaluator::from_weights(model.info.clone(), model.weights(), &config, "s")
+                    .unwrap(),
+            );
+            let t = Instant::now();
+            let until = t + Duration::from_secs(3);
+            let done: usize = std::thread::scope(|s| {
+                let handles: Vec<_> = (0..2)
+                    .map(|c| {
+                        let (eval, ps) = (eval.clone(), &ps);
+                        s.spawn(move || {
+                            let mut n = 0;
+                            let mut k = c * 16;
+                            while Instant::now() < until {
+                                let mut b = batch_of(&ps[k % 48..k % 48 + 16]);
+                                eval.evaluate(&mut b).unwrap();
+                                n += b.len();
+                                k += 16;
+                            }
+                            n
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).sum()
+            });
+            let secs = t.elapsed().as_secs_f64();
+            println!(
+                "forward_threads {forward_threads}: {:>7.0} positions/s, mean batch {:.1}",
+                done as f64 / secs,
+                eval.stats().mean_batch()
+            );
+            // One MCTS player with as many search threads as inference threads.
+            let mcts = selfplay::MctsConfig {
+                leaves_per_batch: 16,
+                ..selfplay::MctsConfig::default()
+            };
+            let mut player = selfplay::MctsPlayer::new(mcts, 1, eval.clone());
+            player.set_threads(forward_threads);
+            let game = loa::Game::new(Variant::Standard, Rules::classic());
+            let t = Instant::now();
+            player
+                .choose_move_until(&game, t + Duration::from_secs(3), u32::MAX)
+                .unwrap();
+            println!(
+                "forward_threads {forward_threads}, {forward_threads} search threads: {:>7.0} \
+                 simulations/s",
+                player.last_stats().simulations as f64 / t.elapsed().as_secs_f64()
+            );
+        }
+    }
+
     /// With the cache on: a repeated position is answered from the cache with the same
     /// outputs, a different move list is a miss, and new weights clear the cache.
     #[test]
