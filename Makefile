@@ -9,7 +9,7 @@ TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 BIN := $(TARGET_DIR)/release/loazero
 STAMP := $(VENV)/.torch-$(TORCH_VERSION)
 
-.PHONY: setup onnx-setup build run test chaos bench screenshots soak lint fmt fuzz clean-venv
+.PHONY: setup onnx-setup build run test chaos bench screenshots soak lint fmt fuzz clean-venv loom
 
 $(STAMP):
 	$(PYTHON) -m venv $(VENV)
@@ -71,6 +71,12 @@ chaos: build
 ## so after `make test` it compiles nothing.
 screenshots: build
 	$(CARGO) test --release --workspace --test browser -- --ignored docs_screenshots
+
+## loom: the loom model check of the alpha-beta transposition table that search threads
+## share (eval/src/tt.rs, loom_tests: every interleaving of two stores and a probe of one
+## slot). Its own target dir: `--cfg loom` rebuilds the crates it touches.
+loom:
+	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(TARGET_DIR)/loom $(CARGO) test --release -p eval --lib loom_tests
 
 ## bench: the speed measurements (`loazero bench`; `loazero benchmark` is strength)
 bench: build

@@ -241,6 +241,9 @@ pub struct AlphaBetaConfig {
     pub aspiration: i32,
     /// Evaluation weights.
     pub weights: EvalWeights,
+    /// Threads of one search (Lazy SMP over the shared transposition table, see
+    /// [`crate::search::AlphaBeta`]); 1 searches deterministically. Default 1.
+    pub threads: usize,
 }
 
 impl Default for AlphaBetaConfig {
@@ -252,6 +255,7 @@ impl Default for AlphaBetaConfig {
             threat_extension: true,
             aspiration: 50,
             weights: EvalWeights::default(),
+            threads: 1,
         }
     }
 }

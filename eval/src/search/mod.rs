@@ -14,7 +14,9 @@
 //! alternate every ply, the player to move moves only its own pieces, and a connection of
 //! the team wins. Drops and `gemma` removals are ordinary moves of the move list.
 //!
-//! An [`AlphaBeta`] owns its tables and is used by one thread at a time.
+//! An [`AlphaBeta`] is used by one thread at a time; with `threads` above 1 in its config,
+//! each search runs that many threads over one shared transposition table (Lazy SMP:
+//! [`AlphaBeta::search_position`]). With one thread the search is deterministic.
 
 mod limits;
 mod ordering;
@@ -32,13 +34,22 @@ use loa::tactics::has_connecting_move;
 use loa::{Game, Move, MoveList, Position, Rules};
 use ordering::{centrality_bonus, history_index, irreversible, DropOrder};
 use score::{outcome_score, score_from_tt, score_to_tt, INFINITY, MAX_PLY};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// The alpha-beta searcher (see the module docs).
 pub struct AlphaBeta {
     config: AlphaBetaConfig,
     rules: Rules,
-    tt: TranspositionTable,
+    /// Shared with the helpers.
+    tt: Arc<TranspositionTable>,
+    /// Raised by the main thread when a multi-threaded search ends (shared with the
+    /// helpers; never raised in a search on one thread).
+    stop_flag: Arc<AtomicBool>,
+    /// The helper searchers of a multi-threaded search (made on first use, kept with their
+    /// history between searches).
+    helpers: Vec<AlphaBeta>,
     killers: Vec<[Option<Move>; 2]>,
     /// History scores, `[colour][from][to]`.
     history: Vec<i32>,
@@ -59,9 +70,22 @@ pub struct AlphaBeta {
 impl AlphaBeta {
     /// A searcher with its tables allocated (`config.tt_mib`).
     pub fn new(config: AlphaBetaConfig) -> AlphaBeta {
+        let tt = Arc::new(TranspositionTable::new(config.tt_mib));
+        AlphaBeta::helper(&config, &tt, &Arc::new(AtomicBool::new(false)))
+    }
+
+    /// A searcher with its own killers and history over the table `tt` and the stop flag
+    /// `stop_flag` of another.
+    fn helper(
+        config: &AlphaBetaConfig,
+        tt: &Arc<TranspositionTable>,
+        stop_flag: &Arc<AtomicBool>,
+    ) -> AlphaBeta {
         AlphaBeta {
-            tt: TranspositionTable::new(config.tt_mib),
-            config,
+            tt: tt.clone(),
+            stop_flag: stop_flag.clone(),
+            helpers: Vec::new(),
+            config: config.clone(),
             rules: Rules::classic(),
             killers: vec![[None; 2]; MAX_PLY + 2],
             history: vec![0; 2 * 64 * 64],
@@ -86,6 +110,7 @@ impl AlphaBeta {
         self.tt.clear();
         self.history.fill(0);
         self.killers.fill([None; 2]);
+        self.helpers.clear();
     }
 
     /// Searches the current position of `game` (with its repetition history) and returns
@@ -146,22 +171,8 @@ impl AlphaBeta {
             );
         }
         let start = Instant::now();
-        self.rules = rules;
-        self.nodes = 0;
-        self.stop = false;
-        self.deadline = limits.time.map(|t| start + t);
-        self.node_limit = limits.nodes;
         self.tt.new_search();
-        for h in self.history.iter_mut() {
-            *h /= 8;
-        }
-        self.killers.fill([None; 2]);
-        self.stack.clear();
-        self.stack.extend_from_slice(history);
-        if self.stack.last() != Some(&root.hash()) {
-            self.stack.push(root.hash());
-        }
-        self.root_index = self.stack.len() - 1;
+        self.prepare(rules, history, root, limits, start);
 
         let mut legal = root.legal_moves(&rules);
         if legal.iter().any(|m| !self.excluded.contains(m)) {
@@ -185,7 +196,114 @@ impl AlphaBeta {
         if let Some((mv, plies)) = self.winning_move(root) {
             return Ok(done(mv, WIN - plies));
         }
+        let threads = self.config.threads.max(1);
+        if threads == 1 {
+            return Ok(self.iterate(root, &legal, limits, start, None));
+        }
+        Ok(self.search_threads(root, &legal, history, limits, start, threads))
+    }
 
+    /// Resets the per-search state of this thread's searcher for a search of `root` (whose
+    /// game history is `history`) under `rules` within `limits`, started at `start`.
+    fn prepare(
+        &mut self,
+        rules: Rules,
+        history: &[u64],
+        root: &Position,
+        limits: SearchLimits,
+        start: Instant,
+    ) {
+        self.rules = rules;
+        self.nodes = 0;
+        self.stop = false;
+        self.stop_flag.store(false, Ordering::Relaxed);
+        self.deadline = limits.time.map(|t| start + t);
+        self.node_limit = limits.nodes;
+        for h in self.history.iter_mut() {
+            *h /= 8;
+        }
+        self.killers.fill([None; 2]);
+        self.stack.clear();
+        self.stack.extend_from_slice(history);
+        if self.stack.last() != Some(&root.hash()) {
+            self.stack.push(root.hash());
+        }
+        self.root_index = self.stack.len() - 1;
+    }
+
+    /// Lazy SMP: this searcher (the main thread) and `threads - 1` helpers search the same
+    /// root at once over the shared table, each with its own killers, history and path.
+    /// Helper `i` skips some depths of its iterative deepening ([`skips_depth`]) so that
+    /// the threads spread over neighbouring depths and fill the table ahead of the main
+    /// thread. The main thread keeps the clock (its time rule decides when the search
+    /// ends); when it stops, it raises the shared stop flag and every helper stops at its
+    /// next node. The result is that of the thread with the deepest completed iteration
+    /// (the main thread on ties), with the nodes of all threads; a node limit is shared
+    /// out evenly between the threads.
+    fn search_threads(
+        &mut self,
+        root: &Position,
+        legal: &MoveList,
+        history: &[u64],
+        limits: SearchLimits,
+        start: Instant,
+        threads: usize,
+    ) -> SearchResult {
+        let each = SearchLimits {
+            nodes: limits.nodes.map(|n| n.div_ceil(threads as u64)),
+            ..limits
+        };
+        self.node_limit = each.nodes;
+        self.helpers.truncate(threads - 1);
+        while self.helpers.len() < threads - 1 {
+            let helper = AlphaBeta::helper(&self.config, &self.tt, &self.stop_flag);
+            self.helpers.push(helper);
+        }
+        let mut helpers = std::mem::take(&mut self.helpers);
+        for h in helpers.iter_mut() {
+            h.prepare(self.rules, history, root, each, start);
+        }
+        let (main, others) = std::thread::scope(|s| {
+            let handles: Vec<_> = helpers
+                .iter_mut()
+                .enumerate()
+                .map(|(i, h)| s.spawn(move || h.iterate(root, legal, each, start, Some(i))))
+                .collect();
+            let main = self.iterate(root, legal, each, start, None);
+            self.stop_flag.store(true, Ordering::Relaxed);
+            let others: Vec<SearchResult> = handles
+                .into_iter()
+                .map(|h| h.join().expect("a helper search thread panicked"))
+                .collect();
+            (main, others)
+        });
+        self.helpers = helpers;
+        let nodes = main.nodes + others.iter().map(|r| r.nodes).sum::<u64>();
+        let mut best = main;
+        for r in others {
+            if r.depth > best.depth {
+                best = r;
+            }
+        }
+        SearchResult {
+            nodes,
+            elapsed: start.elapsed(),
+            ..best
+        }
+    }
+
+    /// Iterative deepening from `root` over the root moves `legal` (more than one), for
+    /// this thread: the main thread (`helper` None) or helper `helper` of a Lazy SMP
+    /// search, which skips some depths ([`skips_depth`]) and ignores the time rule that
+    /// keeps the main thread from starting an iteration late.
+    fn iterate(
+        &mut self,
+        root: &Position,
+        legal: &MoveList,
+        limits: SearchLimits,
+        start: Instant,
+        helper: Option<usize>,
+    ) -> SearchResult {
         // Root moves with the score of the last iteration (for ordering).
         let mut root_moves: Vec<(Move, i32)> = legal.iter().map(|&m| (m, 0)).collect();
         self.order_root(root, &mut root_moves);
@@ -193,6 +311,9 @@ impl AlphaBeta {
         let mut best: (Move, i32) = (root_moves[0].0, 0);
         let mut iterations = Vec::new();
         for depth in 1..=max_depth {
+            if helper.is_some_and(|i| depth < max_depth && skips_depth(i, depth)) {
+                continue;
+            }
             let previous = best.1;
             let (mut lo, mut hi) = (-INFINITY, INFINITY);
             let window = self.config.aspiration;
@@ -237,21 +358,21 @@ impl AlphaBeta {
             if result.1.abs() > WIN_THRESHOLD && (WIN - result.1.abs()) as u32 <= depth {
                 break;
             }
-            if let Some(t) = limits.time {
+            if let Some(t) = limits.time.filter(|_| helper.is_none()) {
                 // The next iteration costs several times this one: do not start it late.
                 if start.elapsed() * 2 > t {
                     break;
                 }
             }
         }
-        Ok(SearchResult {
+        SearchResult {
             best_move: best.0,
             score: best.1,
             depth: iterations.last().map_or(0, |i| i.depth),
             nodes: self.nodes,
             elapsed: start.elapsed(),
             iterations,
-        })
+        }
     }
 
     fn order_root(&self, root: &Position, moves: &mut [(Move, i32)]) {
@@ -426,6 +547,9 @@ impl AlphaBeta {
             if self.nodes >= limit {
                 self.stop = true;
             }
+        }
+        if self.stop_flag.load(Ordering::Relaxed) {
+            self.stop = true;
         }
         if self.nodes & 1023 == 0 {
             if let Some(deadline) = self.deadline {
@@ -682,6 +806,17 @@ impl AlphaBeta {
         }
         pv
     }
+}
+
+/// Whether helper `helper` (0-based) of a Lazy SMP search skips the iteration of `depth`:
+/// helpers are spread over the depths in growing groups (one of size 1 per parity, then
+/// groups that skip in runs of 2, 3, 4 with staggered phases, the pattern Stockfish used),
+/// so that some thread is usually one iteration ahead of the main thread.
+fn skips_depth(helper: usize, depth: u32) -> bool {
+    const SIZE: [u32; 20] = [1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4];
+    const PHASE: [u32; 20] = [0, 1, 0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 6, 7];
+    let i = helper % SIZE.len();
+    ((depth + PHASE[i]) / SIZE[i]) % 2 == 1
 }
 
 #[cfg(test)]
@@ -1137,5 +1272,136 @@ mod tests {
             return;
         }
         panic!("no blocked position found");
+    }
+
+    fn threaded(threads: usize) -> AlphaBeta {
+        AlphaBeta::new(AlphaBetaConfig {
+            tt_mib: 2,
+            threads,
+            ..Default::default()
+        })
+    }
+
+    #[test]
+    fn lazy_smp_helpers_spread_over_neighbouring_depths() {
+        // The first helper searches the depths the main thread skips… none; the first two
+        // helpers search opposite parities, and every depth is searched by some helper.
+        let searched = |h: usize| (1..=12).filter(|&d| !skips_depth(h, d)).collect::<Vec<_>>();
+        assert_eq!(searched(0), vec![2, 4, 6, 8, 10, 12]);
+        assert_eq!(searched(1), vec![1, 3, 5, 7, 9, 11]);
+        assert_eq!(searched(2), vec![1, 4, 5, 8, 9, 12]);
+        for d in 1..=40 {
+            assert!((0..20).any(|h| !skips_depth(h, d)), "depth {d}");
+        }
+    }
+
+    /// Several threads: every move legal under every rule set and variant, the depth limit
+    /// kept, the node limit shared out (the total stays within a few nodes a thread of it).
+    #[test]
+    fn several_threads_play_legal_moves_within_the_limits() {
+        for (i, spec) in ["classic", "icga", "no-move=loss,repetition=off"]
+            .iter()
+            .enumerate()
+        {
+            let rules = Rules::parse(spec).unwrap();
+            let mut s = threaded(3);
+            random_positions(60, 40 + i as u64, rules, |game| {
+                let r = s.search_game(game, SearchLimits::depth(3)).unwrap();
+                assert!(game.position().is_legal(r.best_move, &rules), "{spec}");
+                assert!(r.depth <= 3);
+                let r = s.search_game(game, SearchLimits::nodes(3_000)).unwrap();
+                assert!(game.position().is_legal(r.best_move, &rules), "{spec}");
+                assert!(r.nodes <= 3_000 + 3, "{spec}: {} nodes", r.nodes);
+                for mv in r.pv() {
+                    assert_eq!(mv.is_hex(), game.position().geometry().move_flag != 0);
+                }
+            });
+        }
+    }
+
+    /// What one thread proves at a fixed depth, several threads prove too, and they play a
+    /// winning move.
+    #[test]
+    fn several_threads_find_the_wins_one_thread_finds() {
+        let rules = Rules::parse("repetition=off").unwrap();
+        let mut rng = SmallRng::seed_from_u64(77);
+        let (mut one, mut four) = (threaded(1), threaded(4));
+        let mut wins = 0;
+        for variant in Variant::ALL {
+            let mut checked = 0;
+            while checked < 40 {
+                let Some(pos) = sparse_position(variant, 5, &mut rng) else {
+                    continue;
+                };
+                if pos.outcome(&rules).is_some() || pos.legal_moves(&rules).len() == 1 {
+                    continue;
+                }
+                checked += 1;
+                let a = one
+                    .search_position(&pos, rules, &[], SearchLimits::depth(3))
+                    .unwrap();
+                let b = four
+                    .search_position(&pos, rules, &[], SearchLimits::depth(3))
+                    .unwrap();
+                assert!(pos.is_legal(b.best_move, &rules));
+                if a.score > WIN_THRESHOLD {
+                    wins += 1;
+                    assert!(b.score > WIN_THRESHOLD, "{variant} {}", pos.to_text());
+                    // The move keeps the win: it connects, or one thread proves the
+                    // position after it won for the mover.
+                    let child = pos.after(b.best_move);
+                    match child.connection_outcome_after(b.best_move, &rules) {
+                        Some(o) => assert_eq!(o, Outcome::Win(pos.to_move()), "{variant}"),
+                        None if child.outcome(&rules).is_some() => {
+                            assert_eq!(child.outcome(&rules), Some(Outcome::Win(pos.to_move())));
+                        }
+                        // A forced reply is played without a search (score 0).
+                        None if child.legal_moves(&rules).len() == 1 => {}
+                        None => {
+                            let c = one
+                                .search_position(&child, rules, &[], SearchLimits::depth(3))
+                                .unwrap();
+                            let mover = if child.to_move() == pos.to_move() {
+                                c.score
+                            } else {
+                                -c.score
+                            };
+                            assert!(
+                                mover > WIN_THRESHOLD,
+                                "{variant} {}: one thread {} {}, four {} {} {}, then {} {}",
+                                pos.to_text(),
+                                a.best_move,
+                                a.score,
+                                b.best_move,
+                                b.score,
+                                b.depth,
+                                c.best_move,
+                                c.score
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        assert!(wins > 10, "{wins}");
+    }
+
+    /// A search on one thread is deterministic: the same searcher state and position give
+    /// the same move, score, depth and node count, twice (the reproducibility contract of
+    /// `threads=1`).
+    #[test]
+    fn one_thread_searches_deterministically() {
+        let rules = Rules::classic();
+        let mut results = Vec::new();
+        for _ in 0..2 {
+            let mut s = threaded(1);
+            let mut r = Vec::new();
+            random_positions(20, 3, rules, |game| {
+                let x = s.search_game(game, SearchLimits::nodes(20_000)).unwrap();
+                r.push((x.best_move, x.score, x.depth, x.nodes));
+            });
+            results.push(r);
+        }
+        assert_eq!(results[0], results[1]);
     }
 }
