@@ -276,6 +276,12 @@ fn engine_model_player_under_time_controls() {
         out[0].starts_with("error ") && out[0].contains("movetime"),
         "{out:?}"
     );
+    // The same network searched by two threads (two inference threads behind them).
+    let spec = format!("model:path={},ms=300,threads=2", model.display());
+    assert_eq!(ask(&format!("player {spec}")), ["ok"]);
+    let out = ask("go");
+    assert!(out.last().unwrap().starts_with("move "), "{out:?}");
+    assert!(sims(&out) > 4, "{out:?}");
     assert_eq!(ask("quit"), ["ok bye"]);
     child.wait().unwrap();
 }

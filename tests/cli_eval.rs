@@ -96,6 +96,45 @@ fn engine_protocol_over_pipes() {
     assert!(e.child.wait().unwrap().success());
 }
 
+/// `threads=N` over the engine protocol: an alpha-beta player of two threads searches
+/// (the `info` line, a legal move played) under `go` and under `go movetime`; a bad
+/// thread count is an error naming the key, and the session goes on.
+#[test]
+fn engine_alphabeta_on_two_threads() {
+    let mut e = Engine::start("alphabeta:depth=2");
+    assert_eq!(e.ask("player alphabeta:ms=300,threads=2"), ["ok"]);
+    let mut game = Game::new(Variant::Standard, Rules::classic());
+    for go in ["go", "go movetime 200", "genmove"] {
+        let out = e.ask(go);
+        let info = eval::player::SearchInfo::parse(&out[0]).expect("an info line");
+        assert!(
+            info.nodes > 1000 && info.depth.unwrap_or(0) >= 2,
+            "{go}: {out:?}"
+        );
+        let mv = out.last().unwrap().strip_prefix("move ").expect("a move");
+        game.play_text(mv).unwrap();
+    }
+    assert_eq!(
+        e.ask("show")[0],
+        format!(
+            "position {} variant standard ply 3 result none",
+            game.position().to_text()
+        )
+    );
+    for bad in [
+        "player alphabeta:ms=300,threads=0",
+        "player alphabeta:threads=x",
+    ] {
+        let out = e.ask(bad);
+        assert!(
+            out[0].starts_with("error ") && out[0].contains("threads"),
+            "{bad}: {out:?}"
+        );
+    }
+    assert_eq!(e.ask("quit"), ["ok bye"]);
+    assert!(e.child.wait().unwrap().success());
+}
+
 #[test]
 fn engine_genmove_is_legal_on_thousands_of_random_positions() {
     let mut e = Engine::start("alphabeta:depth=2,tt=4");

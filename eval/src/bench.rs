@@ -1,9 +1,13 @@
 //! The `loazero bench alphabeta` workload (speed: `bench` measures speed, `benchmark`
 //! strength): a fixed set of positions searched for a fixed time each; reports nodes per
-//! second and the depth reached.
+//! second and the depth reached. [`threads`] measures one player's search on 1, 2, …
+//! threads over the same positions (`bench alphabeta --threads`, `bench mcts`).
 
 use crate::config::AlphaBetaConfig;
+use crate::player::spec::Value;
+use crate::player::{PlayerFactory, PlayerSpec};
 use crate::search::{score_text, AlphaBeta, SearchLimits};
+use anyhow::{Context, Result};
 use loa::{Game, Rules, Variant};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -94,6 +98,75 @@ pub fn run(ms: u64, config: &AlphaBetaConfig, mut row: impl FnMut(&BenchRow)) ->
     rows
 }
 
+/// One player's search on a number of threads over the bench positions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ThreadsRow {
+    /// Threads of each search.
+    pub threads: usize,
+    /// Positions searched.
+    pub positions: usize,
+    /// Nodes (alpha-beta positions, MCTS simulations) of all searches.
+    pub nodes: u64,
+    /// Wall time of all searches in seconds.
+    pub seconds: f64,
+    /// Mean depth of the searches (alpha-beta: last completed iteration; MCTS: the
+    /// principal variation's length).
+    pub depth: f64,
+}
+
+impl ThreadsRow {
+    /// Nodes a second.
+    pub fn nodes_per_second(&self) -> f64 {
+        self.nodes as f64 / self.seconds.max(1e-9)
+    }
+}
+
+/// Searches every bench position of a variant in `variants` once with `spec` (a
+/// searching player with its own limit, e.g. `ms=1000`) set to each thread count of
+/// `threads`, a fresh player per position, and reports the totals of each count (calling
+/// `row` after each). The same positions for every count, so the rows compare.
+pub fn threads(
+    spec: &PlayerSpec,
+    factory: &PlayerFactory,
+    threads: &[usize],
+    variants: &[Variant],
+    mut row: impl FnMut(&ThreadsRow),
+) -> Result<Vec<ThreadsRow>> {
+    let games: Vec<Game> = positions()
+        .into_iter()
+        .filter(|g| variants.contains(&g.position().variant()))
+        .collect();
+    anyhow::ensure!(!games.is_empty(), "no bench position of {variants:?}");
+    let mut rows = Vec::new();
+    for &n in threads {
+        let spec = spec.with("threads", Some(Value::Int(n as i64)))?;
+        let (mut nodes, mut seconds, mut depth) = (0u64, 0.0f64, 0.0f64);
+        for game in &games {
+            let mut player = factory.build(&spec, 1)?;
+            let t = std::time::Instant::now();
+            player
+                .choose_move(game)
+                .with_context(|| format!("{spec} at {}", game.position().to_text()))?;
+            seconds += t.elapsed().as_secs_f64();
+            let info = player
+                .last_info()
+                .with_context(|| format!("{spec} reports no search"))?;
+            nodes += info.nodes;
+            depth += info.depth.unwrap_or(0) as f64;
+        }
+        let line = ThreadsRow {
+            threads: n,
+            positions: games.len(),
+            nodes,
+            seconds,
+            depth: depth / games.len() as f64,
+        };
+        row(&line);
+        rows.push(line);
+    }
+    Ok(rows)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,5 +190,29 @@ mod tests {
                 "{variant}"
             );
         }
+    }
+
+    #[test]
+    fn threads_rows_count_every_position_for_every_thread_count() {
+        let spec = PlayerSpec::parse("alphabeta:nodes=2000,tt=1").unwrap();
+        let mut seen = Vec::new();
+        let rows = threads(
+            &spec,
+            &PlayerFactory::new(),
+            &[1, 2],
+            &[Variant::Standard],
+            |r| seen.push(r.threads),
+        )
+        .unwrap();
+        assert_eq!(seen, vec![1, 2]);
+        for r in &rows {
+            assert_eq!(r.positions, 4);
+            // Each search stops within a few nodes of its budget (shared out between the
+            // threads); a forced or winning move is played without a search.
+            assert!(r.nodes > 0 && r.nodes <= 4 * 2_002, "{r:?}");
+            assert!(r.depth >= 1.0 && r.nodes_per_second() > 0.0, "{r:?}");
+        }
+        let err = threads(&spec, &PlayerFactory::new(), &[1], &[], |_| {}).unwrap_err();
+        assert!(err.to_string().contains("no bench position"), "{err}");
     }
 }

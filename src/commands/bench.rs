@@ -36,6 +36,9 @@ pub enum What {
         /// Milliseconds per position.
         #[arg(long, default_value_t = 1000)]
         ms: u64,
+        /// Threads of each search, comma-separated (Lazy SMP; default: 1 and every core).
+        #[arg(long, value_delimiter = ',')]
+        threads: Vec<usize>,
     },
     /// MCTS simulations per second and thread (uniform and heuristic evaluators).
     Mcts(BenchArgs),
@@ -49,16 +52,28 @@ pub fn run(args: Args) -> Result<()> {
         What::Movegen { depth } => movegen(depth),
         What::Mcts(a) => bench(a),
         What::Net(a) => bench_net(a),
-        What::Alphabeta { ms } => {
-            let rows = eval::bench::run(ms, &eval::AlphaBetaConfig::default(), |r| println!("{r}"));
-            let (nodes, secs) = rows
-                .iter()
-                .fold((0, 0.0), |(n, s), r| (n + r.nodes, s + r.seconds));
-            let depth = rows.iter().map(|r| r.depth as f64).sum::<f64>() / rows.len() as f64;
-            println!(
-                "total: {nodes} nodes in {secs:.2} s, {:.2} M nodes/s, mean depth {depth:.1} (one thread)",
-                nodes as f64 / secs.max(1e-9) / 1e6
-            );
+        What::Alphabeta { ms, threads } => {
+            let mut totals = Vec::new();
+            for n in thread_counts(&threads) {
+                println!("threads {n}:");
+                let config = eval::AlphaBetaConfig {
+                    threads: n,
+                    ..Default::default()
+                };
+                let rows = eval::bench::run(ms, &config, |r| println!("{r}"));
+                let (nodes, secs) = rows
+                    .iter()
+                    .fold((0, 0.0), |(n, s), r| (n + r.nodes, s + r.seconds));
+                let depth = rows.iter().map(|r| r.depth as f64).sum::<f64>() / rows.len() as f64;
+                let rate = nodes as f64 / secs.max(1e-9);
+                println!(
+                    "total: {nodes} nodes in {secs:.2} s, {:.2} M nodes/s, mean depth {depth:.1} ({n} thread{})",
+                    rate / 1e6,
+                    if n == 1 { "" } else { "s" }
+                );
+                totals.push((n, rate, depth));
+            }
+            print_speedups("alphabeta", &totals);
             Ok(())
         }
     }
@@ -134,6 +149,39 @@ pub struct BenchArgs {
     /// cores busy).
     #[arg(long, default_value_t = 0)]
     pub inference_threads: usize,
+    /// Threads of one search (a player's `threads=`), comma-separated: one timed search of
+    /// each bench position per count, with each evaluator (and the `--model` as a `model:`
+    /// player on the bench positions of its variant); default: 1 and every core.
+    #[arg(long, value_delimiter = ',')]
+    pub search_threads: Vec<usize>,
+    /// Milliseconds of each search of the `--search-threads` measurement (0 skips it).
+    #[arg(long, default_value_t = 1000)]
+    pub ms: u64,
+}
+
+/// The thread counts to measure: those given, else 1 and every core.
+fn thread_counts(given: &[usize]) -> Vec<usize> {
+    let mut counts: Vec<usize> = if given.is_empty() {
+        vec![1, eval::player::threads::all_cores()]
+    } else {
+        given.iter().map(|&n| n.max(1)).collect()
+    };
+    counts.dedup();
+    counts
+}
+
+/// One line per thread count: nodes a second and the ratio to the first count's.
+fn print_speedups(what: &str, totals: &[(usize, f64, f64)]) {
+    let Some(&(first, base, _)) = totals.first() else {
+        return;
+    };
+    for &(n, rate, depth) in totals {
+        println!(
+            "{what} threads {n:>3}: {rate:>12.0} nodes/s  mean depth {depth:>5.1}  {:.2}x of {first} thread{}",
+            rate / base.max(1e-9),
+            if first == 1 { "" } else { "s" }
+        );
+    }
 }
 
 /// `loazero bench mcts`: simulations/s per thread, playing games from the standard start
@@ -152,7 +200,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     } else {
         args.evaluator.clone()
     };
-    for kind in kinds {
+    for &kind in &kinds {
         let evaluator = build_evaluator(&EvaluatorChoice::Builtin(kind), loa::Variant::Standard)?;
         let name = evaluator.name();
         let r = selfplay::bench::bench_search(
@@ -177,6 +225,51 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     }
     if let Some(path) = &args.model {
         bench_network_selfplay(path, &args)?;
+    }
+    if args.ms > 0 {
+        bench_search_threads(&args, &kinds)?;
+    }
+    Ok(())
+}
+
+/// Nodes (simulations) a second of one timed MCTS search on 1, 2, … threads, from the
+/// bench positions ([`eval::bench::threads`]): with each built-in evaluator, and with the
+/// `--model` network as a `model:` player (its default timed settings: 16 leaves a call,
+/// one inference thread of one torch thread per search thread).
+fn bench_search_threads(args: &BenchArgs, kinds: &[BuiltinEvaluator]) -> Result<()> {
+    let counts = thread_counts(&args.search_threads);
+    let mut players: Vec<(String, eval::PlayerFactory, Vec<Variant>)> = kinds
+        .iter()
+        .map(|k| {
+            (
+                format!("mcts:evaluator={k},ms={}", args.ms),
+                eval::PlayerFactory::new(),
+                Variant::ALL.to_vec(),
+            )
+        })
+        .collect();
+    if let Some(path) = &args.model {
+        let (info, _) = train::model::read_model_file(path)?;
+        players.push((
+            format!("model:path={},ms={}", path.display(), args.ms),
+            super::match_cmd::timed_player_factory(),
+            vec![info.variant],
+        ));
+    }
+    for (text, factory, variants) in players {
+        let spec = eval::PlayerSpec::parse(&text)?;
+        println!("one search on 1, 2, … threads: {spec}");
+        let rows = eval::bench::threads(&spec, &factory, &counts, &variants, |r| {
+            println!(
+                "  threads {:>3}: {} nodes in {:.2} s over {} positions",
+                r.threads, r.nodes, r.seconds, r.positions
+            )
+        })?;
+        let totals: Vec<(usize, f64, f64)> = rows
+            .iter()
+            .map(|r| (r.threads, r.nodes_per_second(), r.depth))
+            .collect();
+        print_speedups("mcts", &totals);
     }
     Ok(())
 }

@@ -41,7 +41,7 @@ pub fn run(args: Args) -> Result<()> {
             o.name()
         );
     }
-    let factory = super::match_cmd::player_factory();
+    let factory = super::match_cmd::whole_machine_factory();
     let mut player = factory.build(&spec, args.seed)?;
     let mv = player.choose_move(&game)?;
     if !game.position().is_legal(mv, game.rules()) {

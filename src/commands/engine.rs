@@ -19,7 +19,7 @@ pub struct Args {
 /// `error …` lines), flushing after each.
 pub fn run(args: Args) -> Result<()> {
     let spec = PlayerSpec::parse(&args.player)?;
-    let factory = super::match_cmd::timed_player_factory();
+    let factory = super::match_cmd::whole_machine_factory();
     let mut session = Session::new(&factory, spec);
     let stdin = std::io::stdin();
     let mut out = std::io::stdout().lock();

@@ -140,7 +140,8 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
-/// The factory `match` and `bestmove` build players with ([`super::net::eval_player_factory`]).
+/// The factory `match` builds players with ([`super::net::eval_player_factory`]): one
+/// thread a search unless a spec says otherwise, as games are played side by side.
 pub fn player_factory() -> PlayerFactory {
     super::net::eval_player_factory(false)
 }
@@ -149,4 +150,10 @@ pub fn player_factory() -> PlayerFactory {
 /// on one torch thread without waiting for more requests.
 pub fn timed_player_factory() -> PlayerFactory {
     super::net::eval_player_factory(true)
+}
+
+/// The factory of one game that has the machine to itself (`engine`, `bestmove`):
+/// [`timed_player_factory`] with every core for a search whose spec gives no `threads=`.
+pub fn whole_machine_factory() -> PlayerFactory {
+    timed_player_factory().with_default_threads(eval::player::threads::all_cores())
 }

@@ -10,7 +10,8 @@ use std::sync::Arc;
 /// A player factory whose `model:` players load their network with `inference` (the
 /// player's `device=` replacing `inference.device`, its `precision=`, when given,
 /// `inference.precision`; a player that searches by time with [`timed_inference`]'s
-/// thread count and batch wait); with `variant`, a model of another
+/// thread count and batch wait; a player of `threads=N` above 1 with N inference
+/// threads of one torch thread each); with `variant`, a model of another
 /// network layout is refused when it loads. The one place where a model loader is made:
 /// `match`, `bestmove`, `engine`, `benchmark` and the run loop all build their players
 /// through it.
@@ -24,11 +25,18 @@ pub fn model_player_factory(
         } else {
             inference.clone()
         };
-        let config = train::InferenceConfig {
+        let mut config = train::InferenceConfig {
             device: net.device,
             precision: net.precision.unwrap_or(inference.precision),
             ..base
         };
+        if net.threads > 1 {
+            // One inference thread per search thread, each with one torch thread (as
+            // KataGo's CPU backend): the threads' batches run at once, none waits.
+            config.forward_threads = net.threads;
+            config.threads = 1;
+            config.deadline_us = 0;
+        }
         net_evaluator_with(path, &config, variant)
     }))
 }

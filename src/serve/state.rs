@@ -51,6 +51,12 @@ pub struct AppState {
     pub factory: PlayerFactory,
     /// Permits of the search pool: one per search running.
     pub searches: Arc<Semaphore>,
+    /// The pool's size (`--searches`).
+    searches_max: usize,
+    /// Threads of each search (a spec's `threads=` is refused to clients): the logical
+    /// cores shared out between the pool's searches,
+    /// [`eval::player::threads::threads_per_search`].
+    pub threads_per_search: usize,
 }
 
 impl AppState {
@@ -101,6 +107,9 @@ impl AppState {
                 root,
             });
         }
+        // Each of the `searches` concurrent searches gets its share of the cores.
+        let threads_per_search =
+            eval::player::threads::threads_per_search(eval::player::threads::all_cores(), searches);
         let state = Arc::new_cyclic(|weak: &std::sync::Weak<AppState>| {
             let weak = weak.clone();
             let loader: eval::player::ModelLoader =
@@ -114,8 +123,12 @@ impl AppState {
                 runs,
                 models: Mutex::new(HashMap::new()),
                 loading: Mutex::new(()),
-                factory: PlayerFactory::new().with_model_loader(loader),
+                factory: PlayerFactory::new()
+                    .with_model_loader(loader)
+                    .with_default_threads(threads_per_search),
                 searches: Arc::new(Semaphore::new(searches)),
+                searches_max: searches.max(1),
+                threads_per_search,
             }
         });
         Ok(state)
@@ -198,7 +211,12 @@ impl AppState {
         if let Some(m) = self.models.lock().expect("model cache").get(path) {
             return Ok(m.clone());
         }
-        let config = crate::commands::net::timed_inference(device);
+        // Every search thread of the pool may have a batch in flight: one inference
+        // thread (one torch thread each) per core.
+        let config = train::InferenceConfig {
+            forward_threads: self.threads_per_search * self.searches_max,
+            ..crate::commands::net::timed_inference(device)
+        };
         let evaluator = crate::commands::net::net_evaluator_with(path, &config, None)?;
         let raw = train::Model::load(path, tch::Device::Cpu)
             .map_err(|e| anyhow::anyhow!("cannot load model {}: {e:#}", path.display()))?;

@@ -119,6 +119,7 @@ pub static KIND: PlayerKind = PlayerKind {
             limit: false,
             serve: Serve::Any,
         },
+        super::threads::THREADS,
         Key {
             name: "weights",
             aliases: &[],
@@ -186,6 +187,9 @@ pub fn search_settings(spec: &PlayerSpec) -> Result<(SearchLimits, AlphaBetaConf
     if let Some(on) = spec.switch("threat") {
         config.threat_extension = on;
     }
+    if let Some(n) = spec.int("threads") {
+        config.threads = n as usize;
+    }
     if let Some(a) = spec.int("aspiration") {
         config.aspiration = a as i32;
     }
@@ -210,9 +214,15 @@ pub fn search_settings(spec: &PlayerSpec) -> Result<(SearchLimits, AlphaBetaConf
     Ok((limits, config))
 }
 
-fn build(spec: &PlayerSpec, _: &PlayerFactory, _seed: u64) -> Result<Box<dyn Player>> {
-    let (limits, config) = search_settings(spec)?;
-    Ok(Box::new(AlphaBetaPlayer::new(spec.name(), config, limits)))
+fn build(spec: &PlayerSpec, factory: &PlayerFactory, _seed: u64) -> Result<Box<dyn Player>> {
+    Ok(Box::new(player(spec, factory)?))
+}
+
+/// The player of `spec`, searching on the factory's threads unless the spec gives some.
+fn player(spec: &PlayerSpec, factory: &PlayerFactory) -> Result<AlphaBetaPlayer> {
+    let (limits, mut config) = search_settings(spec)?;
+    config.threads = factory.threads_of(spec);
+    Ok(AlphaBetaPlayer::new(spec.name(), config, limits))
 }
 
 /// The alpha-beta baseline as a player. Every move starts with the root check
@@ -300,5 +310,50 @@ impl Player for AlphaBetaPlayer {
             let pv = r.pv().iter().map(|m| m.to_string()).collect();
             SearchInfo::new(Some(r.depth), r.nodes, r.elapsed, Some(score), pv)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `threads=` reaches the search; without it the factory's default does; a client of
+    /// `serve` may not ask for threads; bad counts are refused by name.
+    #[test]
+    fn threads_come_from_the_spec_or_the_factory() {
+        let spec = |t: &str| PlayerSpec::parse(t).unwrap();
+        let threads =
+            |t: &str, f: &PlayerFactory| player(&spec(t), f).unwrap().search.config().threads;
+        let (one, four) = (
+            PlayerFactory::new(),
+            PlayerFactory::new().with_default_threads(4),
+        );
+        assert_eq!(threads("alphabeta:ms=300,threads=2", &one), 2);
+        assert_eq!(threads("alphabeta:ms=300,threads=2", &four), 2);
+        assert_eq!(threads("alphabeta:ms=300", &one), 1);
+        assert_eq!(threads("alphabeta:ms=300", &four), 4);
+        assert_eq!(
+            search_settings(&spec("ab:depth=3,threads=3"))
+                .unwrap()
+                .1
+                .threads,
+            3
+        );
+        assert_eq!(
+            spec("alphabeta:ms=300,threads=2").name(),
+            "alphabeta:ms=300,threads=2"
+        );
+        for bad in [
+            "alphabeta:threads=0",
+            "alphabeta:threads=257",
+            "alphabeta:threads=two",
+        ] {
+            let e = PlayerSpec::parse(bad).unwrap_err().to_string();
+            assert!(e.contains("threads"), "{bad}: {e}");
+        }
+        let e = PlayerSpec::parse_for_client("alphabeta:ms=100,threads=2")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("threads"), "{e}");
     }
 }

@@ -167,16 +167,17 @@ pub const SEARCH_OPTIONS: [Key; 5] = [
     },
 ];
 
-/// The keys `mcts` and `model` share, in their canonical forms' order: the limits, then
-/// the search options.
-pub const SEARCH_KEYS: [Key; 7] = joined(&[&[SIMS, MS], &SEARCH_OPTIONS]);
+/// The keys `mcts` and `model` share, in their canonical forms' order: the limits, the
+/// search options, then the threads of a search.
+pub const SEARCH_KEYS: [Key; 8] =
+    joined(&[&[SIMS, MS], &SEARCH_OPTIONS, &[super::threads::THREADS]]);
 
 /// `mcts[:evaluator=heuristic|uniform][,sims=N][,ms=T][,cpuct=C]...`.
 pub static KIND: PlayerKind = PlayerKind {
     name: "mcts",
     aliases: &[],
     summary: "the selfplay crate's MCTS with a built-in evaluator (PUCT unless gumbel=on)",
-    keys: &joined::<8>(&[&[EVALUATOR], &SEARCH_KEYS]),
+    keys: &joined::<9>(&[&[EVALUATOR], &SEARCH_KEYS]),
     order: Order::Declared,
     network: Network::Never,
     served: true,
@@ -185,10 +186,10 @@ pub static KIND: PlayerKind = PlayerKind {
         settings.fill("evaluator", Value::Word("heuristic"))?;
         fill_sims(settings)
     },
-    build: |spec, _, seed| {
+    build: |spec, factory, seed| {
         let evaluator = builtin_evaluator(spec.word("evaluator").unwrap_or("heuristic"))?;
         let configs = SearchOptions::of(spec).mcts_configs(false);
-        build(spec, evaluator, configs, seed)
+        build(spec, evaluator, configs, factory.threads_of(spec), seed)
     },
 };
 
@@ -304,14 +305,15 @@ pub struct MctsConfigs {
 }
 
 /// An MCTS player for `spec` (its `sims` and `ms`) with `evaluator` and the search settings
-/// `configs` (players use no root noise and play the most-visited move). Without `ms` it
-/// runs `sims` simulations per move; with `ms` it searches for `ms` milliseconds per move
-/// (the clock starts when the move is asked for), stopping early at `sims` simulations if
-/// given.
+/// `configs` (players use no root noise and play the most-visited move), searching on
+/// `threads` threads. Without `ms` it runs `sims` simulations per move; with `ms` it
+/// searches for `ms` milliseconds per move (the clock starts when the move is asked for),
+/// stopping early at `sims` simulations if given.
 pub fn build(
     spec: &PlayerSpec,
     evaluator: Arc<dyn Evaluator>,
     configs: MctsConfigs,
+    threads: usize,
     _seed: u64,
 ) -> Result<Box<dyn Player>> {
     let ms = spec.int("ms").map(|ms| ms as u64);
@@ -322,6 +324,7 @@ pub fn build(
         time: ms.map(Duration::from_millis),
         configs,
         evaluator,
+        threads: threads.max(1),
         fixed: None,
         timed: None,
         last_timed: false,
@@ -337,6 +340,8 @@ struct MctsMatchPlayer {
     time: Option<Duration>,
     configs: MctsConfigs,
     evaluator: Arc<dyn Evaluator>,
+    /// Threads of each search.
+    threads: usize,
     fixed: Option<MctsPlayer>,
     timed: Option<MctsPlayer>,
     /// Whether the last search was a timed one.
@@ -349,15 +354,17 @@ impl MctsMatchPlayer {
     fn fixed(&mut self) -> &mut MctsPlayer {
         self.last_timed = false;
         let (config, sims, ev) = (&self.configs.fixed, self.sims, &self.evaluator);
+        let threads = self.threads;
         self.fixed
-            .get_or_insert_with(|| MctsPlayer::new(config.clone(), sims, ev.clone()))
+            .get_or_insert_with(|| new_player(config, sims, ev, threads))
     }
 
     fn timed(&mut self) -> &mut MctsPlayer {
         self.last_timed = true;
         let (config, sims, ev) = (&self.configs.timed, self.sims, &self.evaluator);
+        let threads = self.threads;
         self.timed
-            .get_or_insert_with(|| MctsPlayer::new(config.clone(), sims, ev.clone()))
+            .get_or_insert_with(|| new_player(config, sims, ev, threads))
     }
 
     /// The player of the last search.
@@ -368,6 +375,18 @@ impl MctsMatchPlayer {
             self.fixed.as_ref()
         }
     }
+}
+
+/// An [`MctsPlayer`] searching on `threads` threads.
+fn new_player(
+    config: &MctsConfig,
+    sims: u32,
+    evaluator: &Arc<dyn Evaluator>,
+    threads: usize,
+) -> MctsPlayer {
+    let mut player = MctsPlayer::new(config.clone(), sims, evaluator.clone());
+    player.set_threads(threads);
+    player
 }
 
 impl MctsMatchPlayer {

@@ -32,6 +32,7 @@ pub mod model;
 pub mod net;
 pub mod random;
 pub mod spec;
+pub mod threads;
 pub mod ubfm;
 
 pub use alphabeta::AlphaBetaPlayer;
@@ -109,6 +110,8 @@ pub struct PlayerFactory {
     model_loader: Option<ModelLoader>,
     models: Mutex<HashMap<(PathBuf, NetOptions), Arc<dyn Evaluator>>>,
     private_timed: bool,
+    /// Threads of a search whose spec has no `threads=` (0 until set: 1).
+    default_threads: usize,
 }
 
 impl PlayerFactory {
@@ -130,6 +133,19 @@ impl PlayerFactory {
     pub fn with_private_timed_networks(mut self) -> PlayerFactory {
         self.private_timed = true;
         self
+    }
+
+    /// Sets the threads of one search for specs without `threads=` ([`threads`]: 1 by
+    /// default, for games played side by side).
+    pub fn with_default_threads(mut self, threads: usize) -> PlayerFactory {
+        self.default_threads = threads.max(1);
+        self
+    }
+
+    /// The threads of one search of `spec`: its `threads=`, else the factory's default.
+    pub fn threads_of(&self, spec: &PlayerSpec) -> usize {
+        spec.int("threads")
+            .map_or(self.default_threads.max(1), |n| n as usize)
     }
 
     /// Builds a fresh player (with its own tables and random stream seeded by `seed`).

@@ -60,7 +60,7 @@ pub static KIND: PlayerKind = PlayerKind {
     aliases: &[],
     summary: "MCTS with a trained network (Gumbel root at fixed simulations, PUCT against \
               the clock, unless gumbel= says otherwise)",
-    keys: &joined::<10>(&[&[PATH], &SEARCH_KEYS, &[DEVICE, PRECISION]]),
+    keys: &joined::<11>(&[&[PATH], &SEARCH_KEYS, &[DEVICE, PRECISION]]),
     order: Order::Declared,
     network: Network::Always,
     served: true,
@@ -73,12 +73,14 @@ pub static KIND: PlayerKind = PlayerKind {
         mcts::fill_sims(settings)
     },
     build: |spec, factory, seed| {
-        let (path, net) = spec
+        let (path, mut net) = spec
             .network()
             .ok_or_else(|| anyhow!("player '{spec}': no path"))?;
+        let threads = factory.threads_of(spec);
+        net.threads = threads;
         let evaluator = factory.network(spec, path, &net)?;
         let configs = SearchOptions::of(spec).mcts_configs(true);
-        mcts::build(spec, evaluator, configs, seed)
+        mcts::build(spec, evaluator, configs, threads, seed)
     },
 };
 

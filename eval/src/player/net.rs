@@ -20,6 +20,10 @@ pub struct NetOptions {
     /// [`super::PlayerFactory::with_private_timed_networks`] gives each such player its own
     /// evaluator, so that games played at once never queue for one inference thread.
     pub timed: bool,
+    /// Threads of the player's search (0 or 1: one). A loader gives a player of several
+    /// threads as many inference threads, each with its own copy of the network and one
+    /// torch thread, so that the search threads' batches are evaluated at once.
+    pub threads: usize,
 }
 
 impl NetOptions {
@@ -29,6 +33,7 @@ impl NetOptions {
             device,
             precision: None,
             timed: false,
+            threads: 1,
         }
     }
 
@@ -38,6 +43,7 @@ impl NetOptions {
             device: spec.device("device").unwrap_or_default(),
             precision: spec.precision("precision"),
             timed: spec.int("ms").is_some(),
+            threads: spec.int("threads").map_or(1, |n| n as usize),
         }
     }
 }
