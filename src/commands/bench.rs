@@ -121,7 +121,7 @@ pub struct BenchArgs {
     /// Simulations per searched move (as a player spec's `sims=`).
     #[arg(long = "sims", alias = "simulations", default_value_t = 1000)]
     pub simulations: u32,
-    /// Seconds per evaluator.
+    /// Seconds per evaluator (0 skips the simulations/s measurement).
     #[arg(long, default_value_t = 5.0)]
     pub seconds: f64,
     /// Threads searching in parallel (the figure is per thread).
@@ -137,7 +137,8 @@ pub struct BenchArgs {
     /// the raw forward throughput of the same net at the same mean batch size, as a ratio.
     #[arg(long)]
     pub model: Option<PathBuf>,
-    /// Self-play games for the `--model` measurement (2 threads, default self-play config).
+    /// Self-play games for the `--model` measurement (2 threads, default self-play config;
+    /// 0 skips it).
     #[arg(long, default_value_t = 16)]
     pub games: u64,
     /// Evaluation-cache entries for the `--model` measurement (0: no cache; the hit rate
@@ -200,7 +201,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     } else {
         args.evaluator.clone()
     };
-    for &kind in &kinds {
+    for &kind in kinds.iter().filter(|_| args.seconds > 0.0) {
         let evaluator = build_evaluator(&EvaluatorChoice::Builtin(kind), loa::Variant::Standard)?;
         let name = evaluator.name();
         let r = selfplay::bench::bench_search(
@@ -223,7 +224,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             r.seconds
         );
     }
-    if let Some(path) = &args.model {
+    if let Some(path) = args.model.as_ref().filter(|_| args.games > 0) {
         bench_network_selfplay(path, &args)?;
     }
     if args.ms > 0 {

@@ -157,3 +157,28 @@ pub fn timed_player_factory() -> PlayerFactory {
 pub fn whole_machine_factory() -> PlayerFactory {
     timed_player_factory().with_default_threads(eval::player::threads::all_cores())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use eval::player::threads::all_cores;
+
+    /// A search without `threads=` gets one thread in a match (games side by side) and every
+    /// core where one game has the machine (`engine`, `bestmove`); a spec's own count wins.
+    #[test]
+    fn one_game_gets_every_core_and_a_match_one_per_search() {
+        let spec = |t: &str| PlayerSpec::parse(t).unwrap();
+        for kind in ["alphabeta:ms=300", "model:path=m.safetensors,ms=300"] {
+            assert_eq!(player_factory().threads_of(&spec(kind)), 1, "{kind}");
+            assert_eq!(timed_player_factory().threads_of(&spec(kind)), 1, "{kind}");
+            assert_eq!(
+                whole_machine_factory().threads_of(&spec(kind)),
+                all_cores(),
+                "{kind}"
+            );
+            let given = spec(&format!("{kind},threads=3"));
+            assert_eq!(whole_machine_factory().threads_of(&given), 3, "{kind}");
+            assert_eq!(player_factory().threads_of(&given), 3, "{kind}");
+        }
+    }
+}

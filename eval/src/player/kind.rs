@@ -396,17 +396,16 @@ mod tests {
     fn joined_keeps_the_order_of_the_lists() {
         use crate::player::{mcts, model};
         let names = |keys: &[super::Key]| keys.iter().map(|k| k.name).collect::<Vec<_>>();
-        let search = [
-            "sims", "ms", "cpuct", "fpu", "gumbel", "topk", "leaves", "threads",
-        ];
+        let search = ["sims", "ms", "cpuct", "fpu", "gumbel", "topk", "leaves"];
         assert_eq!(names(&mcts::SEARCH_KEYS), search);
-        assert_eq!(names(mcts::KIND.keys)[1..], search);
-        assert_eq!(names(mcts::KIND.keys)[0], "evaluator");
+        let builtin = names(mcts::KIND.keys);
+        assert_eq!(builtin[1..8], search);
+        assert_eq!([builtin[0], builtin[8]], ["evaluator", "threads"]);
         let model = names(model::KIND.keys);
-        assert_eq!(model[1..9], search);
+        assert_eq!(model[1..8], search);
         assert_eq!(
-            [model[0], model[9], model[10]],
-            ["path", "device", "precision"]
+            [model[0], model[8], model[9], model[10]],
+            ["path", "threads", "device", "precision"]
         );
     }
 

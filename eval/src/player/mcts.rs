@@ -167,17 +167,20 @@ pub const SEARCH_OPTIONS: [Key; 5] = [
     },
 ];
 
-/// The keys `mcts` and `model` share, in their canonical forms' order: the limits, the
-/// search options, then the threads of a search.
-pub const SEARCH_KEYS: [Key; 8] =
-    joined(&[&[SIMS, MS], &SEARCH_OPTIONS, &[super::threads::THREADS]]);
+/// The keys `mcts` and `model` share, in their canonical forms' order: the limits, then
+/// the search options. (Each kind adds its own `threads=`, whose defaults differ.)
+pub const SEARCH_KEYS: [Key; 7] = joined(&[&[SIMS, MS], &SEARCH_OPTIONS]);
 
 /// `mcts[:evaluator=heuristic|uniform][,sims=N][,ms=T][,cpuct=C]...`.
 pub static KIND: PlayerKind = PlayerKind {
     name: "mcts",
     aliases: &[],
     summary: "the selfplay crate's MCTS with a built-in evaluator (PUCT unless gumbel=on)",
-    keys: &joined::<9>(&[&[EVALUATOR], &SEARCH_KEYS]),
+    keys: &joined::<9>(&[
+        &[EVALUATOR],
+        &SEARCH_KEYS,
+        &[super::threads::BUILTIN_EVALUATOR_THREADS],
+    ]),
     order: Order::Declared,
     network: Network::Never,
     served: true,
@@ -186,10 +189,11 @@ pub static KIND: PlayerKind = PlayerKind {
         settings.fill("evaluator", Value::Word("heuristic"))?;
         fill_sims(settings)
     },
-    build: |spec, factory, seed| {
+    build: |spec, _, seed| {
         let evaluator = builtin_evaluator(spec.word("evaluator").unwrap_or("heuristic"))?;
         let configs = SearchOptions::of(spec).mcts_configs(false);
-        build(spec, evaluator, configs, factory.threads_of(spec), seed)
+        let threads = spec.int("threads").map_or(1, |n| n as usize);
+        build(spec, evaluator, configs, threads, seed)
     },
 };
 

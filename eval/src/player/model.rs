@@ -60,7 +60,11 @@ pub static KIND: PlayerKind = PlayerKind {
     aliases: &[],
     summary: "MCTS with a trained network (Gumbel root at fixed simulations, PUCT against \
               the clock, unless gumbel= says otherwise)",
-    keys: &joined::<11>(&[&[PATH], &SEARCH_KEYS, &[DEVICE, PRECISION]]),
+    keys: &joined::<11>(&[
+        &[PATH],
+        &SEARCH_KEYS,
+        &[super::threads::THREADS, DEVICE, PRECISION],
+    ]),
     order: Order::Declared,
     network: Network::Always,
     served: true,

@@ -1,28 +1,43 @@
 //! `threads=N`: how many threads one search of a player uses (alpha-beta: Lazy SMP over a
 //! shared transposition table; MCTS: descents of one tree with virtual loss, each thread
-//! with its own network batch in flight). A spec without it gets its factory's default
-//! ([`super::PlayerFactory::with_default_threads`]): 1 where games are played side by
-//! side (`match`, `benchmark`, `ladder`, the run's ratings: one game per core), every
-//! core where one game has the machine (`bestmove`, `engine`), and the cores the `serve`
-//! pool leaves each search ([`threads_per_search`]).
+//! with its own network batch in flight). An `alphabeta` or `model` spec without it gets
+//! its factory's default ([`super::PlayerFactory::with_default_threads`]): 1 where games
+//! are played side by side (`match`, `benchmark`, `ladder`, the run's ratings: one game
+//! per core), every core where one game has the machine (`bestmove`, `engine`), and the
+//! cores the `serve` pool leaves each search ([`threads_per_search`]). An `mcts` spec
+//! (a built-in evaluator) searches on one thread unless it says otherwise
+//! ([`BUILTIN_EVALUATOR_THREADS`]).
 
 use super::kind::{Key, Serve, Shown, ValueType};
 
 /// Most threads a spec may ask for.
 pub const MAX_THREADS: i64 = 256;
 
-/// `threads=`: threads of one search.
-pub const THREADS: Key = Key {
-    name: "threads",
-    aliases: &[],
-    value: ValueType::positive(MAX_THREADS),
-    default: "1 in match, benchmark and ladder; every core in bestmove and engine; the \
-              cores per search in serve",
-    help: "threads of one search (its results then vary from run to run)",
-    shown: Shown::Always,
-    limit: false,
-    serve: Serve::Refused("the server gives each search its share of the cores"),
-};
+/// `threads=`: threads of one search, by default the factory's.
+pub const THREADS: Key = threads_key(
+    "1 in match, benchmark and ladder; every core in bestmove and engine; the cores per \
+     search in serve",
+);
+
+/// `threads=` of a search whose evaluator is built in (`mcts`): 1 unless given. Its
+/// evaluations cost less than the tree work, which the threads take turns at (one lock
+/// over the tree), so more threads search fewer nodes a second (`bench mcts`: 0.72× on
+/// two threads with the heuristic evaluator).
+pub const BUILTIN_EVALUATOR_THREADS: Key =
+    threads_key("1 (its threads share one lock over the tree; they pay with a network)");
+
+const fn threads_key(default: &'static str) -> Key {
+    Key {
+        name: "threads",
+        aliases: &[],
+        value: ValueType::positive(MAX_THREADS),
+        default,
+        help: "threads of one search (its results then vary from run to run)",
+        shown: Shown::Always,
+        limit: false,
+        serve: Serve::Refused("the server gives each search its share of the cores"),
+    }
+}
 
 /// The logical cores of this machine (1 if unknown).
 pub fn all_cores() -> usize {
