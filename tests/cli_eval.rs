@@ -102,7 +102,7 @@ fn engine_protocol_over_pipes() {
 #[test]
 fn engine_alphabeta_on_two_threads() {
     let mut e = Engine::start("alphabeta:depth=2");
-    assert_eq!(e.ask("player alphabeta:ms=300,threads=2"), ["ok"]);
+    assert_eq!(e.ask("player alphabeta:ms=300,threads=2,tt=64"), ["ok"]);
     let mut game = Game::new(Variant::Standard, Rules::classic());
     for go in ["go", "go movetime 200", "genmove"] {
         let out = e.ask(go);
