@@ -125,6 +125,7 @@ pub struct NetEvaluator {
     info: ModelInfo,
     name: String,
     stats: Arc<InferenceStats>,
+    precision: crate::config::Precision,
 }
 
 impl NetEvaluator {
@@ -154,7 +155,7 @@ impl NetEvaluator {
             anyhow::bail!("inference.max_batch must be positive");
         }
         let (tx, rx) = unbounded::<Message>();
-        let (ready_tx, ready_rx) = bounded::<Result<(), String>>(1);
+        let (ready_tx, ready_rx) = bounded::<Result<crate::config::Precision, String>>(1);
         let stats = Arc::new(InferenceStats::default());
         let thread_stats = stats.clone();
         let thread_info = info.clone();
@@ -163,6 +164,16 @@ impl NetEvaluator {
             .name("loazero-inference".into())
             .spawn(move || {
                 let _no_grad = tch::no_grad_guard();
+                // `auto` resolved once, for this network and these threads (measured on
+                // the first use of the shape on this machine).
+                let mut config = config;
+                config.precision = crate::auto_precision::inference_precision(
+                    config.precision,
+                    device,
+                    &thread_info.net,
+                    thread_info.variant,
+                    config.threads,
+                );
                 let setup = |tensors: Vec<(String, Tensor)>| -> anyhow::Result<Model> {
                     let mut model = Model::new(thread_info, device);
                     model.set_weights(&tensors)?;
@@ -182,7 +193,7 @@ impl NetEvaluator {
                 };
                 match setup(tensors) {
                     Ok(model) => {
-                        let _ = ready_tx.send(Ok(()));
+                        let _ = ready_tx.send(Ok(config.precision));
                         InferenceLoop::new(model, config, device, thread_stats).run(rx);
                     }
                     Err(e) => {
@@ -190,8 +201,8 @@ impl NetEvaluator {
                     }
                 }
             })?;
-        match ready_rx.recv() {
-            Ok(Ok(())) => {}
+        let precision = match ready_rx.recv() {
+            Ok(Ok(precision)) => precision,
             Ok(Err(e)) => {
                 let _ = thread.join();
                 anyhow::bail!("{label}: {e}");
@@ -200,14 +211,21 @@ impl NetEvaluator {
                 let _ = thread.join();
                 anyhow::bail!("{label}: the inference thread died while loading the model");
             }
-        }
+        };
         Ok(NetEvaluator {
             tx: Some(tx),
             thread: Mutex::new(Some(thread)),
             name: format!("net:{label}@{}", device_name(device)),
             info,
             stats,
+            precision,
         })
+    }
+
+    /// The precision inference runs in: the configured one, with `auto` resolved for this
+    /// network ([`crate::auto_precision::inference_precision`]).
+    pub fn precision(&self) -> crate::config::Precision {
+        self.precision
     }
 
     /// The loaded model's description.
