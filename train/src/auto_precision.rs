@@ -62,6 +62,14 @@ pub struct Timings {
     /// bf16's, where bf16 was a candidate; `None` where the CPU has no bf16 hardware (it
     /// was not measured).
     pub bfloat16_ms: Option<Vec<f64>>,
+    /// Cores that other processes kept busy, on average, while the times were taken
+    /// (`None`: not known).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others_busy: Option<f64>,
+    /// Whether those processes took cores the measurement's threads needed
+    /// ([`contended`]): such times serve the process that took them but are not cached.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub contended: bool,
 }
 
 impl Timings {
@@ -124,15 +132,15 @@ pub struct Rounds {
 
 /// The rounds of the inference measurement.
 pub const INFERENCE_ROUNDS: Rounds = Rounds {
-    min_rounds: 3,
+    min_rounds: 2,
     max_rounds: 10,
-    budget: Duration::from_millis(300),
+    budget: Duration::from_millis(250),
 };
 
 /// The rounds of the training measurement.
 pub const TRAINING_ROUNDS: Rounds = Rounds {
-    min_rounds: 2,
-    max_rounds: 5,
+    min_rounds: 1,
+    max_rounds: 4,
     budget: Duration::from_millis(400),
 };
 
@@ -179,6 +187,8 @@ pub fn measure(
         batches: batches.to_vec(),
         float_ms: best.next().unwrap_or_default(),
         bfloat16_ms: best.next(),
+        others_busy: None,
+        contended: false,
     }
 }
 
@@ -341,9 +351,13 @@ impl Decision {
         } else {
             "measured"
         };
-        let file = self.file.as_ref().map_or("not cached on disk".into(), |f| {
-            format!("cached in {}", f.display())
-        });
+        let file = match (&self.file, self.timings.others_busy) {
+            (Some(f), _) => format!("cached in {}", f.display()),
+            (None, Some(busy)) if self.timings.contended => {
+                format!("not cached: other processes kept {busy:.1} cores busy while it measured")
+            }
+            (None, _) => "not cached on disk".into(),
+        };
         format!("{when}: {}; {file}", self.timings.describe())
     }
 }
@@ -418,7 +432,9 @@ impl PrecisionCache {
             None => {
                 let timings = measure();
                 let precision = choose(&timings);
-                if let Some(f) = &self.file {
+                // Times taken on a busy machine serve this process only.
+                let file = self.file.clone().filter(|_| !timings.contended);
+                if let Some(f) = &file {
                     let entry = CacheEntry {
                         precision,
                         timings: timings.clone(),
@@ -434,7 +450,7 @@ impl PrecisionCache {
                     precision,
                     timings,
                     measured_now: true,
-                    file: self.file.clone(),
+                    file,
                 }
             }
         };
@@ -523,13 +539,29 @@ pub fn effective_threads(threads: usize) -> usize {
     }
 }
 
-/// Runs `f` with torch's intra-op thread count at `threads`, then restores it.
-fn with_threads<T>(threads: usize, f: impl FnOnce() -> T) -> T {
+/// Whether other processes that keep `others_busy` cores of `cores` busy take cores a
+/// measurement with `threads` threads needs: when they hold more than the cores it leaves
+/// idle, and a third of a core (the noise of a quiet machine).
+pub fn contended(others_busy: f64, threads: usize, cores: usize) -> bool {
+    others_busy > cores.saturating_sub(threads) as f64 + 0.3
+}
+
+/// Runs the measurement `f` with torch's intra-op thread count at `threads` (then restores
+/// it), noting the load of the machine's other processes meanwhile
+/// ([`crate::auto_threads::CpuLoad`]).
+fn with_threads(threads: usize, f: impl FnOnce() -> Timings) -> Timings {
     let before = tch::get_num_threads();
     tch::set_num_threads(threads as i32);
-    let out = f();
+    let mut load = crate::auto_threads::CpuLoad::new();
+    load.others();
+    let mut timings = f();
+    timings.others_busy = load.others();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    timings.contended = timings
+        .others_busy
+        .is_some_and(|busy| contended(busy, threads, cores));
     tch::set_num_threads(before);
-    out
+    timings
 }
 
 /// Runs `f`, then re-seeds torch's global RNG with a seed drawn from it before: the
@@ -702,6 +734,8 @@ mod tests {
             batches: vec![16, 64],
             float_ms: float_ms.to_vec(),
             bfloat16_ms: bfloat16_ms.map(|t| t.to_vec()),
+            others_busy: None,
+            contended: false,
         }
     }
 
@@ -850,6 +884,45 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("precision.json")]);
+    }
+
+    #[test]
+    fn times_taken_on_a_busy_machine_are_not_cached() {
+        assert!(!contended(0.1, 2, 2));
+        assert!(contended(0.5, 2, 2));
+        assert!(!contended(0.9, 1, 2));
+        assert!(contended(1.4, 1, 2));
+        assert!(!contended(3.0, 4, 64));
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("precision.json");
+        let busy = Timings {
+            others_busy: Some(1.7),
+            contended: true,
+            ..timings([180.0, 4.1], Some([185.0, 310.0]))
+        };
+        let cache = PrecisionCache::new(Some(file.clone()));
+        let d = cache.decide(&key(), || busy.clone());
+        assert_eq!((d.precision, &d.file), (Precision::Float, &None));
+        assert!(
+            d.describe()
+                .contains("not cached: other processes kept 1.7 cores busy"),
+            "{}",
+            d.describe()
+        );
+        assert!(!file.exists());
+        // The process keeps it; another measures again, and caches quiet times.
+        assert_eq!(cache.decide(&key(), || unreachable!()).timings, busy);
+        let quiet = Timings {
+            others_busy: Some(0.1),
+            ..timings([0.41, 1.20], Some([0.30, 0.80]))
+        };
+        let d = PrecisionCache::new(Some(file.clone())).decide(&key(), || quiet.clone());
+        assert_eq!(
+            (d.precision, d.file),
+            (Precision::Bfloat16, Some(file.clone()))
+        );
+        let d = PrecisionCache::new(Some(file.clone())).decide(&key(), || unreachable!());
+        assert_eq!(d.timings, quiet);
     }
 
     #[test]
