@@ -566,7 +566,10 @@ fn with_threads(threads: usize, f: impl FnOnce() -> Timings) -> Timings {
 
 /// Runs `f`, then re-seeds torch's global RNG with a seed drawn from it before: the
 /// stream after it is the same whatever `f` drew.
+/// Holds [`crate::device::torch_rng_lock`] meanwhile, so that no other thread seeds or
+/// draws in between.
 pub fn keeping_the_rng_stream<T>(f: impl FnOnce() -> T) -> T {
+    let _rng = crate::device::torch_rng_lock();
     let seed = Tensor::randint(1 << 62, [1], (Kind::Int64, Device::Cpu)).int64_value(&[0]);
     let out = f();
     tch::manual_seed(seed);

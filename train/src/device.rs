@@ -63,6 +63,38 @@ impl PrecisionOn for Precision {
     }
 }
 
+/// Holds torch's global RNG for the calling thread ([`torch_rng_lock`]) until dropped.
+pub struct TorchRngGuard {
+    guard: Option<std::sync::MutexGuard<'static, ()>>,
+}
+
+thread_local! {
+    static HOLDS_TORCH_RNG: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Serialises the uses of torch's process-wide RNG that must not interleave with another
+/// thread's: seeding it and drawing a network's initial weights from it
+/// ([`crate::Trainer::new`]), and `auto` precision's throw-away networks and re-seeding
+/// ([`crate::auto_precision::keeping_the_rng_stream`]). Reentrant: a thread that holds it
+/// takes it again at no cost.
+pub fn torch_rng_lock() -> TorchRngGuard {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    if HOLDS_TORCH_RNG.with(|h| h.get()) {
+        return TorchRngGuard { guard: None };
+    }
+    let guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    HOLDS_TORCH_RNG.with(|h| h.set(true));
+    TorchRngGuard { guard: Some(guard) }
+}
+
+impl Drop for TorchRngGuard {
+    fn drop(&mut self) {
+        if self.guard.take().is_some() {
+            HOLDS_TORCH_RNG.with(|h| h.set(false));
+        }
+    }
+}
+
 /// A short name of a device for logs: `cpu` or `cuda:N`.
 pub fn device_name(device: Device) -> String {
     match device {
@@ -130,6 +162,26 @@ mod tests {
                 .to_string();
             assert!(err.contains("CUDA is not available"), "{err}");
         }
+    }
+
+    #[test]
+    fn the_torch_rng_lock_is_reentrant_and_exclusive() {
+        let outer = torch_rng_lock();
+        let inner = torch_rng_lock();
+        drop(inner);
+        let taken = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|s| {
+            let h = s.spawn(|| {
+                let _g = torch_rng_lock();
+                taken.store(true, std::sync::atomic::Ordering::SeqCst);
+            });
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            assert!(!taken.load(std::sync::atomic::Ordering::SeqCst));
+            drop(outer);
+            h.join().unwrap();
+        });
+        assert!(taken.load(std::sync::atomic::Ordering::SeqCst));
+        drop(torch_rng_lock());
     }
 
     #[test]

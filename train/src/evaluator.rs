@@ -175,7 +175,11 @@ impl NetEvaluator {
                     config.threads,
                 );
                 let setup = |tensors: Vec<(String, Tensor)>| -> anyhow::Result<Model> {
-                    let mut model = Model::new(thread_info, device);
+                    let mut model = {
+                        // Its initial weights (overwritten next) are drawn from torch's RNG.
+                        let _rng = crate::device::torch_rng_lock();
+                        Model::new(thread_info, device)
+                    };
                     model.set_weights(&tensors)?;
                     if device.is_cuda() {
                         tch::Cuda::cudnn_set_benchmark(true);

@@ -189,6 +189,7 @@ impl Trainer {
         config.validate()?;
         let device = resolve_device(config.device)?;
         set_threads(config.threads);
+        let _rng = crate::device::torch_rng_lock();
         tch::manual_seed(config.seed as i64);
         let model = Model::new(ModelInfo::new(&config.net, variant), device);
         Trainer::assemble(config, model, device)
@@ -331,6 +332,7 @@ impl Trainer {
         crate::grow::check(&self.model.info.net, &config.net)?;
         let device = resolve_device(config.device)?;
         set_threads(config.threads);
+        let _rng = crate::device::torch_rng_lock();
         tch::manual_seed((config.seed ^ self.model.info.step) as i64);
         let mut info = ModelInfo::new(&config.net, self.model.info.variant);
         info.step = self.model.info.step;
