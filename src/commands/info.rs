@@ -69,11 +69,15 @@ pub fn run(args: Args) -> Result<()> {
     let inference = train::auto_precision::inference_decision(&net, variant, threads);
     println!(
         "precision        auto = {} for inference on this cpu with the {} network and {threads} \
-         threads ({}; bfloat16 is a candidate where the CPU has bf16 hardware: {})",
+         threads ({}; {})",
         inference.precision,
         net.shape(),
         inference.describe(),
-        train::cpu_peak::has_bf16_hardware()
+        if train::cpu_peak::has_bf16_hardware() {
+            "bf16 hardware: the faster one is taken"
+        } else {
+            "no bf16 hardware: fp32"
+        }
     );
     let batch = train::TrainConfig::default().batch_size;
     if train::cpu_peak::has_amx_bf16() {
