@@ -65,8 +65,9 @@ pub fn run(args: Args) -> Result<()> {
     // threads a run uses by default (torch's count), measured if not cached.
     let net = train::NetConfig::default();
     let variant = loa::Variant::Standard;
-    let threads = tch::get_num_threads().max(1) as usize;
-    let inference = train::auto_precision::inference_decision(&net, variant, threads);
+    // A run's `threads = 0`: torch's count, fewer while other processes keep cores busy.
+    let inference = train::auto_precision::inference_decision(&net, variant, 0);
+    let threads = train::auto_precision::effective_threads(0);
     println!(
         "precision        auto = {} for inference on this cpu with the {} network and {threads} \
          threads ({}; {})",
@@ -81,7 +82,7 @@ pub fn run(args: Args) -> Result<()> {
     );
     let batch = train::TrainConfig::default().batch_size;
     if train::cpu_peak::has_amx_bf16() {
-        let training = train::auto_precision::training_decision(&net, variant, threads, batch);
+        let training = train::auto_precision::training_decision(&net, variant, 0, batch);
         println!(
             "                 auto = {} for training (steps of {batch}; {})",
             training.precision,

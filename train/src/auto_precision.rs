@@ -598,10 +598,28 @@ pub fn inference_precision(
 /// `auto`'s inference precision on this CPU for `net` on `variant` with `threads` (0:
 /// torch's count): cached, or measured ([`measure_inference`]) and cached.
 pub fn inference_decision(net: &NetConfig, variant: Variant, threads: usize) -> Decision {
-    let threads = effective_threads(threads);
-    let key = ProbeKey::inference(net, variant, threads);
+    let key = ProbeKey::inference(net, variant, effective_threads(threads));
     PrecisionCache::global().decide(&key, || {
-        measure_inference(net, variant, threads, crate::cpu_peak::has_bf16_hardware())
+        let bf16 = crate::cpu_peak::has_bf16_hardware();
+        measure_inference(net, variant, measuring_threads(threads), bf16)
+    })
+}
+
+/// The threads a measurement for the setting `threads` runs with: `threads`, or for 0 the
+/// count the work itself would run with now ([`crate::auto_threads`]: torch's count less
+/// the cores other processes keep busy, read over 50 ms). On a loaded machine a
+/// measurement with more threads than free cores times OpenMP waiting for descheduled
+/// threads (100× slower passes), not the arithmetic; such times are not cached anyway.
+pub fn measuring_threads(threads: usize) -> usize {
+    if threads > 0 {
+        return threads;
+    }
+    let max = effective_threads(0);
+    let mut load = crate::auto_threads::CpuLoad::new();
+    load.others();
+    std::thread::sleep(Duration::from_millis(50));
+    load.others().map_or(max, |others| {
+        crate::auto_threads::threads_beside(max, others)
     })
 }
 
@@ -679,9 +697,10 @@ pub fn training_decision(
     threads: usize,
     batch: usize,
 ) -> Decision {
-    let threads = effective_threads(threads);
-    let key = ProbeKey::training(net, variant, threads, batch);
-    PrecisionCache::global().decide(&key, || measure_training(net, variant, threads, batch))
+    let key = ProbeKey::training(net, variant, effective_threads(threads), batch);
+    PrecisionCache::global().decide(&key, || {
+        measure_training(net, variant, measuring_threads(threads), batch)
+    })
 }
 
 /// Times training steps (batch building, forward, backward, optimizer) of a fresh `net`
