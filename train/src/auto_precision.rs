@@ -601,7 +601,11 @@ pub fn inference_decision(net: &NetConfig, variant: Variant, threads: usize) -> 
     let key = ProbeKey::inference(net, variant, effective_threads(threads));
     PrecisionCache::global().decide(&key, || {
         let bf16 = crate::cpu_peak::has_bf16_hardware();
-        measure_inference(net, variant, measuring_threads(threads), bf16)
+        let n = measuring_threads(threads);
+        let mut timings = measure_inference(net, variant, n, bf16);
+        // Fewer threads than the key's: the load took cores (not cached).
+        timings.contended |= n < key.threads;
+        timings
     })
 }
 
@@ -609,7 +613,8 @@ pub fn inference_decision(net: &NetConfig, variant: Variant, threads: usize) -> 
 /// count the work itself would run with now ([`crate::auto_threads`]: torch's count less
 /// the cores other processes keep busy, read over 50 ms). On a loaded machine a
 /// measurement with more threads than free cores times OpenMP waiting for descheduled
-/// threads (100× slower passes), not the arithmetic; such times are not cached anyway.
+/// threads (100× slower passes), not the arithmetic. Times taken with fewer threads than
+/// the setting's count are not cached.
 pub fn measuring_threads(threads: usize) -> usize {
     if threads > 0 {
         return threads;
@@ -699,7 +704,10 @@ pub fn training_decision(
 ) -> Decision {
     let key = ProbeKey::training(net, variant, effective_threads(threads), batch);
     PrecisionCache::global().decide(&key, || {
-        measure_training(net, variant, measuring_threads(threads), batch)
+        let n = measuring_threads(threads);
+        let mut timings = measure_training(net, variant, n, batch);
+        timings.contended |= n < key.threads;
+        timings
     })
 }
 
