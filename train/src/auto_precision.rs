@@ -24,8 +24,11 @@
 //! atomically (a temporary file renamed over it); an unreadable or corrupt one is
 //! ignored with a warning and measured again.
 //!
-//! A measurement takes about 0.1–0.2 s for inference and 0.5–0.8 s for training of the
-//! 4×32 network on 2 cores (more for bigger networks, up to the time budgets below).
+//! A measurement takes about 0.2–0.3 s for inference and 0.4–0.6 s for training of the
+//! 4×32 network on 2 cores (`loazero info` measuring both: about 1.2 s in all, most of
+//! it starting torch; more for bigger networks and on a loaded machine). With `threads =
+//! 0` it runs with the threads the work would get now ([`measuring_threads`]); times
+//! taken while other processes held cores it needs are used but not cached.
 //! It draws the random initial weights of its throw-away networks from torch's global
 //! RNG; so that what follows does not depend on whether a choice was measured or read,
 //! the resolvers draw one seed from that RNG before and re-seed it with that seed after
