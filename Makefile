@@ -50,8 +50,11 @@ run: build
 ## the `store` crate (run --store), so its dependencies (object_store, reqwest, tokio's
 ## features) are in both sets already; a separate `cargo test -p store` would resolve
 ## them with other features and compile the object_store stack a third time.
+## The tests keep `auto` precision's measurements (train::auto_precision) in a file of the
+## target directory, not in the user's cache.
 test: build
-	$(CARGO) test --release --workspace
+	LOAZERO_PRECISION_CACHE=$${LOAZERO_PRECISION_CACHE-$(abspath $(TARGET_DIR))/precision-cache-of-tests.json} \
+		$(CARGO) test --release --workspace
 
 ## chaos: the chaos test of a run in an object store (tests/cli_store_chaos.rs; `make
 ## test` runs its first 5 rounds, one of each kind) for 20 seeded rounds: a trainer and 3

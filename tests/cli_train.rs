@@ -30,6 +30,46 @@ fn info_runs_without_environment() {
     }
 }
 
+/// `info` shows `auto` precision's choice for the default network: measured on the first
+/// call and kept in the cache file, read from it on the next (unless other processes kept
+/// the cores busy while it measured: then it is not cached).
+#[test]
+fn info_measures_auto_precision_once_and_caches_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cache").join("precision.json");
+    let info = || {
+        let o = Command::new(env!("CARGO_BIN_EXE_loazero"))
+            .arg("info")
+            .env("LOAZERO_PRECISION_CACHE", &file)
+            .output()
+            .expect("loazero runs");
+        assert!(o.status.success(), "{}", text(&o));
+        text(&o)
+    };
+    let line = |t: &str| {
+        t.lines()
+            .find(|l| l.starts_with("precision        auto = "))
+            .unwrap_or_else(|| panic!("no precision line: {t}"))
+            .to_string()
+    };
+    let first = line(&info());
+    assert!(
+        first.contains("for inference on this cpu with the 4x32 network")
+            && first.contains("measured now: fp32 ")
+            && first.contains(" ms at batch 16/64"),
+        "{first}"
+    );
+    if first.contains("not cached: other processes kept") {
+        return;
+    }
+    assert!(
+        first.contains(&format!("cached in {}", file.display())),
+        "{first}"
+    );
+    let second = line(&info());
+    assert!(second.contains("(measured: fp32 "), "{second}");
+}
+
 #[test]
 fn cuda_without_cuda_is_a_clear_error() {
     if tch::Cuda::is_available() {

@@ -71,11 +71,14 @@ impl<'de> Deserialize<'de> for Device {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Precision {
-    /// `bfloat16` on a CPU with bf16 hardware: AMX bf16 tiles (Intel Sapphire Rapids and
-    /// later, where `bench net` measured 2–3× the fp32 positions/s at batch 64–256) or
-    /// `avx512_bf16` dot products (AMD Zen 4: 1.2–2.2×), unless the environment caps torch
-    /// below them; `float` on other CPUs and on CUDA (`train::device` decides). Training
-    /// steps (`train.precision`) take bf16 for `auto` only with AMX.
+    /// On the CPU, the faster of `float` and `bfloat16` for the network at hand, timed on
+    /// its first use on the machine (forward passes at batch 16 and 64; bf16 is a candidate
+    /// only where the CPU computes it in hardware, `avx512_bf16` or AMX, and the
+    /// environment does not cap torch below it) and cached; `float` on CUDA
+    /// (`train::auto_precision` decides). A flag alone does not tell: bf16 doubled the
+    /// forward speed of a 2-core AMD Zen 4 and ran at 0.75× of fp32 on a 2-core Intel Xeon
+    /// with `avx512_bf16` and no AMX. Training steps (`train.precision`) take bf16 for
+    /// `auto` only with AMX, and there only where it measures faster.
     Auto,
     /// 32-bit floats.
     Float,

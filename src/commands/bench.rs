@@ -11,6 +11,7 @@ use selfplay::{Evaluator, SelfplayConfig};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
+use train::auto_precision::{inference_decision, inference_precision};
 use train::config::{NetConfig, Precision};
 use train::device::{device_name, resolve_device, PrecisionOn};
 
@@ -311,7 +312,7 @@ fn bench_network_selfplay(path: &Path, args: &BenchArgs) -> Result<()> {
         &info.net,
         variant,
         tch::Device::Cpu,
-        inference.precision.kind_on(tch::Device::Cpu),
+        evaluator.precision().kind_on(tch::Device::Cpu),
         mean_batch.round() as usize,
         args.seconds.min(3.0),
         train::InferenceConfig::default().fold_batch_norm,
@@ -354,8 +355,11 @@ pub struct NetBenchArgs {
     /// Variant (board size) of the inputs.
     #[arg(long, default_value = "standard")]
     pub variant: loa::Variant,
-    /// Inference precision: auto, float, half or bfloat16 (auto: bfloat16 on a CPU with
-    /// bf16 hardware, avx512_bf16 or AMX, float elsewhere; see `train.inference.precision`).
+    /// Inference precision: auto, float, half or bfloat16. auto, on the CPU, is the faster of
+    /// float and bfloat16 (bfloat16 only where the CPU has bf16 hardware, avx512_bf16 or
+    /// AMX) in forward passes of each preset timed at batch 16 and 64 on first use and
+    /// cached (`loazero info` shows the file); float on CUDA. See
+    /// `train.inference.precision`.
     #[arg(long, default_value = "auto")]
     pub precision: Precision,
     /// Minimum seconds per measurement.
@@ -378,8 +382,6 @@ pub struct NetBenchArgs {
 pub fn bench_net(args: NetBenchArgs) -> Result<()> {
     let device = resolve_device(args.device)?;
     train::device::set_threads(args.threads);
-    let precision = args.precision.on(device);
-    let kind = precision.kind_on(device);
     if args.batch.contains(&0) || args.train_batch == 0 {
         anyhow::bail!("batch sizes must be positive");
     }
@@ -389,7 +391,7 @@ pub fn bench_net(args: NetBenchArgs) -> Result<()> {
         device_name(device),
         tch::get_num_threads(),
         args.variant,
-        precision
+        args.precision
     );
     let peak = (!device.is_cuda())
         .then(|| train::cpu_peak::CpuPeak::detect(tch::get_num_threads().max(1) as usize))
@@ -402,6 +404,13 @@ pub fn bench_net(args: NetBenchArgs) -> Result<()> {
         let label = format!("{name} {}x{}", net.blocks, net.channels);
         let mflop = 2.0 * train::net::macs_per_position(&net, args.variant) as f64 / 1e6;
         println!("{label:<12} {mflop:.2} MFLOP per position (2 x multiply-accumulates)");
+        let precision =
+            inference_precision(args.precision, device, &net, args.variant, args.threads);
+        if args.precision == Precision::Auto && !device.is_cuda() {
+            let d = inference_decision(&net, args.variant, args.threads);
+            println!("{label:<12} auto = {precision} ({})", d.describe());
+        }
+        let kind = precision.kind_on(device);
         for &b in &args.batch {
             for (form, folded) in [("reference", false), ("folded", true)] {
                 let t = train::bench::forward(

@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 use std::path::PathBuf;
-use train::device::{device_name, resolve_device, PrecisionOn};
+use train::device::{device_name, resolve_device};
 
 /// Arguments of `loazero info`.
 #[derive(clap::Args)]
@@ -61,12 +61,38 @@ pub fn run(args: Args) -> Result<()> {
         tch::utils::has_mkl(),
         tch::utils::has_mkldnn()
     );
+    // `auto` precision for the run's default network on the default board, with the
+    // threads a run uses by default (torch's count), measured if not cached.
+    let net = train::NetConfig::default();
+    let variant = loa::Variant::Standard;
+    // A run's `threads = 0`: torch's count, fewer while other processes keep cores busy.
+    let inference = train::auto_precision::inference_decision(&net, variant, 0);
+    let threads = train::auto_precision::effective_threads(0);
     println!(
-        "precision        auto = {} for inference on the cpu (bfloat16 where the CPU has \
-         avx512_bf16 or AMX bf16 and ONEDNN_MAX_CPU_ISA / ATEN_CPU_CAPABILITY leave it to \
-         torch; training: only with AMX)",
-        selfplay::Precision::Auto.on(tch::Device::Cpu)
+        "precision        auto = {} for inference on this cpu with the {} network and {threads} \
+         threads ({}; {})",
+        inference.precision,
+        net.shape(),
+        inference.describe(),
+        if train::cpu_peak::has_bf16_hardware() {
+            "bf16 hardware: the faster one is taken"
+        } else {
+            "no bf16 hardware: fp32"
+        }
     );
+    let batch = train::TrainConfig::default().batch_size;
+    if train::cpu_peak::has_amx_bf16() {
+        let training = train::auto_precision::training_decision(&net, variant, 0, batch);
+        println!(
+            "                 auto = {} for training (steps of {batch}; {})",
+            training.precision,
+            training.describe()
+        );
+    } else {
+        println!(
+            "                 auto = float for training (bfloat16 training only with AMX bf16)"
+        );
+    }
     let cuda = tch::Cuda::is_available();
     println!(
         "cuda             {}",

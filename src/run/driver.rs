@@ -339,8 +339,19 @@ impl Driver {
     fn run_loop(&mut self) -> Result<()> {
         let r = &self.config.run;
         let inference = &self.config.train.inference;
+        // `auto` for the run's first network (measured on its first use on this machine;
+        // each evaluator resolves it for the network it serves).
         let precision = train::device::resolve_device(inference.device)
-            .map(|d| inference.precision.on(d).to_string())
+            .map(|d| {
+                train::auto_precision::inference_precision(
+                    inference.precision,
+                    d,
+                    &self.config.train.net,
+                    self.config.variant(),
+                    inference.threads,
+                )
+                .to_string()
+            })
             .unwrap_or_else(|_| inference.precision.to_string());
         self.display.line(&format!(
             "run {}: generation {} ({:?}), best {}, {} of {}; {} self-play games and {} \
@@ -614,7 +625,7 @@ impl Driver {
                         &net,
                         self.config.variant(),
                         device,
-                        inference.precision.kind_on(device),
+                        service.precision().kind_on(device),
                         batch,
                         0.5,
                         inference.fold_batch_norm,

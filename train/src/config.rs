@@ -228,7 +228,10 @@ pub struct InferenceConfig {
     /// How long the inference thread waits for more requests once it holds one, in
     /// microseconds, before running a partial batch. Default 1000 (1 ms).
     pub deadline_us: u64,
-    /// Inference precision (see [`Precision`]), on any device. Default `auto`.
+    /// Inference precision (see [`Precision`]), on any device. Default `auto`: on the CPU
+    /// the faster of `float` and `bfloat16` for the network served, timed on its first
+    /// use on the machine and cached ([`crate::auto_precision`]; `bfloat16` is a
+    /// candidate only where the CPU computes bf16 in hardware); `float` on CUDA.
     pub precision: Precision,
     /// torch intra-op threads, set when the evaluator starts; 0 keeps the current
     /// setting and, on the CPU, lowers the inference thread's count while other processes
@@ -351,15 +354,16 @@ pub struct TrainConfig {
     pub log_every: u64,
     /// Precision of the training steps' arithmetic: `float`, or `bfloat16` mixed
     /// precision ([`crate::net::Net::forward_mixed`]: fp32 weights, optimizer and
-    /// losses; convolutions and activations in bf16, channels-last), or `auto`
-    /// (`bfloat16` on a CPU with AMX bf16 tiles, `float` elsewhere; see
-    /// [`crate::device::PrecisionOn::training_kind`]). `half` is refused:
-    /// it would need loss scaling. Default `auto`: on the AMX machine of
-    /// `docs/experiments.md` (batch 6) bf16 trained 2.0× the samples/s of fp32 and its
-    /// 15-minute model beat fp32's by +104 Elo [+69, +140] over 400 games; on an AMD Zen 4
-    /// (avx512_bf16 without AMX, batch 26) it played 1.6× the generations in 30 minutes,
-    /// each as strong as fp32's, and ended no stronger (−3 [−37, +30]), so `auto` keeps
-    /// fp32 there.
+    /// losses; convolutions and activations in bf16, channels-last), or `auto`. `half` is
+    /// refused: it would need loss scaling. Default `auto`: on a CPU with AMX bf16 tiles,
+    /// the faster of `float` and `bfloat16` in a few training steps of the network at
+    /// `batch_size`, timed on first use and cached
+    /// ([`crate::auto_precision::training_precision`]); `float` elsewhere. On the AMX
+    /// machine of `docs/experiments.md` (batch 6) bf16 trained 2.0× the samples/s of fp32
+    /// and its 15-minute model beat fp32's by +104 Elo [+69, +140] over 400 games; on an
+    /// AMD Zen 4 (avx512_bf16 without AMX, batch 26) it played 1.6× the generations in 30
+    /// minutes, each as strong as fp32's, and ended no stronger (−3 [−37, +30]), and it is
+    /// not reproducible bit for bit there, so `auto` keeps fp32 without AMX.
     pub precision: Precision,
     /// The inference service.
     pub inference: InferenceConfig,

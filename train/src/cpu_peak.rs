@@ -132,8 +132,8 @@ impl CpuPeak {
     }
 }
 
-/// Whether torch computes bf16 in hardware on this machine, which is what `auto`
-/// precision asks: the CPU has bf16 dot products (`avx512_bf16`: AMD Zen 4 and later,
+/// Whether torch computes bf16 in hardware on this machine, which makes bf16 a candidate
+/// of `auto` precision's measurement ([`crate::auto_precision`]): the CPU has bf16 dot products (`avx512_bf16`: AMD Zen 4 and later,
 /// Intel Cooper Lake) or AMX bf16 tiles (Intel Sapphire Rapids and later), and the
 /// environment does not hide them from torch (see [`bf16_in_hardware`]). False where
 /// `/proc/cpuinfo` cannot be read. Read once per process.

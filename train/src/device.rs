@@ -37,52 +37,60 @@ pub fn resolve_device(device: DeviceName) -> anyhow::Result<Device> {
     Ok(device)
 }
 
-/// A [`selfplay::Precision`] on a torch device: `auto` resolved, and the tensor kind it
-/// computes in.
+/// A concrete [`selfplay::Precision`] on a torch device: the tensor kind it computes in.
+/// `auto` is resolved before, by measuring on the CPU, with the network it runs
+/// ([`crate::auto_precision::inference_precision`],
+/// [`crate::auto_precision::training_precision`]); here an unresolved `Auto` counts as
+/// `float`.
 pub trait PrecisionOn {
-    /// The concrete precision on `device` (`Auto` resolved: `bfloat16` on a CPU that
-    /// computes bf16 in hardware, [`crate::cpu_peak::has_bf16_hardware`], else `float`;
-    /// the others unchanged).
-    fn on(self, device: Device) -> Precision;
     /// The tensor kind of inference or training on `device` (`Float` for fp32).
     fn kind_on(self, device: Device) -> tch::Kind;
     /// The tensor kind on `device` when it is below fp32; `None` for fp32.
     fn lower_kind(self, device: Device) -> Option<tch::Kind>;
-    /// The tensor kind of training steps below fp32 (`None`: fp32): as
-    /// [`PrecisionOn::lower_kind`], except that `Auto` trains in bf16 only with AMX bf16
-    /// tiles ([`crate::cpu_peak::has_amx_bf16`]). With `avx512_bf16` alone bf16 training
-    /// bought no strength at equal time (`docs/experiments.md`, batch 26) and is not
-    /// reproducible bit for bit (two identical runs differ), so `auto` trains in fp32 there.
-    fn training_kind(self, device: Device) -> Option<tch::Kind>;
 }
 
 impl PrecisionOn for Precision {
-    fn on(self, device: Device) -> Precision {
-        match self {
-            Precision::Auto if device == Device::Cpu && crate::cpu_peak::has_bf16_hardware() => {
-                Precision::Bfloat16
-            }
-            Precision::Auto => Precision::Float,
-            p => p,
-        }
-    }
-
     fn kind_on(self, device: Device) -> tch::Kind {
         self.lower_kind(device).unwrap_or(tch::Kind::Float)
     }
 
-    fn training_kind(self, device: Device) -> Option<tch::Kind> {
+    fn lower_kind(self, _device: Device) -> Option<tch::Kind> {
         match self {
-            Precision::Auto if device == Device::Cpu && !crate::cpu_peak::has_amx_bf16() => None,
-            p => p.lower_kind(device),
-        }
-    }
-
-    fn lower_kind(self, device: Device) -> Option<tch::Kind> {
-        match self.on(device) {
             Precision::Auto | Precision::Float => None,
             Precision::Half => Some(tch::Kind::Half),
             Precision::Bfloat16 => Some(tch::Kind::BFloat16),
+        }
+    }
+}
+
+/// Holds torch's global RNG for the calling thread ([`torch_rng_lock`]) until dropped.
+pub struct TorchRngGuard {
+    guard: Option<std::sync::MutexGuard<'static, ()>>,
+}
+
+thread_local! {
+    static HOLDS_TORCH_RNG: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Serialises the uses of torch's process-wide RNG that must not interleave with another
+/// thread's: seeding it and drawing a network's initial weights from it
+/// ([`crate::Trainer::new`]), and `auto` precision's throw-away networks and re-seeding
+/// ([`crate::auto_precision::keeping_the_rng_stream`]). Reentrant: a thread that holds it
+/// takes it again at no cost.
+pub fn torch_rng_lock() -> TorchRngGuard {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    if HOLDS_TORCH_RNG.with(|h| h.get()) {
+        return TorchRngGuard { guard: None };
+    }
+    let guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    HOLDS_TORCH_RNG.with(|h| h.set(true));
+    TorchRngGuard { guard: Some(guard) }
+}
+
+impl Drop for TorchRngGuard {
+    fn drop(&mut self) {
+        if self.guard.take().is_some() {
+            HOLDS_TORCH_RNG.with(|h| h.set(false));
         }
     }
 }
@@ -154,6 +162,26 @@ mod tests {
                 .to_string();
             assert!(err.contains("CUDA is not available"), "{err}");
         }
+    }
+
+    #[test]
+    fn the_torch_rng_lock_is_reentrant_and_exclusive() {
+        let outer = torch_rng_lock();
+        let inner = torch_rng_lock();
+        drop(inner);
+        let taken = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|s| {
+            let h = s.spawn(|| {
+                let _g = torch_rng_lock();
+                taken.store(true, std::sync::atomic::Ordering::SeqCst);
+            });
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            assert!(!taken.load(std::sync::atomic::Ordering::SeqCst));
+            drop(outer);
+            h.join().unwrap();
+        });
+        assert!(taken.load(std::sync::atomic::Ordering::SeqCst));
+        drop(torch_rng_lock());
     }
 
     #[test]

@@ -134,6 +134,7 @@ pub struct NetEvaluator {
     info: ModelInfo,
     name: String,
     stats: Arc<InferenceStats>,
+    precision: crate::config::Precision,
 }
 
 impl NetEvaluator {
@@ -168,6 +169,20 @@ impl NetEvaluator {
         let count = config.forward_threads;
         let (tx, rx) = unbounded::<Message>();
         let (ready_tx, ready_rx) = bounded::<Result<(), String>>(count);
+        // `auto` resolved once, for this network and these threads (measured on the first
+        // use of the shape on this machine), before the inference threads start.
+        let mut config = config.clone();
+        config.precision = {
+            let _no_grad = tch::no_grad_guard();
+            crate::auto_precision::inference_precision(
+                config.precision,
+                device,
+                &info.net,
+                info.variant,
+                config.threads,
+            )
+        };
+        let precision = config.precision;
         let stats = Arc::new(InferenceStats::default());
         let mut controls = Vec::with_capacity(count);
         let mut threads = Vec::with_capacity(count);
@@ -250,7 +265,14 @@ impl NetEvaluator {
             name: format!("net:{label}@{}", device_name(device)),
             info,
             stats,
+            precision,
         })
+    }
+
+    /// The precision inference runs in: the configured one, with `auto` resolved for this
+    /// network ([`crate::auto_precision::inference_precision`]).
+    pub fn precision(&self) -> crate::config::Precision {
+        self.precision
     }
 
     /// The loaded model's description.
@@ -354,7 +376,11 @@ fn inference_thread(
 ) {
     let _no_grad = tch::no_grad_guard();
     let setup = |tensors: Vec<(String, Tensor)>| -> anyhow::Result<Model> {
-        let mut model = Model::new(info, device);
+        let mut model = {
+            // Its initial weights (overwritten next) are drawn from torch's RNG.
+            let _rng = crate::device::torch_rng_lock();
+            Model::new(info, device)
+        };
         model.set_weights(&tensors)?;
         if device.is_cuda() {
             tch::Cuda::cudnn_set_benchmark(true);

@@ -14,7 +14,8 @@
 //!   training; [`metrics`]: JSON-lines metrics and progress; [`grow`]: a wider and deeper
 //!   network that computes what a trained one does ([`Trainer::grown`]).
 //! * [`export`]: safetensors + TorchScript + `model.json`.
-//! * [`config`]: [`TrainConfig`], every tunable of this crate.
+//! * [`config`]: [`TrainConfig`], every tunable of this crate; [`auto_precision`]: `auto`
+//!   precision on the CPU, chosen by timing fp32 against bf16 per network shape (cached).
 //!
 //! Threading: tensors and modules are `Send`, not `Sync`; a [`Model`] or [`Trainer`] is
 //! owned by one thread. [`NetEvaluator`] is `Sync` (it talks to its own thread). torch's
@@ -47,6 +48,7 @@
 //! checkpoint adds `opt.<slot>.<layer>` tensors and the trainer state (step, sampling
 //! RNG, config) and is itself a valid model file.
 
+pub mod auto_precision;
 pub mod auto_threads;
 pub mod batch;
 pub mod bench;

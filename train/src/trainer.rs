@@ -178,6 +178,9 @@ pub struct Trainer {
     run_progress: Option<f64>,
     /// The thread count that follows the machine's load, on the CPU with `threads = 0`.
     auto_threads: Option<AutoThreads>,
+    /// The tensor kind of the training steps below fp32 (`None`: fp32): `config.precision`
+    /// with `auto` resolved once ([`crate::auto_precision::training_precision`]).
+    training_kind: Option<Kind>,
 }
 
 impl Trainer {
@@ -186,6 +189,7 @@ impl Trainer {
         config.validate()?;
         let device = resolve_device(config.device)?;
         set_threads(config.threads);
+        let _rng = crate::device::torch_rng_lock();
         tch::manual_seed(config.seed as i64);
         let model = Model::new(ModelInfo::new(&config.net, variant), device);
         Trainer::assemble(config, model, device)
@@ -210,8 +214,19 @@ impl Trainer {
         Trainer::assemble(config, model, device)
     }
 
-    fn assemble(config: TrainConfig, model: Model, device: Device) -> Result<Trainer> {
+    /// The trainer of `model` under `config` (`auto` precision resolved here, by
+    /// measuring on the first use of the shape; see [`crate::auto_precision`]).
+    pub(crate) fn assemble(config: TrainConfig, model: Model, device: Device) -> Result<Trainer> {
         let config_threads = config.threads;
+        let training_kind = crate::auto_precision::training_precision(
+            config.precision,
+            device,
+            &model.info.net,
+            model.info.variant,
+            config.threads,
+            config.batch_size,
+        )
+        .lower_kind(device);
         let optimizer = Optimizer::new(&model.vs, config.optimizer);
         let rng = ChaCha8Rng::seed_from_u64(config.seed ^ 0x5eed_0000_7a1e);
         let average = if config.ema_decay > 0.0 {
@@ -228,6 +243,7 @@ impl Trainer {
             device,
             run_progress: None,
             auto_threads: (config_threads == 0 && !device.is_cuda()).then(AutoThreads::from_torch),
+            training_kind,
         })
     }
 
@@ -316,6 +332,7 @@ impl Trainer {
         crate::grow::check(&self.model.info.net, &config.net)?;
         let device = resolve_device(config.device)?;
         set_threads(config.threads);
+        let _rng = crate::device::torch_rng_lock();
         tch::manual_seed((config.seed ^ self.model.info.step) as i64);
         let mut info = ModelInfo::new(&config.net, self.model.info.variant);
         info.step = self.model.info.step;
@@ -492,7 +509,7 @@ impl Trainer {
 
     /// The network's forward pass in the configured training precision.
     fn forward(&self, input: &Tensor, train: bool) -> crate::net::NetOutput {
-        match self.config.precision.training_kind(self.device) {
+        match self.training_kind {
             Some(kind) => self.model.net.forward_mixed(input, train, kind),
             None => self.model.net.forward(input, train),
         }
