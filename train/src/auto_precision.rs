@@ -313,14 +313,8 @@ fn this_cpu() -> String {
     static CPU: OnceLock<String> = OnceLock::new();
     CPU.get_or_init(|| {
         let text = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-        let var = |name: &str| std::env::var(name).ok();
-        cpu_identity(
-            &text,
-            var("ONEDNN_MAX_CPU_ISA")
-                .or_else(|| var("DNNL_MAX_CPU_ISA"))
-                .as_deref(),
-            var("ATEN_CPU_CAPABILITY").as_deref(),
-        )
+        let (onednn, aten) = crate::cpu_peak::isa_caps();
+        cpu_identity(&text, onednn.as_deref(), aten.as_deref())
     })
     .clone()
 }

@@ -132,6 +132,16 @@ impl CpuPeak {
     }
 }
 
+/// The environment's caps on the instruction sets torch uses: `ONEDNN_MAX_CPU_ISA` (or
+/// `DNNL_MAX_CPU_ISA`) and `ATEN_CPU_CAPABILITY`, where set.
+pub fn isa_caps() -> (Option<String>, Option<String>) {
+    let var = |name: &str| std::env::var(name).ok();
+    (
+        var("ONEDNN_MAX_CPU_ISA").or_else(|| var("DNNL_MAX_CPU_ISA")),
+        var("ATEN_CPU_CAPABILITY"),
+    )
+}
+
 /// Whether torch computes bf16 in hardware on this machine, which makes bf16 a candidate
 /// of `auto` precision's measurement ([`crate::auto_precision`]): the CPU has bf16 dot products (`avx512_bf16`: AMD Zen 4 and later,
 /// Intel Cooper Lake) or AMX bf16 tiles (Intel Sapphire Rapids and later), and the
@@ -143,16 +153,8 @@ pub fn has_bf16_hardware() -> bool {
         let peak = std::fs::read_to_string("/proc/cpuinfo")
             .ok()
             .and_then(|text| CpuPeak::from_cpuinfo(&text, 1));
-        let var = |name: &str| std::env::var(name).ok();
-        peak.is_some_and(|p| {
-            bf16_in_hardware(
-                &p,
-                var("ONEDNN_MAX_CPU_ISA")
-                    .or_else(|| var("DNNL_MAX_CPU_ISA"))
-                    .as_deref(),
-                var("ATEN_CPU_CAPABILITY").as_deref(),
-            )
-        })
+        let (onednn, aten) = isa_caps();
+        peak.is_some_and(|p| bf16_in_hardware(&p, onednn.as_deref(), aten.as_deref()))
     })
 }
 
