@@ -21,6 +21,7 @@ pub mod config;
 pub mod elo;
 pub mod evaluation;
 pub mod gate;
+pub mod learned;
 pub mod player;
 pub mod protocol;
 pub mod ratings;

@@ -21,6 +21,7 @@ pub mod selfplay;
 pub mod serve;
 pub mod show;
 pub mod torch_free;
+pub mod train_eval;
 
 use clap::Subcommand;
 
@@ -52,6 +53,9 @@ pub enum Command {
     Heldout(heldout::Args),
     /// The training loop: self-play → train → gate → rate, resumable (see README).
     Run(run::Args),
+    /// Train the learned alpha-beta evaluation (alphabeta:eval=FILE) from a run's
+    /// self-play shards into its models/nnue-NNNN.safetensors.
+    TrainEval(train_eval::Args),
     /// Write PNG learning curves of a run directory (Elo, losses, throughput).
     Plot(plot::Args),
     /// The web app: play, analyse, replay games and watch runs in the browser, and its
@@ -71,6 +75,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Export(a) => export::run(a),
         Command::Heldout(a) => heldout::run(a),
         Command::Run(a) => run::run(a),
+        Command::TrainEval(a) => train_eval::run(a),
         Command::Plot(a) => plot::run(a),
         Command::Serve(a) => serve::run(a),
     }

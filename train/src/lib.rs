@@ -61,6 +61,7 @@ pub mod export;
 pub mod folded;
 pub mod grow;
 pub mod heldout;
+pub mod learned_eval;
 pub mod metrics;
 pub mod model;
 pub mod net;

@@ -5,6 +5,7 @@ use super::kind::{Key, Network, Order, PlayerKind, Serve, Shown, ValueType, SERV
 use super::spec::{Settings, Value};
 use super::{Player, PlayerFactory, PlayerSpec};
 use crate::config::{AlphaBetaConfig, EvalWeights};
+use crate::learned::LearnedEval;
 use crate::search::{AlphaBeta, SearchLimits, SearchResult, WIN, WIN_THRESHOLD};
 use anyhow::{Context, Result};
 use loa::forced::Forced;
@@ -131,6 +132,17 @@ pub static KIND: PlayerKind = PlayerKind {
             serve: Serve::Refused("weights=FILE is not accepted by the server (use w.NAME=VALUE)"),
         },
         Key {
+            name: "eval",
+            aliases: &[],
+            value: ValueType::File,
+            default: "",
+            help: "a learned evaluation (nnue-NNNN.safetensors of a run's models/) valuing \
+                   the leaves instead of the hand-written one",
+            shown: Shown::Always,
+            limit: false,
+            serve: Serve::Any,
+        },
+        Key {
             name: "w.NAME",
             aliases: &[],
             value: ValueType::Real,
@@ -222,7 +234,14 @@ fn build(spec: &PlayerSpec, factory: &PlayerFactory, _seed: u64) -> Result<Box<d
 fn player(spec: &PlayerSpec, factory: &PlayerFactory) -> Result<AlphaBetaPlayer> {
     let (limits, mut config) = search_settings(spec)?;
     config.threads = factory.threads_of(spec);
-    Ok(AlphaBetaPlayer::new(spec.name(), config, limits))
+    let search = match spec.file("eval") {
+        Some(path) => {
+            let net = LearnedEval::load(path).with_context(|| format!("player '{spec}'"))?;
+            AlphaBeta::with_learned(config, std::sync::Arc::new(net))
+        }
+        None => AlphaBeta::new(config),
+    };
+    Ok(AlphaBetaPlayer::with_search(spec.name(), search, limits))
 }
 
 /// The alpha-beta baseline as a player. Every move starts with the root check
@@ -239,9 +258,14 @@ pub struct AlphaBetaPlayer {
 impl AlphaBetaPlayer {
     /// A player searching within `limits` per move.
     pub fn new(name: String, config: AlphaBetaConfig, limits: SearchLimits) -> AlphaBetaPlayer {
+        AlphaBetaPlayer::with_search(name, AlphaBeta::new(config), limits)
+    }
+
+    /// A player of the searcher `search` (with a learned evaluation, say).
+    pub fn with_search(name: String, search: AlphaBeta, limits: SearchLimits) -> AlphaBetaPlayer {
         AlphaBetaPlayer {
             name,
-            search: AlphaBeta::new(config),
+            search,
             limits,
             last: None,
         }

@@ -27,6 +27,7 @@ pub use score::{score_text, WIN, WIN_THRESHOLD};
 
 use crate::config::AlphaBetaConfig;
 use crate::evaluation::static_evaluation;
+use crate::learned::{check_supported, LearnedEval};
 use crate::tt::{Bound, TranspositionTable};
 use anyhow::{bail, Result};
 use loa::rules::{NoMove, Repetition};
@@ -65,13 +66,40 @@ pub struct AlphaBeta {
     extension_ply_limit: usize,
     /// Root moves the current search leaves out (see [`AlphaBeta::search_game_excluding`]).
     excluded: Vec<Move>,
+    /// The learned evaluation the leaves are valued with, if any (else the hand-written
+    /// [`static_evaluation`] with `config.weights`).
+    learned: Option<Arc<LearnedEval>>,
 }
 
 impl AlphaBeta {
     /// A searcher with its tables allocated (`config.tt_mib`).
     pub fn new(config: AlphaBetaConfig) -> AlphaBeta {
         let tt = Arc::new(TranspositionTable::new(config.tt_mib));
-        AlphaBeta::helper(&config, &tt, &Arc::new(AtomicBool::new(false)))
+        AlphaBeta::helper(&config, &tt, &Arc::new(AtomicBool::new(false)), None)
+    }
+
+    /// A searcher valuing its leaves with the learned evaluation `learned` instead of the
+    /// hand-written one (its `config.weights` then go unused). Searches of variants the
+    /// learned evaluation does not cover are refused.
+    pub fn with_learned(config: AlphaBetaConfig, learned: Arc<LearnedEval>) -> AlphaBeta {
+        let mut search = AlphaBeta::new(config);
+        search.learned = Some(learned);
+        search
+    }
+
+    /// The learned evaluation, if the leaves are valued by one.
+    pub fn learned(&self) -> Option<&Arc<LearnedEval>> {
+        self.learned.as_ref()
+    }
+
+    /// The static value of `pos` for the side to move: the learned evaluation's or the
+    /// hand-written one.
+    #[inline]
+    fn evaluate(&self, pos: &Position) -> i32 {
+        match &self.learned {
+            Some(net) => net.evaluate(pos),
+            None => static_evaluation(pos, &self.config.weights),
+        }
     }
 
     /// A searcher with its own killers and history over the table `tt` and the stop flag
@@ -80,8 +108,10 @@ impl AlphaBeta {
         config: &AlphaBetaConfig,
         tt: &Arc<TranspositionTable>,
         stop_flag: &Arc<AtomicBool>,
+        learned: Option<Arc<LearnedEval>>,
     ) -> AlphaBeta {
         AlphaBeta {
+            learned,
             tt: tt.clone(),
             stop_flag: stop_flag.clone(),
             helpers: Vec::new(),
@@ -170,6 +200,9 @@ impl AlphaBeta {
                 o.name()
             );
         }
+        if self.learned.is_some() {
+            check_supported(root)?;
+        }
         let start = Instant::now();
         self.tt.new_search();
         self.prepare(rules, history, root, limits, start);
@@ -256,7 +289,12 @@ impl AlphaBeta {
         self.node_limit = each.nodes;
         self.helpers.truncate(threads - 1);
         while self.helpers.len() < threads - 1 {
-            let helper = AlphaBeta::helper(&self.config, &self.tt, &self.stop_flag);
+            let helper = AlphaBeta::helper(
+                &self.config,
+                &self.tt,
+                &self.stop_flag,
+                self.learned.clone(),
+            );
             self.helpers.push(helper);
         }
         let mut helpers = std::mem::take(&mut self.helpers);
@@ -630,7 +668,7 @@ impl AlphaBeta {
         }
         let mut depth = depth;
         if ply >= MAX_PLY {
-            return static_evaluation(pos, &self.config.weights);
+            return self.evaluate(pos);
         }
         if depth <= 0 {
             if self.config.leaf_win_check {
@@ -648,7 +686,7 @@ impl AlphaBeta {
             {
                 depth = 1;
             } else {
-                return static_evaluation(pos, &self.config.weights);
+                return self.evaluate(pos);
             }
         }
 
@@ -745,7 +783,7 @@ impl AlphaBeta {
                 return WIN - ply as i32 - plies;
             }
         }
-        static_evaluation(pos, &self.config.weights)
+        self.evaluate(pos)
     }
 
     /// A move of the side to move that wins by connection within its turn, if there is one,
@@ -1150,7 +1188,7 @@ mod tests {
             if depth <= 0 {
                 return match s.winning_move(pos) {
                     Some((_, k)) => WIN - ply as i32 - k,
-                    None => static_evaluation(pos, &s.config.weights),
+                    None => s.evaluate(pos),
                 };
             }
         } else {
@@ -1158,7 +1196,7 @@ mod tests {
                 return WIN - ply as i32 - k;
             }
             if depth <= 0 {
-                return static_evaluation(pos, &s.config.weights);
+                return s.evaluate(pos);
             }
         }
         let mut best = -INFINITY;

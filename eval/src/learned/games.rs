@@ -1,0 +1,229 @@
+//! Positions scored by alpha-beta self-play: the learned evaluation's searched labels.
+//!
+//! Games of alpha-beta against itself at a fixed depth (valuing its leaves with a learned
+//! evaluation or the hand-written one), from the standard start with a few random opening
+//! plies and, later, a random move now and then, so that the positions cover what a search
+//! meets, blunders included. Every position of a game is kept with the score its search
+//! found and, once the game ends, the game's result. Deterministic for a seed; games run on
+//! several threads.
+
+use super::LearnedEval;
+use crate::config::AlphaBetaConfig;
+use crate::search::{AlphaBeta, SearchLimits};
+use loa::{Position, Rules, Variant};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use std::sync::Arc;
+
+/// How the scored games are played.
+#[derive(Clone, Debug)]
+pub struct ScoredGames {
+    /// Games to play.
+    pub games: usize,
+    /// Depth of every search.
+    pub depth: u32,
+    /// Random plies at the start of each game.
+    pub opening_plies: usize,
+    /// Chance of a random move at each later ply (the position is still scored).
+    pub random_move: f64,
+    /// A game longer than this is stopped (its positions get result 0).
+    pub max_plies: usize,
+    /// Threads playing games.
+    pub threads: usize,
+    /// Seed of the random moves.
+    pub seed: u64,
+    /// The variant.
+    pub variant: Variant,
+}
+
+impl Default for ScoredGames {
+    fn default() -> Self {
+        ScoredGames {
+            games: 1000,
+            depth: 3,
+            opening_plies: 4,
+            random_move: 0.1,
+            max_plies: 200,
+            threads: 1,
+            seed: 1,
+            variant: Variant::Standard,
+        }
+    }
+}
+
+/// A position with its searched score and the game's result, both for the side to move.
+#[derive(Clone, Debug)]
+pub struct ScoredPosition {
+    /// The position.
+    pub position: Position,
+    /// The search's score (evaluation units; beyond the evaluation's range for a found
+    /// win or loss).
+    pub score: i32,
+    /// The game's result: 1 win, 0 draw or unfinished, −1 loss.
+    pub outcome: f32,
+}
+
+fn play_game(
+    search: &mut AlphaBeta,
+    config: &ScoredGames,
+    rng: &mut SmallRng,
+) -> Vec<ScoredPosition> {
+    let rules = Rules::classic();
+    let mut game = loa::Game::new(config.variant, rules);
+    let mut out: Vec<ScoredPosition> = Vec::new();
+    while game.outcome().is_none() && game.moves().len() < config.max_plies {
+        let legal = game.position().legal_moves(&rules);
+        if game.moves().len() < config.opening_plies {
+            let mv = legal[rng.random_range(0..legal.len())];
+            game.play(mv).expect("a legal move");
+            continue;
+        }
+        let Ok(r) = search.search_game(&game, SearchLimits::depth(config.depth)) else {
+            break;
+        };
+        out.push(ScoredPosition {
+            position: *game.position(),
+            score: r.score,
+            outcome: 0.0,
+        });
+        let mv = if rng.random_bool(config.random_move) {
+            legal[rng.random_range(0..legal.len())]
+        } else {
+            r.best_move
+        };
+        game.play(mv).expect("a legal move");
+    }
+    if let Some(winner) = game.outcome().and_then(|o| o.winner()) {
+        for p in &mut out {
+            p.outcome = if p.position.to_move() == winner {
+                1.0
+            } else {
+                -1.0
+            };
+        }
+    }
+    out
+}
+
+/// Plays `config.games` scored games, valuing leaves with `learned` (or the hand-written
+/// evaluation), and returns their positions, game by game in game order.
+pub fn play_scored_games(
+    learned: Option<Arc<LearnedEval>>,
+    config: &ScoredGames,
+) -> Vec<ScoredPosition> {
+    let threads = config.threads.max(1);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut per_game: Vec<Vec<ScoredPosition>> = vec![Vec::new(); config.games];
+    let results = std::sync::Mutex::new(&mut per_game);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                let search_config = AlphaBetaConfig::default();
+                let mut search = match &learned {
+                    Some(net) => AlphaBeta::with_learned(search_config, net.clone()),
+                    None => AlphaBeta::new(search_config),
+                };
+                loop {
+                    let g = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if g >= config.games {
+                        break;
+                    }
+                    let mut rng = SmallRng::seed_from_u64(
+                        config.seed ^ (g as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                    );
+                    search.clear();
+                    let positions = play_game(&mut search, config, &mut rng);
+                    results.lock().expect("no panic")[g] = positions;
+                }
+            });
+        }
+    });
+    per_game.into_iter().flatten().collect()
+}
+
+/// The scale `k` that best predicts the results from the scores, `P(win) = σ(score / k)`
+/// (maximum likelihood over the decided games' positions whose score is within the
+/// evaluation's range; a grid from 20 to 2000 units): how many evaluation units an
+/// evaluation's logit is worth.
+pub fn fit_score_scale(positions: &[ScoredPosition]) -> f32 {
+    let data: Vec<(f32, f32)> = positions
+        .iter()
+        .filter(|p| p.outcome != 0.0 && p.score.abs() <= crate::evaluation::EVAL_LIMIT)
+        .map(|p| (p.score as f32, (p.outcome + 1.0) / 2.0))
+        .collect();
+    let loss = |k: f32| -> f64 {
+        data.iter()
+            .map(|&(s, y)| {
+                let p = (1.0 / (1.0 + (-s / k).exp())).clamp(1e-6, 1.0 - 1e-6) as f64;
+                -(y as f64 * p.ln() + (1.0 - y as f64) * (1.0 - p).ln())
+            })
+            .sum()
+    };
+    let mut best = (f64::INFINITY, 200.0);
+    let mut k = 20.0f32;
+    while k <= 2000.0 {
+        let l = loss(k);
+        if l < best.0 {
+            best = (l, k);
+        }
+        k *= 1.05;
+    }
+    best.1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scored_games_are_deterministic_and_carry_their_results() {
+        let config = ScoredGames {
+            games: 6,
+            depth: 1,
+            threads: 2,
+            ..Default::default()
+        };
+        let a = play_scored_games(None, &config);
+        let b = play_scored_games(
+            None,
+            &ScoredGames {
+                threads: 1,
+                ..config.clone()
+            },
+        );
+        assert_eq!(a.len(), b.len());
+        assert!(a
+            .iter()
+            .zip(&b)
+            .all(|(x, y)| x.position == y.position && x.score == y.score));
+        assert!(a.iter().any(|p| p.outcome == 1.0) && a.iter().any(|p| p.outcome == -1.0));
+        // Consecutive positions of a decided game alternate results with the mover.
+        for w in a.windows(2) {
+            if w[0].outcome != 0.0
+                && w[1].outcome != 0.0
+                && w[0].position.ply() + 1 == w[1].position.ply()
+            {
+                assert_eq!(w[0].outcome, -w[1].outcome);
+            }
+        }
+    }
+
+    #[test]
+    fn the_fitted_scale_recovers_a_known_one() {
+        let mut rng = SmallRng::seed_from_u64(3);
+        let pos = Position::start(Variant::Standard, &Rules::classic());
+        let data: Vec<ScoredPosition> = (0..20000)
+            .map(|_| {
+                let score = rng.random_range(-1500..1500);
+                let p = 1.0 / (1.0 + (-(score as f64) / 300.0).exp());
+                ScoredPosition {
+                    position: pos,
+                    score,
+                    outcome: if rng.random_bool(p) { 1.0 } else { -1.0 },
+                }
+            })
+            .collect();
+        let k = fit_score_scale(&data);
+        assert!((250.0..360.0).contains(&k), "{k}");
+    }
+}
