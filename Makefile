@@ -68,7 +68,7 @@ chaos: build
 	LOAZERO_CHAOS_ROUNDS=$(CHAOS_ROUNDS) LOAZERO_CHAOS_SEED=$(CHAOS_SEED) \
 		$(CARGO) test --release --workspace --test cli_store_chaos -- --nocapture
 
-## screenshots: the README's screenshots (docs/screenshots/) of `loazero serve` over
+## screenshots: the screenshots of docs/serve.md (docs/screenshots/) of `loazero serve` over
 ## runs/default in headless Chromium (tests/browser.rs, docs_screenshots; other runs with
 ## LOAZERO_SCREENSHOT_RUNS=DIR:DIR). `--workspace` resolves features as `make test` does,
 ## so after `make test` it compiles nothing.

@@ -798,14 +798,15 @@ async fn dashboard(c: &Client, s: &Server) {
     screenshot(c, "dashboard.png").await;
 }
 
-/// The README's screenshots: `make screenshots` (`cargo test --release --workspace --test
-/// browser -- --ignored docs_screenshots`: with `--workspace` the features resolve as in
-/// `make test`, so after it nothing is compiled) serves `runs/default` with this build's
-/// `loazero serve` (`LOAZERO_SCREENSHOT_RUNS=DIR:DIR…` to serve others; a standard run with
-/// promoted models first, a gated run for `replay-gate.png`), or uses a running server
-/// at `LOAZERO_SERVE_URL=http://127.0.0.1:PORT/`, and writes play, analyse, replay,
-/// replay-gate and dashboard PNGs to `LOAZERO_SCREENSHOTS` (default `docs/screenshots/`).
-/// A screenshot it cannot make is named on stderr, and under `CI` is a failure.
+/// The screenshots of docs/serve.md and the README: `make screenshots` (`cargo test
+/// --release --workspace --test browser -- --ignored docs_screenshots`: with `--workspace`
+/// the features resolve as in `make test`, so after it nothing is compiled) serves
+/// `runs/default` with this build's `loazero serve` (`LOAZERO_SCREENSHOT_RUNS=DIR:DIR…` to
+/// serve others; a standard run with promoted models first, a gated run for
+/// `replay-gate.png`), or uses a running server at
+/// `LOAZERO_SERVE_URL=http://127.0.0.1:PORT/`, and writes play, analyse, replay,
+/// replay-gate and dashboard PNGs to `LOAZERO_SCREENSHOTS` (default `docs/screenshots/`). A
+/// screenshot it cannot make is named on stderr, and under `CI` is a failure.
 #[test]
 #[ignore = "needs a real run (runs/default, or LOAZERO_SCREENSHOT_RUNS / LOAZERO_SERVE_URL)"]
 fn docs_screenshots() {

@@ -1,9 +1,9 @@
-//! `run.deterministic = true` (README, "Reproducibility"): two runs of the same config and
-//! seed on the CPU write the same shards, game records, models, candidates, checkpoint
-//! and gate decisions, byte for byte, and so does a run killed with SIGKILL at random
-//! moments of self-play, training and gating and then resumed. The tiny 6×6 run of the
-//! other end-to-end tests, with two self-play workers (whose batches would otherwise mix)
-//! and a gate that can reject.
+//! `run.deterministic = true` (docs/training.md, "Reproducibility"): two runs of the same
+//! config and seed on the CPU write the same shards, game records, models, candidates,
+//! checkpoint and gate decisions, byte for byte, and so does a run killed with SIGKILL at
+//! random moments of self-play, training and gating and then resumed. The tiny 6×6 run of
+//! the other end-to-end tests, with two self-play workers (whose batches would otherwise
+//! mix) and a gate that can reject.
 
 mod common;
 use common::run_files::kill_9_during;

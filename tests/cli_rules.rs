@@ -6,7 +6,7 @@ use common::{last_line, loazero, loazero_with_input, stderr, stdout, temp_dir, T
 const START: &str = "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b";
 const TESTDATA: &str = THESIS_GAMES;
 
-/// The figures are the rules note's (`shared/notes/rules.md`, "Perft").
+/// The figures are the rules note's (`docs/rules.md`, "Perft").
 #[test]
 fn perft_prints_leaf_count_last() {
     let o = loazero(&["perft", "--depth", "3"]);

@@ -1,4 +1,4 @@
-//! Exported models read from Python, through the commands of the README's export lines:
+//! Exported models read from Python, through the export lines of docs/commands.md:
 //! `loazero export MODEL --out DIR` writes a TorchScript model that `torch.jit.load`
 //! runs to the Rust outputs, and `python scripts/onnx_export.py DIR` (from the repository
 //! root, after `make onnx-setup`) converts it to ONNX and checks it with onnxruntime.
@@ -62,7 +62,7 @@ fn python_with(modules: &str, install: &str) -> Option<PathBuf> {
 }
 
 /// A small model of `variant` saved in `dir`, exported by `loazero export` into
-/// `dir/export` as the README's line does.
+/// `dir/export` as the export lines of docs/commands.md (and the README) do.
 fn exported(dir: &Path, variant: loa::Variant) -> Model {
     tch::set_num_threads(1);
     tch::manual_seed(4);

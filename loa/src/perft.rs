@@ -128,7 +128,7 @@ mod tests {
     use super::*;
     use crate::Variant;
 
-    /// The figures of the rules note (`shared/notes/rules.md`, "Perft").
+    /// The figures of the rules note (`docs/rules.md`, "Perft").
     #[test]
     fn standard_perft() {
         let rules = Rules::classic();
@@ -139,7 +139,7 @@ mod tests {
         }
     }
 
-    /// The figures of the rules note (`shared/notes/rules.md`, "Perft").
+    /// The figures of the rules note (`docs/rules.md`, "Perft").
     #[test]
     fn scrambled_and_six_perft() {
         let rules = Rules::classic();
@@ -186,7 +186,7 @@ mod tests {
         let rules = Rules::classic();
         let p = Position::start(Variant::Standard, &rules);
         let d: u64 = perft_divide(&p, &rules, 3).iter().map(|x| x.1).sum();
-        // Perft 3 of the rules note (`shared/notes/rules.md`, "Perft").
+        // Perft 3 of the rules note (`docs/rules.md`, "Perft").
         assert_eq!(d, 44952);
     }
 }

@@ -1,4 +1,4 @@
-//! Rule options on which the sources disagree (see `shared/notes/rules.md`), and presets.
+//! Rule options on which the sources disagree (see `docs/rules.md`), and presets.
 
 use crate::{Color, Error};
 use std::fmt;

@@ -6,7 +6,7 @@ use std::fmt;
 use std::str::FromStr;
 
 /// A variant of Lines of Action. Each names its board, start position and special rules
-/// (see `shared/notes/rules.md`); the rule options ([`crate::Rules`]) are independent of it.
+/// (see `docs/rules.md`); the rule options ([`crate::Rules`]) are independent of it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Variant {
     /// 8×8, Black b1–g1 and b8–g8, White a2–a7 and h2–h7.

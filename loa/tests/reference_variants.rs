@@ -1,6 +1,6 @@
 //! An independent, deliberately slow reference implementation of the rules of every
 //! variant (plain LOA on the square boards, `parachute`, `gemma`, `ambiloa`, `alveole`),
-//! written from `shared/notes/rules.md` and checked against the engine.
+//! written from `docs/rules.md` and checked against the engine.
 //!
 //! The reference shares nothing with the bitboard code: boards are arrays of rows (row 0 at
 //! the bottom, cells numbered from the left), coordinates and direction vectors are its own
@@ -935,7 +935,7 @@ fn perft_from_random_positions_matches_the_reference() {
 /// Perft of each variant's start position (default rules; `ambiloa` also with West
 /// first), depths 1–4, by the engine and by the reference. Sources: standard's four
 /// figures and the first three of scrambled-eggs and 6x6 are those of the rules note
-/// (`shared/notes/rules.md`, "Perft"); every other figure (the fourth of scrambled-eggs
+/// (`docs/rules.md`, "Perft"); every other figure (the fourth of scrambled-eggs
 /// and 6x6, parachute, gemma, ambiloa, alveole) has no outside source and is this file's
 /// reference implementation's count, written from the rules note alone, which the loop
 /// checks the engine against. In `parachute` the move and the drop of a compound turn are

@@ -1,4 +1,4 @@
-//! Every special rule of `parachute`, `gemma`, `ambiloa` and `alveole` (`rules.md`) on
+//! Every special rule of `parachute`, `gemma`, `ambiloa` and `alveole` (`docs/rules.md`) on
 //! hand-made positions written as position text; text and move notation of every variant;
 //! incremental hashes; and `Game` replays of a short scripted game per variant.
 

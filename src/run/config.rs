@@ -86,12 +86,12 @@ pub struct LoopConfig {
     /// generation).
     pub seed: u64,
     /// Reproducible runs (CPU): the same config and seed give the same self-play games,
-    /// shards and trained weights, bit for bit, across runs and across a kill -9 and
-    /// resume (README, "Reproducibility"). Self-play is lockstep (`continuous_selfplay` is
-    /// ignored) with per-game seeds, one evaluator call at a time and games written in a
+    /// shards and trained weights, bit for bit, across runs and across a kill -9 and resume
+    /// (docs/training.md, "Reproducibility"). Self-play is lockstep (`continuous_selfplay`
+    /// is ignored) with per-game seeds, one evaluator call at a time and games written in a
     /// fixed order under fixed names; an interrupted generation's self-play is replayed
-    /// from its first game; the evaluation cache is off; the replay window orders shards
-    /// by name; matches are played on one thread. Default false.
+    /// from its first game; the evaluation cache is off; the replay window orders shards by
+    /// name; matches are played on one thread. Default false.
     pub deterministic: bool,
     /// A run kept in a store (`--store`): shards played with a model more than this many
     /// generations older than the newest published one are dropped and counted, by the
