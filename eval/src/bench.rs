@@ -4,6 +4,7 @@
 //! threads over the same positions (`bench alphabeta --threads`, `bench mcts`).
 
 use crate::config::AlphaBetaConfig;
+use crate::learned::LearnedEval;
 use crate::player::spec::Value;
 use crate::player::{PlayerFactory, PlayerSpec};
 use crate::search::{score_text, AlphaBeta, SearchLimits};
@@ -11,6 +12,7 @@ use anyhow::{Context, Result};
 use loa::{Game, Rules, Variant};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The bench positions: each variant's start and positions after 8, 16 and 24 random
@@ -77,10 +79,29 @@ impl std::fmt::Display for BenchRow {
 
 /// Searches every bench position for `ms` milliseconds (fresh tables each) with
 /// `config`, calling `row` after each.
-pub fn run(ms: u64, config: &AlphaBetaConfig, mut row: impl FnMut(&BenchRow)) -> Vec<BenchRow> {
+pub fn run(ms: u64, config: &AlphaBetaConfig, row: impl FnMut(&BenchRow)) -> Vec<BenchRow> {
+    run_with(ms, config, None, false, row)
+}
+
+/// [`run`] with the leaves valued by `learned` (if given), and only over the positions of
+/// the variants the learned evaluation covers when `covered_only` (so that the
+/// hand-written evaluation can be measured on the same positions).
+pub fn run_with(
+    ms: u64,
+    config: &AlphaBetaConfig,
+    learned: Option<&Arc<LearnedEval>>,
+    covered_only: bool,
+    mut row: impl FnMut(&BenchRow),
+) -> Vec<BenchRow> {
     let mut rows = Vec::new();
     for game in positions() {
-        let mut search = AlphaBeta::new(config.clone());
+        if covered_only && !crate::learned::supports(game.position().variant()) {
+            continue;
+        }
+        let mut search = match learned {
+            Some(net) => AlphaBeta::with_learned(config.clone(), net.clone()),
+            None => AlphaBeta::new(config.clone()),
+        };
         let r = search
             .search_game(&game, SearchLimits::time(Duration::from_millis(ms)))
             .expect("bench positions are not over");
@@ -214,5 +235,114 @@ mod tests {
         }
         let err = threads(&spec, &PlayerFactory::new(), &[1], &[], |_| {}).unwrap_err();
         assert!(err.to_string().contains("no bench position"), "{err}");
+    }
+}
+
+/// Nanoseconds per call of each evaluation step, over the positions of random games of the
+/// covered variants (see [`evaluation_costs`]).
+#[derive(Clone, Debug)]
+pub struct EvaluationCosts {
+    /// Positions timed.
+    pub positions: usize,
+    /// The hand-written evaluation.
+    pub hand_written: f64,
+    /// The learned evaluation with its accumulator refreshed from the pieces.
+    pub learned_refreshed: f64,
+    /// The learned evaluation with its accumulator updated by the last move.
+    pub learned_updated: f64,
+    /// Of those: the global terms alone (the hand-written features of both sides).
+    pub global_terms: f64,
+    /// Of those: the accumulator refresh alone.
+    pub refresh: f64,
+    /// Of those: the accumulator update alone.
+    pub update: f64,
+}
+
+/// Times each step of the learned evaluation `net` and the hand-written evaluation on the
+/// same positions (a few thousand, from random games; each step repeated over all of them
+/// `rounds` times).
+pub fn evaluation_costs(net: &LearnedEval, rounds: usize) -> EvaluationCosts {
+    use crate::learned::features::global_inputs;
+    use crate::learned::Accumulator;
+    use std::hint::black_box;
+    use std::time::Instant;
+    let rules = Rules::classic();
+    let mut rng = SmallRng::seed_from_u64(7);
+    // (position before, move, position after) triples of random games.
+    let mut steps = Vec::new();
+    for variant in Variant::ALL
+        .into_iter()
+        .filter(|v| crate::learned::supports(*v))
+    {
+        for _ in 0..40 {
+            let mut pos = loa::Position::start(variant, &rules);
+            for _ in 0..60 {
+                if pos.outcome(&rules).is_some() {
+                    break;
+                }
+                let moves = pos.legal_moves(&rules);
+                let mv = moves[rng.random_range(0..moves.len())];
+                let after = pos.after(mv);
+                if after.outcome(&rules).is_none() {
+                    steps.push((pos, mv, after));
+                }
+                pos = after;
+            }
+        }
+    }
+    let weights = crate::config::EvalWeights::default();
+    let accs: Vec<Accumulator> = steps
+        .iter()
+        .map(|(b, _, _)| Accumulator::refresh(net, b))
+        .collect();
+    let time = |f: &mut dyn FnMut()| {
+        let t = Instant::now();
+        for _ in 0..rounds.max(1) {
+            f();
+        }
+        t.elapsed().as_secs_f64() * 1e9 / (rounds.max(1) * steps.len()) as f64
+    };
+    let hand_written = time(&mut || {
+        for (_, _, a) in &steps {
+            black_box(crate::evaluation::static_evaluation(a, &weights));
+        }
+    });
+    let learned_refreshed = time(&mut || {
+        for (_, _, a) in &steps {
+            black_box(net.evaluate(black_box(a)));
+        }
+    });
+    let learned_updated = time(&mut || {
+        for ((b, mv, a), acc) in steps.iter().zip(&accs) {
+            let mut acc = acc.clone();
+            acc.update(net, b, *mv);
+            black_box(net.logit_with(&acc, a));
+        }
+    });
+    let global_terms = time(&mut || {
+        for (_, _, a) in &steps {
+            black_box(global_inputs(black_box(a)));
+        }
+    });
+    let refresh = time(&mut || {
+        for (_, _, a) in &steps {
+            black_box(Accumulator::refresh(net, black_box(a)));
+        }
+    });
+    let update = time(&mut || {
+        for ((b, mv, _), acc) in steps.iter().zip(&accs) {
+            let mut acc = acc.clone();
+            acc.update(net, b, *mv);
+            black_box(&acc);
+        }
+    });
+    EvaluationCosts {
+        positions: steps.len(),
+        hand_written,
+        learned_refreshed,
+        learned_updated,
+        global_terms,
+        refresh,
+        update,
     }
 }

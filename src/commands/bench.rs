@@ -40,6 +40,11 @@ pub enum What {
         /// Threads of each search, comma-separated (Lazy SMP; default: 1 and every core).
         #[arg(long, value_delimiter = ',')]
         threads: Vec<usize>,
+        /// A learned evaluation (nnue-NNNN.safetensors): measured against the hand-written
+        /// evaluation on the positions it covers, both in this sitting (LOAZERO_SIMD picks
+        /// its instruction set).
+        #[arg(long, value_name = "FILE")]
+        eval: Option<std::path::PathBuf>,
     },
     /// MCTS simulations per second and thread (uniform and heuristic evaluators).
     Mcts(BenchArgs),
@@ -53,26 +58,72 @@ pub fn run(args: Args) -> Result<()> {
         What::Movegen { depth } => movegen(depth),
         What::Mcts(a) => bench(a),
         What::Net(a) => bench_net(a),
-        What::Alphabeta { ms, threads } => {
+        What::Alphabeta { ms, threads, eval } => {
+            let learned = match &eval {
+                Some(path) => Some(std::sync::Arc::new(eval::learned::LearnedEval::load(path)?)),
+                None => None,
+            };
             let mut totals = Vec::new();
-            for n in thread_counts(&threads) {
-                println!("threads {n}:");
-                let config = eval::AlphaBetaConfig {
-                    threads: n,
-                    ..Default::default()
-                };
-                let rows = eval::bench::run(ms, &config, |r| println!("{r}"));
-                let (nodes, secs) = rows
-                    .iter()
-                    .fold((0, 0.0), |(n, s), r| (n + r.nodes, s + r.seconds));
-                let depth = rows.iter().map(|r| r.depth as f64).sum::<f64>() / rows.len() as f64;
-                let rate = nodes as f64 / secs.max(1e-9);
-                println!(
+            let arms: Vec<Option<&std::sync::Arc<eval::learned::LearnedEval>>> = match &learned {
+                Some(net) => vec![None, Some(net)],
+                None => vec![None],
+            };
+            for arm in arms {
+                for n in thread_counts(&threads) {
+                    match (arm, &learned) {
+                        (Some(net), _) => println!(
+                            "threads {n}, learned evaluation {} ({} path):",
+                            net.source(),
+                            net.simd().name()
+                        ),
+                        (None, Some(_)) => println!("threads {n}, hand-written evaluation:"),
+                        (None, None) => println!("threads {n}:"),
+                    }
+                    let config = eval::AlphaBetaConfig {
+                        threads: n,
+                        ..Default::default()
+                    };
+                    let rows = eval::bench::run_with(ms, &config, arm, learned.is_some(), |r| {
+                        println!("{r}")
+                    });
+                    let (nodes, secs) = rows
+                        .iter()
+                        .fold((0, 0.0), |(n, s), r| (n + r.nodes, s + r.seconds));
+                    let depth =
+                        rows.iter().map(|r| r.depth as f64).sum::<f64>() / rows.len() as f64;
+                    let rate = nodes as f64 / secs.max(1e-9);
+                    println!(
                     "total: {nodes} nodes in {secs:.2} s, {:.2} M nodes/s, mean depth {depth:.1} ({n} thread{})",
                     rate / 1e6,
                     if n == 1 { "" } else { "s" }
                 );
-                totals.push((n, rate, depth));
+                    totals.push((n, rate, depth));
+                }
+            }
+            if let Some(net) = &learned {
+                let c = eval::bench::evaluation_costs(net, 20);
+                println!(
+                    "one evaluation ({} positions, {} path): hand-written {:.0} ns; learned {:.0} ns refreshed, {:.0} ns updated (global terms {:.0} ns, refresh {:.0} ns, update {:.0} ns)",
+                    c.positions,
+                    net.simd().name(),
+                    c.hand_written,
+                    c.learned_refreshed,
+                    c.learned_updated,
+                    c.global_terms,
+                    c.refresh,
+                    c.update
+                );
+                let half = totals.len() / 2;
+                for (hand, net) in totals[..half].iter().zip(&totals[half..]) {
+                    println!(
+                        "learned / hand-written nodes a second on {} thread(s): {:.2}x (mean depth {:.1} against {:.1})",
+                        hand.0,
+                        net.1 / hand.1.max(1e-9),
+                        net.2,
+                        hand.2
+                    );
+                }
+                return Ok(());
             }
             print_speedups("alphabeta", &totals);
             Ok(())

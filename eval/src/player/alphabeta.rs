@@ -140,7 +140,7 @@ pub static KIND: PlayerKind = PlayerKind {
                    the leaves instead of the hand-written one",
             shown: Shown::Always,
             limit: false,
-            serve: Serve::Any,
+            serve: Serve::ServedFile,
         },
         Key {
             name: "w.NAME",

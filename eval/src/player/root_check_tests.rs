@@ -7,10 +7,16 @@ use loa::forced_set::test_set;
 
 /// The positions of the set where the player `spec` does not play a best move.
 fn misses(spec: &str) -> Vec<String> {
+    misses_in(spec, |_| true)
+}
+
+/// [`misses`] over the positions of the variants `keep` accepts.
+fn misses_in(spec: &str, keep: impl Fn(loa::Variant) -> bool) -> Vec<String> {
     let set = test_set();
     let spec = PlayerSpec::parse(spec).unwrap();
     let mut player = PlayerFactory::new().build(&spec, 7).unwrap();
     set.iter()
+        .filter(|p| keep(p.game.position().variant()))
         .filter_map(|p| {
             let mv = player.choose_move(&p.game).unwrap();
             (!p.is_best(mv)).then(|| format!("{} played {mv}", p.describe()))
@@ -60,4 +66,29 @@ fn ubfm_at_its_default_nodes_plays_every_tactic() {
 #[test]
 fn timed_ubfm_plays_every_tactic() {
     assert_plays_every_tactic("ubfm:evaluator=uniform,ms=5");
+}
+
+/// The learned alpha-beta, with random weights (the worst evaluation it can have), on the
+/// positions of the variants its feature set covers (there are some of each tactic).
+#[test]
+fn learned_alphabeta_plays_every_tactic() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nnue-0001.safetensors");
+    crate::learned::Weights::random(5).save(&path).unwrap();
+    let covered = test_set()
+        .iter()
+        .filter(|p| crate::learned::supports(p.game.position().variant()))
+        .count();
+    assert!(covered >= 10, "{covered}");
+    for spec in [
+        format!("alphabeta:depth=1,eval={}", path.display()),
+        format!("alphabeta:ms=50,eval={}", path.display()),
+    ] {
+        let missed = misses_in(&spec, crate::learned::supports);
+        assert!(
+            missed.is_empty(),
+            "{spec}: {} missed: {missed:#?}",
+            missed.len()
+        );
+    }
 }
