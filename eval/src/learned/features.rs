@@ -109,7 +109,7 @@ mod tests {
             v
         };
         assert_eq!(rows(Color::Black), rows(Color::White));
-        assert!(rows(Color::Black).iter().all(|&i| i < 8 || i >= 56));
+        assert!(rows(Color::Black).iter().all(|&i| !(8..56).contains(&i)));
         assert_eq!(rows(Color::Black).len(), 12);
         for sq in 0..64 {
             assert_eq!(

@@ -113,7 +113,7 @@ impl Weights {
         }
         let mut text = serde_json::to_vec(&Value::Object(header)).expect("json");
         // Pad the header to 8 bytes (safetensors' alignment).
-        while text.len() % 8 != 0 {
+        while !text.len().is_multiple_of(8) {
             text.push(b' ');
         }
         let mut out = Vec::with_capacity(8 + text.len() + offset);
@@ -266,7 +266,7 @@ mod tests {
         let header = std::str::from_utf8(&good[8..8 + n]).unwrap().to_string();
         let with_header = |h: String| {
             let mut h = h.into_bytes();
-            while h.len() % 8 != 0 {
+            while !h.len().is_multiple_of(8) {
                 h.push(b' ');
             }
             let mut b = (h.len() as u64).to_le_bytes().to_vec();

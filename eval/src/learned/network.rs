@@ -82,8 +82,8 @@ fn forward_kernel<const FMA: bool>(
         }
     }
     let mut out = net.out_bias;
-    for j in 0..L2 {
-        out = madd::<FMA>(h2[j].clamp(0.0, 1.0), net.out_weight[j], out);
+    for (h, w) in h2.iter().zip(&net.out_weight) {
+        out = madd::<FMA>(h.clamp(0.0, 1.0), *w, out);
     }
     out
 }
