@@ -73,9 +73,13 @@ pub fn run(args: Args) -> Result<()> {
         None => None,
     };
     if args.games > 0 {
-        let learned = match &args.init {
-            Some(p) => Some(std::sync::Arc::new(eval::learned::LearnedEval::load(p)?)),
-            None => None,
+        // The --init weights, already read, play the games.
+        let learned = match (&init, &args.init) {
+            (Some(w), Some(p)) => Some(std::sync::Arc::new(
+                eval::learned::LearnedEval::new(w.clone(), eval::learned::Simd::from_env()?)
+                    .with_context(|| format!("learned evaluation {}", p.display()))?,
+            )),
+            _ => None,
         };
         let started = std::time::Instant::now();
         let config = eval::learned::games::ScoredGames {

@@ -48,14 +48,10 @@ pub fn psq_dense(pos: &Position, perspective: Color) -> [f32; PSQ_INPUTS] {
 
 /// Every hand-written feature weighted non-zero, so that [`side_features`] computes all of
 /// them (groups and uniformity are skipped at weight 0).
-fn all_features() -> &'static EvalWeights {
-    use std::sync::OnceLock;
-    static W: OnceLock<EvalWeights> = OnceLock::new();
-    W.get_or_init(|| EvalWeights {
-        features: PerFeature([1.0; Feature::COUNT]),
-        side_to_move: 0.0,
-    })
-}
+static ALL_FEATURES: EvalWeights = EvalWeights {
+    features: PerFeature([1.0; Feature::COUNT]),
+    side_to_move: 0.0,
+};
 
 /// Divisors bringing each feature to about unit size (in [`Feature::ALL`] order), then the
 /// piece count's.
@@ -80,7 +76,7 @@ pub fn global_inputs(pos: &Position) -> [f32; GLOBAL_INPUTS] {
     let mut out = [0.0; GLOBAL_INPUTS];
     let us = pos.to_move();
     for (k, side) in [us, us.opponent()].into_iter().enumerate() {
-        let f = side_features(pos, side, all_features());
+        let f = side_features(pos, side, &ALL_FEATURES);
         let o = &mut out[k * 12..(k + 1) * 12];
         for i in 0..Feature::COUNT {
             o[i] = f.values.0[i] / SCALE[i];
