@@ -1,9 +1,113 @@
 //! The learned alpha-beta evaluation end to end: `train-eval` writes a weights file from
 //! alpha-beta games, `bestmove` and `bench alphabeta` play it, and a file that is not one,
-//! or a variant it does not cover, is refused with a message naming it.
+//! or a variant it does not cover, is refused with a message naming it; `loazero run`
+//! trains learned generations at its end, promotes, rates and names the strongest player.
 
 mod common;
-use common::{loazero, stdout, text, tiny_model_at};
+use common::{loazero, run_args, stdout, text, tiny_model_at, tiny_run_sets};
+
+/// A tiny standard run of one generation whose learned stage plays two small learned
+/// generations (16 games at depth 1 each): their candidates, promotion matches and
+/// verdicts are files, a promoted one is in `models/` and rated, the run ends by naming
+/// its strongest player, and a second start (the count reached) makes none.
+#[test]
+fn a_run_trains_promotes_and_rates_learned_generations() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let mut sets: Vec<String> = tiny_run_sets()
+        .into_iter()
+        .map(|s| match s.as_str() {
+            "selfplay.variant=6x6" => "selfplay.variant=standard".into(),
+            "learned_eval.share=0" => "learned_eval.share=0.2".into(),
+            _ => s,
+        })
+        .collect();
+    sets.extend(
+        [
+            "selfplay.max_game_plies=40",
+            "learned_eval.generations=2",
+            "learned_eval.games=16",
+            "learned_eval.min_games=8",
+            "learned_eval.depth=1",
+            "learned_eval.epochs=2",
+            "learned_eval.promotion_games=4",
+            "learned_eval.rating_depth=1",
+        ]
+        .map(String::from),
+    );
+    let args = run_args(&run, 1, &sets);
+    let o = loazero(&args);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = text(&o);
+    let mut promoted = Vec::new();
+    for k in 1..=2 {
+        let name = format!("nnue-{k:04}");
+        assert!(
+            run.join(format!("candidates/{name}.safetensors")).exists(),
+            "{out}"
+        );
+        let done = run.join(format!("matches/promote-{name}/done.json"));
+        let done: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(done).unwrap()).unwrap();
+        let t = &done["tally"];
+        let (w, d, l) = (
+            t["wins"].as_u64().unwrap(),
+            t["draws"].as_u64().unwrap(),
+            t["losses"].as_u64().unwrap(),
+        );
+        assert_eq!(w + d + l, 4, "{done}");
+        let is_promoted = 2 * w + d > 4;
+        assert_eq!(
+            run.join(format!("models/{name}.safetensors")).exists(),
+            is_promoted,
+            "{out}"
+        );
+        assert!(
+            out.contains(&format!("learned evaluation {name}: {w}-{d}-{l} against")),
+            "{out}"
+        );
+        if is_promoted {
+            promoted.push(name);
+        }
+    }
+    assert!(!run.join("candidates/nnue-0003.safetensors").exists());
+    let strongest = stdout(&o)
+        .lines()
+        .find(|l| l.starts_with("strongest player: "))
+        .unwrap_or_else(|| panic!("no strongest player line:\n{out}"))
+        .to_string();
+    let ratings = std::fs::read_to_string(run.join("ratings.csv")).unwrap();
+    match promoted.last() {
+        Some(best) => {
+            assert!(ratings.contains(best.as_str()), "{ratings}");
+            assert!(
+                stdout(&o).contains(&format!(
+                    "best learned evaluation: {}",
+                    run.join(format!("models/{best}.safetensors")).display()
+                )),
+                "{out}"
+            );
+            // Whichever is stronger by the ratings, the line names a spec that plays.
+            let spec = strongest["strongest player: ".len()..]
+                .split(' ')
+                .next()
+                .unwrap()
+                .to_string();
+            let o = loazero(&["bestmove", "--player", &spec]);
+            assert!(o.status.success(), "{spec}: {}", text(&o));
+        }
+        None => assert!(strongest.contains("model:"), "{strongest}"),
+    }
+    // Started again: the generations and the learned count are reached, nothing is played.
+    let o = loazero(&args);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        !text(&o).contains("alpha-beta games at depth"),
+        "{}",
+        text(&o)
+    );
+    assert!(!run.join("candidates/nnue-0003.safetensors").exists());
+}
 
 #[test]
 fn a_trained_evaluation_plays_and_bad_files_are_named() {

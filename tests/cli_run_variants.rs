@@ -9,7 +9,7 @@ use common::{loazero, temp_dir, text};
 use std::path::Path;
 
 /// A generation small enough for a test: a 1×8 net, 4 games, 4 steps, no gate, one anchor.
-const TINY: [&str; 24] = [
+const TINY: [&str; 25] = [
     "selfplay.simulations=16",
     "selfplay.mcts.cheap_simulations=4",
     "selfplay.mcts.leaves_per_batch=4",
@@ -34,6 +34,7 @@ const TINY: [&str; 24] = [
     "rating.anchor_games=2",
     "rating.simulations=8",
     "rating.every=1",
+    "learned_eval.share=0",
 ];
 
 fn run_one_generation(variant: &str, dir: &Path) {

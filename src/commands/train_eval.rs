@@ -89,7 +89,7 @@ pub fn run(args: Args) -> Result<()> {
             seed: args.seed,
             ..Default::default()
         };
-        let scored = eval::learned::games::play_scored_games(learned, &config);
+        let (scored, _) = eval::learned::games::play_scored_games(learned, &config);
         let scale = eval::learned::games::fit_score_scale(&scored);
         let labelled =
             train::learned_eval::labels_from_scored_games(&scored, scale, args.search_weight);

@@ -192,6 +192,58 @@ impl Default for RatingConfig {
     }
 }
 
+/// The learned alpha-beta evaluation the run trains at the end of its time budget
+/// (`[learned_eval]`, [`super::learned_stage`]). Defaults: those of `configs/default.toml`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LearnedEvalConfig {
+    /// Fraction of `run.minutes` kept for the stage at the end of the run (0 = no stage).
+    /// A run without a time limit plays `generations` learned generations after its last
+    /// generation.
+    pub share: f64,
+    /// Most learned generations per stage.
+    pub generations: u32,
+    /// Alpha-beta self-play games of one learned generation (played with the best
+    /// learned evaluation so far, the hand-written one for the first): fewer when the
+    /// stage's time runs short.
+    pub games: usize,
+    /// A learned generation with fewer games finished in time is not trained.
+    pub min_games: usize,
+    /// Depth of those games' searches, whose scores are the labels.
+    pub depth: u32,
+    /// Weight λ of the searched value in the labels `λ·search + (1 − λ)·result` (of the
+    /// alpha-beta games' scores and of the shards' MCTS values).
+    pub search_weight: f32,
+    /// The newest self-play positions (the run's shards, valued by the MCTS teacher) added
+    /// to every learned generation's games; 0 = none.
+    pub shard_positions: usize,
+    /// Training passes over a generation's positions.
+    pub epochs: usize,
+    /// Games of the promotion match (at `depth`) of a learned generation against the best
+    /// one before it (the first: against the hand-written evaluation); promoted when it
+    /// scores more than half.
+    pub promotion_games: usize,
+    /// Depth of the learned alpha-beta rated against `rating.anchors`.
+    pub rating_depth: u32,
+}
+
+impl Default for LearnedEvalConfig {
+    fn default() -> Self {
+        LearnedEvalConfig {
+            share: 0.2,
+            generations: 4,
+            games: 8000,
+            min_games: 1000,
+            depth: 3,
+            search_weight: 0.75,
+            shard_positions: 2_000_000,
+            epochs: 20,
+            promotion_games: 200,
+            rating_depth: 3,
+        }
+    }
+}
+
 /// Everything `loazero run` is configured with. Every table and key is optional in a file
 /// and takes the documented default (`configs/default.toml`, which equals the Rust
 /// defaults of each crate's config struct: one default per setting).
@@ -208,6 +260,8 @@ pub struct RunConfig {
     pub gate: GateConfig,
     /// Rating against anchors.
     pub rating: RatingConfig,
+    /// The learned alpha-beta evaluation trained at the end of the run.
+    pub learned_eval: LearnedEvalConfig,
 }
 
 /// What a derived seed is for (each use gets its own stream).
@@ -221,6 +275,12 @@ pub enum SeedUse {
     Selfplay = 3,
     /// Openings of a gate match.
     GateMatch = 4,
+    /// Alpha-beta self-play of a learned generation.
+    LearnedGames = 5,
+    /// Openings of a learned generation's promotion match.
+    LearnedPromotion = 6,
+    /// Openings of a learned evaluation's rating match.
+    LearnedRating = 7,
 }
 
 /// A seed for use `what`, generation `generation`, item `k`, derived from `base`
@@ -454,10 +514,10 @@ impl RunConfig {
             return Err("rating.anchors: at least one anchor is needed".into());
         }
         for a in &q.anchors {
-            if a.network().is_some() {
+            if a.network().is_some() || a.file("eval").is_some() {
                 return Err(format!(
                     "rating.anchors: `{a}`: anchors must not change, so no players with a \
-                     network (model:, ubfm:path=)"
+                     network (model:, ubfm:path=) or a learned evaluation (eval=)"
                 ));
             }
         }
@@ -466,6 +526,38 @@ impl RunConfig {
         }
         if q.simulations == 0 {
             return Err("rating.simulations must be ≥ 1".into());
+        }
+        let l = &self.learned_eval;
+        if !(0.0..0.9).contains(&l.share) {
+            return Err(format!(
+                "learned_eval.share = {}: must lie in [0, 0.9)",
+                l.share
+            ));
+        }
+        if !(0.0..=1.0).contains(&l.search_weight) {
+            return Err(format!(
+                "learned_eval.search_weight = {}: must lie in [0, 1]",
+                l.search_weight
+            ));
+        }
+        for (key, value) in [
+            ("generations", l.generations as usize),
+            ("games", l.games),
+            ("min_games", l.min_games),
+            ("depth", l.depth as usize),
+            ("epochs", l.epochs),
+            ("promotion_games", l.promotion_games),
+            ("rating_depth", l.rating_depth as usize),
+        ] {
+            if value == 0 {
+                return Err(format!("learned_eval.{key} must be ≥ 1"));
+            }
+        }
+        if l.min_games > l.games {
+            return Err(format!(
+                "learned_eval.min_games = {} is more than learned_eval.games = {}",
+                l.min_games, l.games
+            ));
         }
         Ok(())
     }

@@ -27,7 +27,8 @@ use super::algorithm;
 use super::config::{derive_seed, LoopConfig, RunConfig, SeedUse};
 use super::display::{clock, Bar, LoopDisplay};
 use super::join::Background;
-use super::layout::{copy_atomically, model_name, RunDir};
+use super::layout::{copy_atomically, learned_name, model_name, RunDir};
+use super::learned_stage::{self, LearnedStage};
 use super::net_schedule;
 use super::rating::{self, model_spec, rating_rows};
 use super::remote::StoreTrainer;
@@ -38,6 +39,7 @@ use eval::arena::{play_once, GameResult, MatchConfig, Openings};
 use eval::elo::Tally;
 use eval::{Decision, GateReport, PlayerFactory};
 use selfplay::{Cancel, ParkedGames};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use train::device::PrecisionOn;
@@ -69,18 +71,41 @@ fn is_out_of_time(err: &anyhow::Error) -> bool {
 
 /// Why generation `state.generation` may not start at `elapsed` seconds (`None`: it may):
 /// it is beyond `run.generations`, or, with a time budget, the last generation and the
-/// last rating round (the final one is still to come) would not fit into what is left.
-fn stop_reason(run: &LoopConfig, state: &LoopState, elapsed: f64) -> Option<StopReason> {
+/// last rating round (the final one is still to come) would not fit into what is left of
+/// the `budget_s` seconds the generations may use ([`generations_budget_s`]).
+fn stop_reason(
+    run: &LoopConfig,
+    state: &LoopState,
+    elapsed: f64,
+    budget_s: f64,
+) -> Option<StopReason> {
     if run.generations > 0 && state.generation > run.generations {
         return Some(StopReason::Generations);
     }
     if run.minutes > 0.0 {
         let need = state.last_generation_s + state.last_rating_s;
-        if elapsed + need > run.minutes * 60.0 {
+        if elapsed + need > budget_s {
             return Some(StopReason::TimeBudget);
         }
     }
     None
+}
+
+/// Whether the run ends with the learned evaluation's stage ([`learned_stage`]): a share of
+/// the budget for it and a variant it covers.
+fn learned_stage_on(config: &RunConfig) -> bool {
+    config.learned_eval.share > 0.0 && eval::learned::supports(config.variant())
+}
+
+/// Seconds of the run's budget its generations and the final rating of its best model
+/// may use: all of it, less the learned evaluation's share when its stage runs.
+fn generations_budget_s(config: &RunConfig) -> f64 {
+    let share = if learned_stage_on(config) {
+        config.learned_eval.share
+    } else {
+        0.0
+    };
+    config.run.minutes * 60.0 * (1.0 - share)
 }
 
 /// Runs the loop of one run directory. Owned by the main thread.
@@ -94,8 +119,11 @@ pub struct Driver {
     display: LoopDisplay,
     started: Instant,
     base_elapsed: f64,
-    /// Asks the phases to stop: a signal, or the time budget used up.
+    /// Asks the phases to stop: a signal, or the run time reaching `cancel_at_s`.
     cancel: Cancel,
+    /// Run seconds (`f64` bits) at which `cancel` stops the phases when the run has a time
+    /// budget: the generations' budget, then the whole budget for the learned stage.
+    cancel_at_s: Arc<AtomicU64>,
     record: GenerationRecord,
     /// The held-out set of the run's variant, when `run.heldout` and one ships.
     heldout: Option<HeldoutSet>,
@@ -166,16 +194,20 @@ impl Driver {
             .then(|| HeldoutSet::shipped(config.variant()))
             .flatten();
         let started = Instant::now();
-        let deadline = (config.run.minutes > 0.0).then(|| {
-            started
-                + Duration::from_secs_f64((config.run.minutes * 60.0 - state.elapsed_s).max(0.0))
-        });
+        let timed = config.run.minutes > 0.0;
+        let base_elapsed = state.elapsed_s;
+        let cancel_at_s = Arc::new(AtomicU64::new(generations_budget_s(&config).to_bits()));
+        let at = cancel_at_s.clone();
         let cancel = Cancel::when(move || {
-            crate::interrupt::requested() || deadline.is_some_and(|d| Instant::now() >= d)
+            crate::interrupt::requested()
+                || (timed
+                    && base_elapsed + started.elapsed().as_secs_f64()
+                        >= f64::from_bits(at.load(Ordering::Relaxed)))
         });
         Ok(Driver {
-            base_elapsed: state.elapsed_s,
+            base_elapsed,
             cancel,
+            cancel_at_s,
             run,
             config,
             state,
@@ -237,7 +269,7 @@ impl Driver {
         let r = &self.config.run;
         let by_generations = r.deterministic && r.generations > 0;
         if r.minutes > 0.0 && !by_generations {
-            Some(self.elapsed() / self.budget_s())
+            Some(self.elapsed() / generations_budget_s(&self.config))
         } else if r.generations > 0 {
             Some(self.state.generation.saturating_sub(1) as f64 / r.generations as f64)
         } else {
@@ -251,12 +283,17 @@ impl Driver {
 
     /// Why no further generation may start (generation and time limits); `None`: one may.
     fn stop_reason(&self) -> Option<StopReason> {
-        stop_reason(&self.config.run, &self.state, self.elapsed())
+        stop_reason(
+            &self.config.run,
+            &self.state,
+            self.elapsed(),
+            generations_budget_s(&self.config),
+        )
     }
 
-    /// Whether the time budget is used up.
+    /// Whether the generations' part of the time budget is used up.
     fn out_of_time(&self) -> bool {
-        self.config.run.minutes > 0.0 && self.elapsed() >= self.budget_s()
+        self.config.run.minutes > 0.0 && self.elapsed() >= generations_budget_s(&self.config)
     }
 
     /// The error of a phase that [`Driver::cancel`] stopped: [`crate::interrupt::Interrupted`]
@@ -404,21 +441,30 @@ impl Driver {
                 Err(e) => return Err(e),
             }
         }
+        let learned = if learned_stage_on(&self.config) {
+            self.learned_stage()?
+        } else {
+            None
+        };
         self.save_state()?;
         self.record_stop(stopped)?;
         self.sync_store()?;
         self.display.finish();
-        match rating::fit_run(&self.run) {
+        let table = match rating::fit_run(&self.run) {
             Ok(table) => {
                 println!("ratings after {} ({} games):", clock(self.elapsed()), {
                     table.ratings.iter().map(|r| r.games as u64).sum::<u64>() / 2
                 });
                 println!("{table}");
+                Some(table)
             }
             // The budget ran out before the first rating matches finished.
-            Err(e) if stopped == StopReason::TimeBudget => println!("no ratings yet: {e:#}"),
+            Err(e) if stopped == StopReason::TimeBudget => {
+                println!("no ratings yet: {e:#}");
+                None
+            }
             Err(e) => return Err(e),
-        }
+        };
         println!(
             "best model: {} ({} promoted, {} rejected); ratings: {}",
             self.run.model(best).display(),
@@ -426,7 +472,145 @@ impl Driver {
             self.state.rejected,
             self.run.ratings_csv().display()
         );
+        if let Some(k) = learned {
+            println!(
+                "best learned evaluation: {} (alpha-beta with it: alphabeta:eval={})",
+                self.run.learned_model(k).display(),
+                self.run.learned_model(k).display()
+            );
+        }
+        println!("{}", self.strongest_player(table.as_ref(), learned)?);
         Ok(())
+    }
+
+    /// The line naming the run's strongest player by the ratings: its best MCTS model at
+    /// `rating.simulations`, or the learned alpha-beta at `learned_eval.rating_depth`.
+    fn strongest_player(
+        &self,
+        table: Option<&eval::ratings::RatingTable>,
+        learned: Option<u32>,
+    ) -> Result<String> {
+        let best = self.state.best;
+        let elo = |name: &str| {
+            table
+                .and_then(|t| t.ratings.iter().find(|r| r.name == name))
+                .map(|r| r.elo)
+        };
+        let model = model_spec(
+            &self.run.model(best),
+            self.config.rating.simulations,
+            self.config.train.inference.device,
+        )?;
+        let model_elo = elo(&model_name(best));
+        let Some(k) = learned else {
+            return Ok(format!("strongest player: {model}"));
+        };
+        let learned_elo = elo(&learned_name(k));
+        let path = self.run.learned_model(k);
+        let (rating_depth, sims) = (
+            self.config.learned_eval.rating_depth,
+            self.config.rating.simulations,
+        );
+        let rated = |e: Option<f64>| e.map_or("unrated".into(), |e| format!("Elo {e:+.0}"));
+        Ok(match (learned_elo, model_elo) {
+            (Some(l), Some(m)) if m > l => format!(
+                "strongest player: {model} ({}, {} at {sims} simulations; {} at depth                  {rating_depth}: {})",
+                model_name(best),
+                rated(model_elo),
+                learned_name(k),
+                rated(learned_elo)
+            ),
+            _ => format!(
+                "strongest player: alphabeta:eval={} (the learned alpha-beta {}, {} at depth                  {rating_depth}; {} {} at {sims} simulations); give it the time per move you                  play at, e.g. alphabeta:eval={},ms=200",
+                path.display(),
+                learned_name(k),
+                rated(learned_elo),
+                model_name(best),
+                rated(model_elo),
+                path.display()
+            ),
+        })
+    }
+
+    /// The learned evaluation's stage ([`learned_stage`]) with the rest of the budget (at
+    /// most `learned_eval.share` of it), then the rating of its best evaluation. Returns
+    /// that best one; the budget running out ends the stage with what it finished.
+    fn learned_stage(&mut self) -> Result<Option<u32>> {
+        let budget = self.budget_s();
+        self.cancel_at_s.store(budget.to_bits(), Ordering::Relaxed);
+        let stage_end = (self.config.run.minutes > 0.0)
+            .then(|| (self.elapsed() + self.config.learned_eval.share * budget).min(budget));
+        let factory = self.factory();
+        let seconds_left = || stage_end.map(|end| end - self.elapsed());
+        let stage = LearnedStage {
+            run: &self.run,
+            config: &self.config,
+            factory: &factory,
+            cancel: &self.cancel,
+            seconds_left: &seconds_left,
+            display: &self.display,
+        };
+        let best = match stage.run().map_err(|e| self.stopped(e)) {
+            Ok(best) => best,
+            Err(e) if is_out_of_time(&e) => {
+                self.display.line(
+                    "the time budget ran out in the learned evaluation's stage: what it                      finished is kept",
+                );
+                learned_stage::best_learned(&learned_stage::learned_generations(&self.run)?)
+            }
+            Err(e) => return Err(e),
+        };
+        let Some(k) = best else {
+            return Ok(None);
+        };
+        let current = Mutex::new(String::new());
+        let display = &self.display;
+        let games = self.config.rating.games as u64;
+        let rated = rating::rate_learned(
+            &self.run,
+            &self.config,
+            &factory,
+            k,
+            &self.cancel,
+            &|label: &str, _: &GameResult, t: &Tally| {
+                let mut cur = current.lock().expect("label lock");
+                if *cur != label {
+                    *cur = label.to_string();
+                    display.start(Bar::Match, games, label);
+                }
+                display.update(
+                    Bar::Match,
+                    t.games() as u64,
+                    &format!("{label}: {}-{}-{}", t.wins, t.draws, t.losses),
+                );
+            },
+        )
+        .map_err(|e| self.stopped(e));
+        match rated {
+            Ok(table) => {
+                self.metrics.write(&Record::Rating(RatingRecord {
+                    time: unix_time(),
+                    elapsed_s: self.elapsed(),
+                    generation: self.state.best,
+                    ratings: rating_rows(&table),
+                }))?;
+                if let Some(r) = table.ratings.iter().find(|r| r.name == learned_name(k)) {
+                    self.display.line(&format!(
+                        "rated {} (alpha-beta at depth {}): Elo {:+.0} ± {:.0}; ratings.csv                          updated",
+                        learned_name(k),
+                        self.config.learned_eval.rating_depth,
+                        r.elo,
+                        1.96 * r.stderr
+                    ));
+                }
+            }
+            Err(e) if is_out_of_time(&e) => self.display.line(&format!(
+                "{} is not rated: the time budget is used up (a run with a larger --minutes                  rates it)",
+                learned_name(k)
+            )),
+            Err(e) => return Err(e),
+        }
+        Ok(Some(k))
     }
 
     /// Plays generations until a limit says stop (its reason); fails with
@@ -1008,20 +1192,40 @@ mod tests {
         state.generation = 3;
         state.last_generation_s = 100.0;
         state.last_rating_s = 50.0;
-        assert_eq!(stop_reason(&run, &state, 449.0), None);
-        assert_eq!(stop_reason(&run, &state, 450.0), None);
+        assert_eq!(stop_reason(&run, &state, 449.0, 600.0), None);
+        assert_eq!(stop_reason(&run, &state, 450.0, 600.0), None);
         assert_eq!(
-            stop_reason(&run, &state, 451.0),
+            stop_reason(&run, &state, 451.0, 600.0),
+            Some(StopReason::TimeBudget)
+        );
+        // A budget kept back for the learned stage ends the generations sooner.
+        assert_eq!(
+            stop_reason(&run, &state, 331.0, 480.0),
             Some(StopReason::TimeBudget)
         );
         run.minutes = 0.0;
-        assert_eq!(stop_reason(&run, &state, 1e9), None);
+        assert_eq!(stop_reason(&run, &state, 1e9, 0.0), None);
         run.generations = 3;
-        assert_eq!(stop_reason(&run, &state, 0.0), None);
+        assert_eq!(stop_reason(&run, &state, 0.0, 0.0), None);
         state.generation = 4;
         assert_eq!(
-            stop_reason(&run, &state, 0.0),
+            stop_reason(&run, &state, 0.0, 0.0),
             Some(StopReason::Generations)
         );
+    }
+
+    /// The learned stage's share comes off the generations' budget only where the stage
+    /// runs (a covered variant, a share above 0).
+    #[test]
+    fn the_learned_share_comes_off_the_generations_budget() {
+        let mut config = RunConfig::default();
+        config.run.minutes = 30.0;
+        assert_eq!(config.learned_eval.share, 0.2);
+        assert!((generations_budget_s(&config) - 1440.0).abs() < 1e-9);
+        config.selfplay.variant = loa::Variant::Six;
+        assert_eq!(generations_budget_s(&config), 1800.0);
+        config.selfplay.variant = loa::Variant::ScrambledEggs;
+        config.learned_eval.share = 0.0;
+        assert_eq!(generations_budget_s(&config), 1800.0);
     }
 }

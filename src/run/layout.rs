@@ -45,6 +45,11 @@ pub fn generation_of(name: &str) -> Option<u32> {
     name.strip_prefix("gen-")?.parse().ok()
 }
 
+/// Name of the learned evaluation of learned generation `k` (`nnue-0002`).
+pub fn learned_name(k: u32) -> String {
+    format!("nnue-{k:04}")
+}
+
 impl RunDir {
     /// The layout under `root`.
     pub fn new(root: impl Into<PathBuf>) -> RunDir {
@@ -88,6 +93,16 @@ impl RunDir {
         self.candidates()
             .join(format!("{}.safetensors", model_name(generation)))
     }
+    /// The promoted learned evaluation of learned generation `k`.
+    pub fn learned_model(&self, k: u32) -> PathBuf {
+        self.models()
+            .join(format!("{}.safetensors", learned_name(k)))
+    }
+    /// The trained learned evaluation of learned generation `k`, promoted or not.
+    pub fn learned_candidate(&self, k: u32) -> PathBuf {
+        self.candidates()
+            .join(format!("{}.safetensors", learned_name(k)))
+    }
     /// Trainer checkpoints.
     pub fn checkpoints(&self) -> PathBuf {
         self.root.join("checkpoints")
@@ -108,6 +123,15 @@ impl RunDir {
     pub fn rating_match(&self, generation: u32, anchor: usize) -> PathBuf {
         self.matches()
             .join(format!("rate-{}-vs-{anchor}", model_name(generation)))
+    }
+    /// The promotion match of learned generation `k` against the best before it.
+    pub fn learned_promotion_match(&self, k: u32) -> PathBuf {
+        self.matches().join(format!("promote-{}", learned_name(k)))
+    }
+    /// The rating match of learned generation `k` against anchor `anchor`.
+    pub fn learned_rating_match(&self, k: u32, anchor: usize) -> PathBuf {
+        self.matches()
+            .join(format!("rate-{}-vs-{anchor}", learned_name(k)))
     }
     /// The match of anchor `k` against anchor `k + 1`.
     pub fn anchor_match(&self, anchor: usize) -> PathBuf {

@@ -8,6 +8,7 @@
 //! * [`net_schedule`]: the network that grows as the run goes on (`run.net_schedule`).
 //! * [`shards`]: naming and counting the loop's own self-play shards.
 //! * [`rating`]: resumable matches against fixed anchors, Bradley–Terry ratings.
+//! * [`learned_stage`]: the learned alpha-beta evaluation trained at the end of a run.
 //! * [`driver`]: the loop itself; [`join`]: extra self-play processes.
 //! * [`remote`]: a run kept in a store (`--store`), its trainer's side; [`worker`]: the
 //!   workers of such a run; [`bundle`]: a shard with its game records as one object;
@@ -25,6 +26,7 @@ pub mod display;
 pub mod driver;
 pub mod join;
 pub mod layout;
+pub mod learned_stage;
 pub mod net_schedule;
 pub mod patient;
 pub mod rated_games;

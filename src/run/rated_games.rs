@@ -27,14 +27,21 @@ pub struct MatchDone {
 }
 
 /// The name a player has in the run's tables: a model player is called by its file
-/// (`gen-0003`), anything else by its spec.
+/// (`gen-0003`), an alpha-beta player with a learned evaluation by its evaluation's file
+/// (`nnue-0002`), anything else by its spec.
 pub fn display_name(spec_text: &str) -> String {
-    match PlayerSpec::parse(spec_text) {
-        Ok(spec) if spec.kind().name == eval::player::model::KIND.name => spec
-            .file("path")
+    let file = |spec: &PlayerSpec, key: &str| {
+        spec.file(key)
             .and_then(|p| p.file_stem())
             .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| spec_text.to_string()),
+    };
+    match PlayerSpec::parse(spec_text) {
+        Ok(spec) if spec.kind().name == eval::player::model::KIND.name => {
+            file(&spec, "path").unwrap_or_else(|| spec_text.to_string())
+        }
+        Ok(spec) if spec.kind().name == eval::player::alphabeta::KIND.name => {
+            file(&spec, "eval").unwrap_or_else(|| spec_text.to_string())
+        }
         _ => spec_text.to_string(),
     }
 }

@@ -140,6 +140,42 @@ pub fn rate(
     Ok(table)
 }
 
+/// Rates learned generation `k` (`models/nnue-k`, as `alphabeta:depth=D,eval=…` with `D =
+/// learned_eval.rating_depth`) against every anchor, as [`rate`] rates a model (the anchor
+/// matches are those of the models' ratings), then fits every finished match of the run.
+pub fn rate_learned(
+    run: &RunDir,
+    config: &RunConfig,
+    factory: &PlayerFactory,
+    k: u32,
+    cancel: &Cancel,
+    on_game: &(dyn Fn(&str, &GameResult, &Tally) + Sync),
+) -> Result<RatingTable> {
+    let q = &config.rating;
+    let player = super::learned_stage::learned_spec(
+        &run.learned_model(k),
+        config.learned_eval.rating_depth,
+    )?;
+    for (i, anchor) in q.anchors.iter().enumerate() {
+        let label = format!("{} vs {anchor}", super::layout::learned_name(k));
+        resumable_match(
+            factory,
+            &player,
+            anchor,
+            q.games,
+            config,
+            q.opening_plies,
+            derive_seed(config.run.seed, SeedUse::LearnedRating, k, i as u64),
+            &run.learned_rating_match(k, i),
+            cancel,
+            &|g, t| on_game(&label, g, t),
+        )?;
+    }
+    let table = fit_run(run)?;
+    write_atomically(&run.ratings_csv(), table.to_csv().as_bytes())?;
+    Ok(table)
+}
+
 /// The rows of a table for the metrics log.
 pub fn rating_rows(table: &RatingTable) -> Vec<RatingRow> {
     table

@@ -143,6 +143,9 @@ pub fn tiny_run_sets() -> Vec<String> {
         "rating.anchor_games=2",
         "rating.simulations=8",
         "rating.every=2",
+        // The learned evaluation's stage is tested on its own (cli_learned_eval.rs); a
+        // test that turns this run into a standard one does not want 4 × 8 000 games.
+        "learned_eval.share=0",
     ]
     .iter()
     .map(|s| s.to_string())

@@ -45,6 +45,9 @@ pub struct LearnedEvalTraining {
     pub heldout_fraction: f64,
     /// Seed of the initial weights, the batch order and the symmetries.
     pub seed: u64,
+    /// Asked before every step: when it asks to stop, the training fails with
+    /// [`selfplay::Error::Cancelled`] (a SIGINT, say; `time_limit` ends it with weights).
+    pub stop: selfplay::Cancel,
 }
 
 impl Default for LearnedEvalTraining {
@@ -56,6 +59,7 @@ impl Default for LearnedEvalTraining {
             learning_rate: 2e-3,
             heldout_fraction: 0.05,
             seed: 1,
+            stop: selfplay::Cancel::never(),
         }
     }
 }
@@ -265,6 +269,9 @@ pub fn train_learned_eval(
         for chunk in order.chunks(config.batch_size) {
             if config.time_limit.is_some_and(|t| started.elapsed() >= t) {
                 break 'epochs;
+            }
+            if config.stop.requested() {
+                return Err(selfplay::Error::Cancelled.into());
             }
             let progress_frac = step as f64 / total_steps as f64;
             let lr = config.learning_rate

@@ -13,6 +13,7 @@ use crate::search::{AlphaBeta, SearchLimits};
 use loa::{Position, Rules, Variant};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use selfplay::Cancel;
 use std::sync::Arc;
 
 /// How the scored games are played.
@@ -34,6 +35,9 @@ pub struct ScoredGames {
     pub seed: u64,
     /// The variant.
     pub variant: Variant,
+    /// Stops the games before their next search when asked: the games under way are
+    /// dropped, the finished ones kept.
+    pub stop: Cancel,
 }
 
 impl Default for ScoredGames {
@@ -47,6 +51,7 @@ impl Default for ScoredGames {
             threads: 1,
             seed: 1,
             variant: Variant::Standard,
+            stop: Cancel::never(),
         }
     }
 }
@@ -63,11 +68,12 @@ pub struct ScoredPosition {
     pub outcome: f32,
 }
 
+/// One game's scored positions; `None` when `config.stop` stopped it.
 fn play_game(
     search: &mut AlphaBeta,
     config: &ScoredGames,
     rng: &mut SmallRng,
-) -> Vec<ScoredPosition> {
+) -> Option<Vec<ScoredPosition>> {
     let rules = Rules::classic();
     let mut game = loa::Game::new(config.variant, rules);
     let mut out: Vec<ScoredPosition> = Vec::new();
@@ -77,6 +83,9 @@ fn play_game(
             let mv = legal[rng.random_range(0..legal.len())];
             game.play(mv).expect("a legal move");
             continue;
+        }
+        if config.stop.requested() {
+            return None;
         }
         let Ok(r) = search.search_game(&game, SearchLimits::depth(config.depth)) else {
             break;
@@ -102,18 +111,20 @@ fn play_game(
             };
         }
     }
-    out
+    Some(out)
 }
 
 /// Plays `config.games` scored games, valuing leaves with `learned` (or the hand-written
-/// evaluation), and returns their positions, game by game in game order.
+/// evaluation), and returns their positions, game by game in game order, with the number
+/// of games finished (fewer than `config.games` when `config.stop` stopped them; a game is
+/// kept whole or not at all).
 pub fn play_scored_games(
     learned: Option<Arc<LearnedEval>>,
     config: &ScoredGames,
-) -> Vec<ScoredPosition> {
+) -> (Vec<ScoredPosition>, usize) {
     let threads = config.threads.max(1);
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut per_game: Vec<Vec<ScoredPosition>> = vec![Vec::new(); config.games];
+    let mut per_game: Vec<Option<Vec<ScoredPosition>>> = vec![None; config.games];
     let results = std::sync::Mutex::new(&mut per_game);
     std::thread::scope(|scope| {
         for _ in 0..threads {
@@ -125,7 +136,7 @@ pub fn play_scored_games(
                 };
                 loop {
                     let g = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    if g >= config.games {
+                    if g >= config.games || config.stop.requested() {
                         break;
                     }
                     let mut rng = SmallRng::seed_from_u64(
@@ -138,7 +149,8 @@ pub fn play_scored_games(
             });
         }
     });
-    per_game.into_iter().flatten().collect()
+    let finished = per_game.iter().filter(|g| g.is_some()).count();
+    (per_game.into_iter().flatten().flatten().collect(), finished)
 }
 
 /// The scale `k` that best predicts the results from the scores, `P(win) = σ(score / k)`
@@ -183,8 +195,9 @@ mod tests {
             threads: 2,
             ..Default::default()
         };
-        let a = play_scored_games(None, &config);
-        let b = play_scored_games(
+        let (a, finished) = play_scored_games(None, &config);
+        assert_eq!(finished, 6);
+        let (b, _) = play_scored_games(
             None,
             &ScoredGames {
                 threads: 1,
@@ -206,6 +219,47 @@ mod tests {
                 assert_eq!(w[0].outcome, -w[1].outcome);
             }
         }
+    }
+
+    /// A stop keeps the games finished before it, whole, and drops the one under way.
+    #[test]
+    fn a_stop_keeps_only_whole_games() {
+        let whole = ScoredGames {
+            games: 3,
+            depth: 1,
+            ..Default::default()
+        };
+        let (all, _) = play_scored_games(None, &whole);
+        // The stop is asked before every game and every search: it answers yes once the
+        // first game's searches and the second game's start have asked, so the second
+        // game stops before its first search.
+        let searches = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = searches.clone();
+        let first_game = {
+            let (one, _) = play_scored_games(
+                None,
+                &ScoredGames {
+                    games: 1,
+                    ..whole.clone()
+                },
+            );
+            one.len()
+        };
+        let limit = first_game + 2;
+        let config = ScoredGames {
+            stop: Cancel::when(move || {
+                counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= limit
+            }),
+            ..whole
+        };
+        let (kept, finished) = play_scored_games(None, &config);
+        assert_eq!(finished, 1);
+        assert_eq!(kept.len(), first_game);
+        assert!(kept
+            .iter()
+            .zip(&all)
+            .all(|(x, y)| x.position == y.position && x.score == y.score));
+        assert!(searches.load(std::sync::atomic::Ordering::Relaxed) > limit);
     }
 
     #[test]
