@@ -478,7 +478,8 @@ pub(crate) fn draw_elo_curve<X: Ranged<ValueType = f64>>(
 }
 
 /// `elo.png`: trained models (points, ±1.96·stderr bars, joined by a line) against
-/// their generation; anchors as dashed horizontal lines labelled with their name.
+/// their generation; anchors, and the run's learned alpha-beta (`nnue-k`, rated once at
+/// the end of the run), as dashed horizontal lines labelled with their name.
 /// The x axis is the run's training time in minutes when every rated model's generation
 /// has an end time in `generations` (generation 0 is minute 0), else the generation.
 fn draw_elo(
@@ -543,7 +544,12 @@ fn draw_elo(
             px(5.0, s),
             c.stroke_width(px(1.5, s)),
         ))?;
-        let label = format!("{} ({:.0})", anchor.name, anchor.elo);
+        let label = if anchor.name.starts_with("nnue-") {
+            // The run's learned evaluation (its alpha-beta at learned_eval.rating_depth).
+            format!("{}: learned alpha-beta ({:.0})", anchor.name, anchor.elo)
+        } else {
+            format!("{} ({:.0})", anchor.name, anchor.elo)
+        };
         let style = TextStyle::from(("sans-serif", px(15.0, s)).into_font())
             .color(&c)
             .pos(Pos::new(HPos::Left, VPos::Bottom));

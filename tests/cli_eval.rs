@@ -271,17 +271,21 @@ fn match_writes_replayable_records_and_ratings_read_them() {
     assert_eq!(openings.len(), 3, "{openings:?}");
     assert!(openings.values().all(|&n| n == 2));
 
+    // `--dir`, as every command spells the directory, and the older positional form.
+    let with_flag = Command::new(BIN)
+        .args(["ratings", "--dir"])
+        .arg(&dir)
+        .output()
+        .unwrap();
     let out = Command::new(BIN).arg("ratings").arg(&dir).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        stdout.contains("random") && stdout.contains("alphabeta:depth=2"),
-        "{stdout}"
-    );
+    for o in [&with_flag, &out] {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            stdout.contains("random") && stdout.contains("alphabeta:depth=2"),
+            "{stdout}"
+        );
+    }
     let csv = std::fs::read_to_string(dir.join("ratings.csv")).unwrap();
     assert!(csv.starts_with("name,elo,stderr,games,score\n"), "{csv}");
     assert!(csv.contains("\nrandom,0.0,0.0,6,"), "{csv}");

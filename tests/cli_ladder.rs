@@ -152,8 +152,10 @@ fn ladder_plays_the_runs_models_writes_csv_and_png_and_resumes() {
 
     // An explicit list: the untrained network is added and played (its two games at
     // once), generation 3 reused.
+    // The run directory spelled `--dir`, as `run` and `serve` take it.
     let o3 = loazero(&[
         "ladder",
+        "--dir",
         run.to_str().unwrap(),
         "--generations",
         "3,0",

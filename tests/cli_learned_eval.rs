@@ -146,6 +146,8 @@ fn a_trained_evaluation_plays_and_bad_files_are_named() {
     let o = loazero(&["bestmove", "--player", &spec]);
     assert!(o.status.success(), "{}", text(&o));
     let start = loa::Position::start(loa::Variant::Standard, &loa::Rules::classic());
+    // Its info line names the evaluation.
+    assert!(stdout(&o).contains(" eval nnue-0001 pv "), "{}", text(&o));
     let last = stdout(&o).lines().last().unwrap_or("").to_string();
     assert!(
         start.parse_move(&last, &loa::Rules::classic()).is_ok(),
@@ -169,6 +171,43 @@ fn a_trained_evaluation_plays_and_bad_files_are_named() {
         "{}",
         text(&o)
     );
+
+    // `benchmark` plays the learned alpha-beta at a time and at a depth.
+    let bench = dir.path().join("bench");
+    let o = loazero(&[
+        "benchmark",
+        net.to_str().unwrap(),
+        "--times",
+        "5",
+        "--depths",
+        "1",
+        "--games",
+        "2",
+        "--max-plies",
+        "40",
+        "--out",
+        bench.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let csv = std::fs::read_to_string(bench.join("results.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 3, "{csv}");
+
+    // `export` writes the checked weights and a description.
+    let out = dir.path().join("export");
+    let o = loazero(&[
+        "export",
+        net.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let exported = std::fs::read(out.join("nnue-0001.safetensors")).unwrap();
+    assert_eq!(exported, std::fs::read(&net).unwrap());
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("nnue-0001.json")).unwrap())
+            .unwrap();
+    assert_eq!(json["format"], "loazero-learned-eval");
+    assert_eq!(json["tensors"].as_array().unwrap().len(), 8);
 
     // A policy-value model is not a learned evaluation; a variant it does not cover.
     let model = dir.path().join("m.safetensors");

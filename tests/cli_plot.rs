@@ -80,11 +80,16 @@ fn plot_writes_every_png_with_the_requested_size() {
     }
     assert_no_temporary_files(&plots);
 
-    // Default size, other output directory; running twice replaces the files.
+    // Default size, other output directory; running twice replaces the files; the run
+    // directory spelled `--dir`, as `run` and `serve` take it (it used to fail with clap's
+    // `-- --dir` tip), or as before.
     let out = dir.path().join("elsewhere");
     let o_str = out.to_str().unwrap();
-    for _ in 0..2 {
-        let o = loazero(&["plot", d, "--out", o_str]);
+    for args in [
+        ["plot", "--dir", d, "--out", o_str].as_slice(),
+        &["plot", d, "--out", o_str],
+    ] {
+        let o = loazero(args);
         assert!(o.status.success(), "{}", text(&o));
     }
     for name in PLOTS {

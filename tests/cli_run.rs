@@ -621,3 +621,81 @@ fn a_run_grows_its_network_on_schedule_and_resumes_with_the_grown_one() {
     assert!(!out.status.success());
     assert!(text(&out).contains("run.net_schedule"), "{}", text(&out));
 }
+
+/// `--minutes` counts the whole run: a resume with a budget the run already used is
+/// refused with the `--minutes` that goes on, and the run's config keeps its budget
+/// (it used to stop at once, print the ratings and save the smaller budget).
+#[test]
+fn a_resume_with_a_used_up_budget_says_how_to_go_on_and_keeps_the_config() {
+    let tmp = temp_dir();
+    let dir = tmp.path().join("r");
+    let mut args = run_args(&dir, 1, true);
+    args.extend(["--minutes".into(), "30".into()]);
+    let out = loazero(&args);
+    assert!(out.status.success(), "{}", text(&out));
+    let config = std::fs::read_to_string(dir.join("config.toml")).unwrap();
+    assert!(config.contains("minutes = 30.0"), "{config}");
+    let mut again = run_args(&dir, 2, true);
+    again.extend(["--minutes".into(), "0.001".into()]);
+    let out = loazero(&again);
+    assert!(!out.status.success(), "{}", text(&out));
+    let t = text(&out);
+    assert!(t.contains("counts the whole run"), "{t}");
+    let suggested: f64 = t
+        .split("pass --minutes ")
+        .nth(1)
+        .and_then(|rest| rest.split(';').next())
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no --minutes to pass: {t}"));
+    assert!(suggested > 0.0, "{t}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("config.toml")).unwrap(),
+        config
+    );
+}
+
+/// The quick recipe of the README (`--config configs/quick.toml`): within 1.5 of its 3
+/// minutes a 2-core machine promotes at least 3 generations and rates the last one (the
+/// default's 2-minute trial promoted none on some 2-core machines).
+#[test]
+fn the_quick_recipe_promotes_generations_within_minutes() {
+    let tmp = temp_dir();
+    let dir = tmp.path().join("quick");
+    let config = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/quick.toml");
+    let out = loazero(&[
+        "run",
+        "--config",
+        config,
+        "--dir",
+        dir.to_str().unwrap(),
+        "--minutes",
+        "1.5",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("state.json")).unwrap()).unwrap();
+    let promoted = state["promoted"].as_u64().unwrap();
+    assert!(promoted >= 3, "{promoted} promoted:\n{}", text(&out));
+    let best = state["best"].as_u64().unwrap();
+    let ratings = std::fs::read_to_string(dir.join("ratings.csv")).unwrap();
+    assert!(
+        ratings.contains(&format!("gen-{best:04}")),
+        "{ratings}\n{}",
+        text(&out)
+    );
+}
+
+/// Without a terminal every match's progress line counts its own games: the anchors'
+/// `rating.anchor_games`, the models' `rating.games` (both used to show the larger).
+#[test]
+fn match_progress_lines_count_each_matchs_games() {
+    let tmp = temp_dir();
+    let dir = tmp.path().join("r");
+    let mut args = run_args(&dir, 1, true);
+    args.extend(["--set".into(), "rating.anchor_games=4".into()]);
+    let out = loazero(&args);
+    assert!(out.status.success(), "{}", text(&out));
+    let t = text(&out);
+    assert!(t.contains("random vs alphabeta:depth=1 (0/4)"), "{t}");
+    assert!(t.contains("gen-0000 vs random (0/2)"), "{t}");
+}

@@ -328,6 +328,12 @@ fn analysis_of_a_run_model_and_of_the_heuristic() {
 
     for (body, status, needle) in [
         (json!({"model": "/etc/passwd"}), 403, "outside"),
+        (json!({"ab_eval": "/etc/passwd"}), 403, "outside"),
+        (
+            json!({"ab_eval": model.display().to_string()}),
+            400,
+            "not a learned evaluation",
+        ),
         (json!({"model": model.display().to_string()}), 400, "6x6"),
         (json!({"sims": 0}), 400, "sims"),
         (json!({"ab_depth": 99}), 400, "ab_depth"),
@@ -341,6 +347,52 @@ fn analysis_of_a_run_model_and_of_the_heuristic() {
         assert_eq!(st, status, "{body}: {text}");
         assert!(error_of(&text).contains(needle), "{body}: {text}");
     }
+}
+
+/// A learned evaluation in a served run is listed with its spec and values alpha-beta's
+/// leaves in the analysis.
+#[test]
+fn a_served_learned_evaluation_is_listed_and_analyses() {
+    let nnue = tiny().join("models/nnue-0009.safetensors");
+    let scratch = temp_dir();
+    let o = common::loazero(&[
+        "train-eval",
+        "--dir",
+        scratch.path().to_str().unwrap(),
+        "--out",
+        nnue.to_str().unwrap(),
+        "--max-positions",
+        "0",
+        "--games",
+        "12",
+        "--depth",
+        "1",
+        "--epochs",
+        "1",
+        "--threads",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", common::text(&o));
+    let s = Server::start(&[&tiny()]);
+    let runs = s.get_json("/api/runs");
+    let learned = runs["runs"][0]["learned"].as_array().unwrap().clone();
+    let listed = learned
+        .iter()
+        .find(|l| l["name"] == "nnue-0009")
+        .unwrap_or_else(|| panic!("{runs}"));
+    assert_eq!(listed["spec"], format!("alphabeta:eval={}", nnue.display()));
+    let r = s.post_json(
+        "/api/analyse",
+        &json!({"variant": "standard", "moves": [], "sims": 8, "ab_depth": 2,
+                "ab_eval": nnue.display().to_string()}),
+    );
+    assert_eq!(r["alphabeta"]["eval"], "nnue-0009", "{r}");
+    assert_eq!(r["alphabeta"]["depth"], 2);
+    let r = s.post_json(
+        "/api/analyse",
+        &json!({"variant": "standard", "moves": [], "sims": 8, "ab_depth": 1}),
+    );
+    assert_eq!(r["alphabeta"]["eval"], "hand-written", "{r}");
 }
 
 #[test]

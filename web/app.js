@@ -272,6 +272,8 @@ const Play = {
       const rated = r.models.find((m) => m.name === r.best);
       const current = r.models.find((m) => m.name === r.current);
       const best = rated || current || r.models[r.models.length - 1];
+      const learned = (r.learned || []).slice().reverse();
+      if (learned.length) opts.push([learned[0].spec, `${r.name}: learned alpha-beta ${learned[0].name}`]);
       if (rated) opts.push([rated.spec, `${r.name}: best model ${rated.name} (by its ratings)`]);
       if (current && current !== rated) opts.push([current.spec, `${r.name}: ${r.current_label} model ${current.name}`]);
       if (best && !rated && !current) opts.push([best.spec, `${r.name}: newest model ${best.name}`]);
@@ -447,6 +449,20 @@ const Analyse = {
       if (!first && models.length) first = models[0].path;
     }
     sel.value = keep && [...sel.options].some((o) => o.value === keep) ? keep : (first || 'heuristic');
+    // Alpha-beta's leaf evaluation: the runs' learned ones (the newest promoted first), or
+    // the hand-written one.
+    const ev = $('an-abeval');
+    const keepEval = ev.value;
+    ev.textContent = '';
+    let firstEval = null;
+    for (const r of App.runs.filter((x) => x.variant === variant)) {
+      for (const l of (r.learned || []).slice().reverse()) {
+        el('option', { value: l.path }, ev, `${r.name}: learned ${l.name}`);
+        if (!firstEval) firstEval = l.path;
+      }
+    }
+    el('option', { value: 'hand-written' }, ev, 'hand-written evaluation');
+    ev.value = keepEval && [...ev.options].some((o) => o.value === keepEval) ? keepEval : (firstEval || 'hand-written');
   },
 
   open(game, ply) {
@@ -523,6 +539,7 @@ const Analyse = {
       model: $('an-model').value,
       sims: parseInt($('an-sims').value, 10) || 400,
       ab_ms: parseInt($('an-abms').value, 10) || 300,
+      ab_eval: $('an-abeval').value || 'hand-written',
     });
     try {
       const r = await api('/api/analyse', body);
@@ -562,7 +579,7 @@ const Analyse = {
     }
     el('caption', {}, t, `${r.mcts.simulations} simulations in ${r.mcts.ms.toFixed(0)} ms`);
     const ab = r.alphabeta;
-    $('an-ab').textContent = `score ${ab.score_text} · depth ${ab.depth} · ${ab.nodes} nodes in ${ab.ms.toFixed(0)} ms · PV ${ab.pv.join(' ')}`;
+    $('an-ab').textContent = `${ab.eval} evaluation · score ${ab.score_text} · depth ${ab.depth} · ${ab.nodes} nodes in ${ab.ms.toFixed(0)} ms · PV ${ab.pv.join(' ')}`;
     const p = $('an-policy');
     p.textContent = '';
     const ph = el('tr', {}, p);

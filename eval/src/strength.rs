@@ -178,13 +178,21 @@ pub fn with_sims(spec: &PlayerSpec, count: u32) -> Result<PlayerSpec> {
 const COUNT_KEYS: [(&str, &str); 3] = [("mcts", "sims"), ("model", "sims"), ("ubfm", "nodes")];
 
 fn set_limits(spec: &PlayerSpec, count: Option<u32>, ms: Option<u64>) -> Result<PlayerSpec> {
+    let int = |n: Option<u64>| n.map(|n| Value::Int(n as i64));
+    if spec.kind().name == "alphabeta" {
+        // The learned alpha-beta (`alphabeta:eval=FILE`): its count is the depth, so a
+        // depth pairing is the same search with another evaluation.
+        return spec
+            .with("nodes", None)?
+            .with("depth", int(count.map(u64::from)))?
+            .with("ms", int(ms));
+    }
     let Some((_, key)) = COUNT_KEYS
         .into_iter()
         .find(|(kind, _)| spec.kind().name == *kind)
     else {
-        bail!("benchmark: the player '{spec}' is not an mcts:, model: or ubfm: player");
+        bail!("benchmark: the player '{spec}' is not an mcts:, model:, ubfm: or alphabeta: player");
     };
-    let int = |n: Option<u64>| n.map(|n| Value::Int(n as i64));
     spec.with(key, int(count.map(u64::from)))?
         .with("ms", int(ms))
 }
@@ -222,9 +230,15 @@ impl StrengthConfig {
             if d == 0 || d > 60 {
                 bail!("--depths: depth {d} is not in 1..=60");
             }
+            // An alpha-beta player (a learned evaluation) searches the baseline's depth.
+            let count = if self.player.kind().name == "alphabeta" {
+                d
+            } else {
+                self.sims
+            };
             out.push(Pairing {
                 level: Level::Depth(d),
-                player: with_sims(&self.player, self.sims)?,
+                player: with_sims(&self.player, count)?,
                 baseline: PlayerSpec::parse(&format!("alphabeta:depth={d}"))?,
                 threads: self.depth_threads.max(1),
             });
@@ -556,8 +570,33 @@ mod tests {
         c.times_ms.clear();
         c.depths.clear();
         assert!(c.pairings().unwrap_err().to_string().contains("nothing"));
-        let c = config("alphabeta:depth=3");
-        assert!(c.pairings().unwrap_err().to_string().contains("alphabeta"));
+        let c = config("random");
+        assert!(c.pairings().unwrap_err().to_string().contains("random"));
+    }
+
+    /// The learned alpha-beta meets the baseline at its time, and at its depth (the same
+    /// search, another evaluation).
+    #[test]
+    fn learned_alphabeta_pairings_set_its_time_or_its_depth() {
+        let c = config("alphabeta:depth=1,eval=/x/nnue-0001.safetensors");
+        let p = c.pairings().unwrap();
+        assert_eq!(p.len(), c.times_ms.len() + c.depths.len());
+        for (pairing, ms) in p.iter().zip(&c.times_ms) {
+            let name = pairing.player.name();
+            assert!(
+                name.contains(&format!("ms={ms}")) && !name.contains("depth="),
+                "{name}"
+            );
+            assert!(name.contains("eval=/x/nnue-0001.safetensors"), "{name}");
+        }
+        for (pairing, d) in p[c.times_ms.len()..].iter().zip(&c.depths) {
+            let name = pairing.player.name();
+            assert!(
+                name.contains(&format!("depth={d}")) && !name.contains("ms="),
+                "{name}"
+            );
+            assert_eq!(pairing.baseline.name(), format!("alphabeta:depth={d}"));
+        }
     }
 
     #[test]

@@ -23,7 +23,9 @@ use std::time::Instant;
 /// Arguments of `loazero benchmark`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The model file (`.safetensors` written by loazero).
+    /// The model file (`.safetensors` written by loazero), or a learned evaluation
+    /// (`nnue-NNNN.safetensors`: the learned alpha-beta, at each depth of --depths
+    /// against the hand-written evaluation).
     pub model: PathBuf,
     /// Times per move in milliseconds for the equal-time pairings (model `ms=T` vs
     /// `alphabeta:ms=T`), comma-separated; `none` for no timed pairing.
@@ -129,7 +131,16 @@ pub fn run(args: Args) -> Result<()> {
     let depths: Vec<u32> = parse_list("--depths", &args.depths)?;
     let variant = args.game.variant;
     let search = args.pairing.search.unwrap_or(Search::Mcts);
-    let player = search.spec(&args.model, args.sims, args.pairing.device)?;
+    // A learned evaluation file plays as the learned alpha-beta: alphabeta:eval=FILE at
+    // each time, and at each depth against the hand-written evaluation.
+    let learned = std::fs::read(&args.model)
+        .map(|b| eval::learned::Weights::claims_format(&b))
+        .unwrap_or(false);
+    let player = if learned {
+        crate::run::learned_stage::learned_spec(&args.model, 1)?
+    } else {
+        search.spec(&args.model, args.sims, args.pairing.device)?
+    };
     let config = StrengthConfig {
         player,
         times_ms: times,

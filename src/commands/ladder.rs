@@ -40,9 +40,18 @@ use std::time::Instant;
 pub struct Args {
     /// The run directory (as written by `loazero run`): its promoted models
     /// (`models/gen-NNNN.safetensors`), its `metrics.jsonl` (their training times) and its
-    /// `config.toml` (the variant and rules played) are read.
-    #[arg(value_name = "RUN_DIR")]
-    pub dir: PathBuf,
+    /// `config.toml` (the variant and rules played) are read. Also `ladder RUN_DIR`.
+    #[arg(
+        long = "dir",
+        value_name = "RUN_DIR",
+        required_unless_present = "dir_positional",
+        conflicts_with = "dir_positional"
+    )]
+    pub dir: Option<PathBuf>,
+    /// The run directory, as older versions took it (`--dir` is the spelling of every
+    /// command).
+    #[arg(value_name = "RUN_DIR", hide = true)]
+    pub dir_positional: Option<PathBuf>,
     /// The generations whose models play, comma-separated (each needs a promoted model
     /// and a training time). Default: --points models spread over the training time.
     #[arg(long, conflicts_with = "points")]
@@ -410,8 +419,17 @@ fn write_outputs(out: &Path, run: &Path, games: usize, rungs: &[Rung]) -> Result
 
 /// Chooses the models, plays every missing pairing (progress on stderr) and prints the
 /// table on stdout.
-pub fn run(args: Args) -> Result<()> {
-    let run_dir = RunDir::new(&args.dir);
+pub fn run(mut args: Args) -> Result<()> {
+    let dir = args
+        .dir
+        .take()
+        .or(args.dir_positional.take())
+        .expect("clap requires one");
+    run_with(args, dir)
+}
+
+fn run_with(args: Args, dir: PathBuf) -> Result<()> {
+    let run_dir = RunDir::new(&dir);
     let times_ms: Vec<u64> = parse_list("--ms", &args.ms)?;
     if times_ms.is_empty() {
         bail!("--ms: give at least one time per move in milliseconds");
@@ -419,15 +437,15 @@ pub fn run(args: Args) -> Result<()> {
     if times_ms.contains(&0) {
         bail!("--ms {}: a time per move must be positive", args.ms);
     }
-    if !args.dir.is_dir() {
+    if !dir.is_dir() {
         bail!(
             "run directory {} does not exist or is not a directory",
-            args.dir.display()
+            dir.display()
         );
     }
     // Models first: a directory without any is not a run, whatever else it lacks.
     let generations = promoted_generations(&run_dir)?;
-    let metrics = read_metrics(&args.dir).context("the models' training times")?;
+    let metrics = read_metrics(&dir).context("the models' training times")?;
     let all = with_times(&generations, &metrics.generations);
     let chosen = match &args.generations {
         Some(text) => pick(&run_dir, &all, &parse_list("--generations", text)?)?,
@@ -454,7 +472,7 @@ pub fn run(args: Args) -> Result<()> {
         let config = RunConfig::load(None, &[])?;
         eprintln!(
             "warning: {} has no config.toml: playing {} {}",
-            args.dir.display(),
+            dir.display(),
             config.variant(),
             config.rules()
         );
@@ -491,7 +509,7 @@ pub fn run(args: Args) -> Result<()> {
             .build(&pairings[0].player, 0)
             .with_context(|| format!("model {}", run_dir.model(c.generation).display()))?;
     }
-    let out = args.out.clone().unwrap_or_else(|| args.dir.join("ladder"));
+    let out = args.out.clone().unwrap_or_else(|| dir.join("ladder"));
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
     let listed: Vec<String> = chosen
         .iter()
@@ -506,7 +524,7 @@ pub fn run(args: Args) -> Result<()> {
     eprintln!(
         "ladder: {} vs alphabeta at {} ms per move: {}; {} games each; {variant} {rules}; \
          output {}",
-        args.dir.display(),
+        dir.display(),
         times_ms
             .iter()
             .map(u64::to_string)
@@ -537,12 +555,12 @@ pub fn run(args: Args) -> Result<()> {
             &mut |p, all, reused| {
                 report_pairing(&prefix, p, all, reused);
                 let so_far: Vec<Rung> = rungs.iter().cloned().chain(all.iter().map(rung)).collect();
-                write_outputs(&out, &args.dir, args.games, &so_far)
+                write_outputs(&out, &dir, args.games, &so_far)
             },
         )?;
         rungs.extend(results.iter().map(rung));
     }
-    println!("run: {}", args.dir.display());
+    println!("run: {}", dir.display());
     print!("{}", table(&in_table_order(&rungs)));
     println!(
         "Elo of each model over alpha-beta at equal time per move, 95% interval; {} games \

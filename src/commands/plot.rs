@@ -7,13 +7,19 @@ use std::path::PathBuf;
 /// Arguments of `loazero plot`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The run directory (as written by `loazero run`); its `metrics.jsonl` is read.
+    /// The run directory (as written by `loazero run`); its `metrics.jsonl` is read. Also
+    /// `plot RUN_DIR`.
     #[arg(
+        long = "dir",
         value_name = "RUN_DIR",
-        required_unless_present = "store",
-        conflicts_with = "store"
+        required_unless_present_any = ["store", "dir_positional"],
+        conflicts_with_all = ["store", "dir_positional"]
     )]
     pub dir: Option<PathBuf>,
+    /// The run directory, as older versions took it (`--dir` is the spelling of every
+    /// command).
+    #[arg(value_name = "RUN_DIR", conflicts_with = "store", hide = true)]
+    pub dir_positional: Option<PathBuf>,
     /// Plot the run kept in this store instead (s3://BUCKET/PREFIX, gs://…, az://…,
     /// file:///PATH or a directory; docs/distributed.md), read-only: a local view of the run
     /// (--cache) is brought up to date first.
@@ -36,7 +42,10 @@ pub struct Args {
 }
 
 /// Writes the plots and prints the path of each.
-pub fn run(args: Args) -> Result<()> {
+pub fn run(mut args: Args) -> Result<()> {
+    if args.dir.is_none() {
+        args.dir = args.dir_positional.take();
+    }
     let (dir, out) = match (&args.store, &args.dir) {
         (Some(spec), _) => {
             let view = crate::run::store_view::materialise(spec, args.cache.as_deref())?;

@@ -15,8 +15,12 @@ pub struct Args {
     /// rating and anchor matches, models named as in its `ratings.csv`). Several are
     /// fitted together (models of several runs are named RUN/gen-NNNN; the anchors they
     /// share join their scales).
-    #[arg(required_unless_present = "store")]
+    #[arg(required_unless_present_any = ["store", "dir_flags"])]
     pub dirs: Vec<PathBuf>,
+    /// A run directory (or results directory or file), as every command spells it;
+    /// repeatable, joined to the ones given without the flag.
+    #[arg(long = "dir", value_name = "RUN_DIR")]
+    pub dir_flags: Vec<PathBuf>,
     /// Rate the run kept in this store too (s3://BUCKET/PREFIX, gs://…, az://…,
     /// file:///PATH or a directory; docs/distributed.md), read-only: a local view of the run
     /// (--cache) is brought up to date first. Its models are named by the store's last path
@@ -126,7 +130,9 @@ struct Source {
 }
 
 /// Prints the table (anchor `random` = 0 when present) and writes the CSV.
-pub fn run(args: Args) -> Result<()> {
+pub fn run(mut args: Args) -> Result<()> {
+    let flagged = std::mem::take(&mut args.dir_flags);
+    args.dirs.extend(flagged);
     let mut sources: Vec<Source> = Vec::new();
     for dir in &args.dirs {
         if !dir.exists() {

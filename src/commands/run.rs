@@ -115,6 +115,30 @@ fn config_of(args: &Args, saved: Option<&Saved>, name: &str) -> Result<RunConfig
     Ok(config)
 }
 
+/// A resumed run's `--minutes` counts the whole run: one the run has already used would
+/// only rate its best model again and rewrite its budget, so it is refused (before the
+/// config is saved) with the `--minutes` that goes on for that long.
+fn check_resumed_budget(args: &Args, dir: &RunDir, name: &str) -> Result<()> {
+    let Some(minutes) = args.minutes.filter(|&m| m > 0.0) else {
+        return Ok(());
+    };
+    let Ok(state) = crate::run::state::LoopState::load(&dir.state()) else {
+        // No state yet (a run cut before its first save) or one the driver will refuse.
+        return Ok(());
+    };
+    let used = state.elapsed_s / 60.0;
+    if minutes <= used {
+        // Hundredths, rounded up: the suggestion always lies beyond what was used.
+        let suggested = ((used + minutes) * 100.0).ceil() / 100.0;
+        bail!(
+            "{name} has already run {used:.2} minutes, and --minutes counts the whole run \
+             (across restarts): --minutes {minutes} would stop it at once. To go on for \
+             {minutes} more minutes pass --minutes {suggested:.2}; its config keeps its budget"
+        );
+    }
+    Ok(())
+}
+
 /// Starts or resumes the run.
 pub fn run(args: Args) -> Result<()> {
     // Before anything is written: a signal is then always a stop at a safe point.
@@ -172,6 +196,9 @@ pub fn run(args: Args) -> Result<()> {
     if args.print_config {
         print!("{}", config.to_toml());
         return Ok(());
+    }
+    if resuming {
+        check_resumed_budget(&args, &dir, &name)?;
     }
     dir.create()?;
     let _lock = dir.lock()?;

@@ -39,6 +39,13 @@ pub struct Args {
     /// Depth of those games' searches.
     #[arg(long, default_value_t = 3)]
     pub depth: u32,
+    /// A policy-value model (e.g. the run's models/gen-NNNN.safetensors) whose value blends
+    /// into those games' labels with --teacher-weight.
+    #[arg(long)]
+    pub teacher: Option<PathBuf>,
+    /// Weight τ of the --teacher's value in the games' labels, `(1 − τ)·label + τ·value`.
+    #[arg(long, default_value_t = 0.25)]
+    pub teacher_weight: f32,
     /// Threads playing those games.
     #[arg(long, default_value_t = 2)]
     pub game_threads: usize,
@@ -91,8 +98,22 @@ pub fn run(args: Args) -> Result<()> {
         };
         let (scored, _) = eval::learned::games::play_scored_games(learned, &config);
         let scale = eval::learned::games::fit_score_scale(&scored);
-        let labelled =
+        let mut labelled =
             train::learned_eval::labels_from_scored_games(&scored, scale, args.search_weight);
+        if let Some(teacher) = &args.teacher {
+            let evaluator = train::NetEvaluator::load(teacher, &train::InferenceConfig::default())
+                .with_context(|| format!("--teacher {}", teacher.display()))?;
+            train::learned_eval::blend_teacher_values(
+                &mut labelled,
+                &evaluator,
+                args.teacher_weight,
+            )?;
+            println!(
+                "the games' labels blended with {}'s value (weight {})",
+                teacher.display(),
+                args.teacher_weight
+            );
+        }
         println!(
             "{} positions from {} alpha-beta games at depth {} ({:.0} s; {:.0} units a logit)",
             labelled.len(),

@@ -214,6 +214,9 @@ pub struct LearnedEvalConfig {
     /// Weight λ of the searched value in the labels `λ·search + (1 − λ)·result` (of the
     /// alpha-beta games' scores and of the shards' MCTS values).
     pub search_weight: f32,
+    /// Weight τ of the run's best MCTS network's value (its value head, the teacher) in the
+    /// labels of the alpha-beta games' positions: `(1 − τ)·label + τ·value`.
+    pub teacher_weight: f32,
     /// The newest self-play positions (the run's shards, valued by the MCTS teacher) added
     /// to every learned generation's games; 0 = none.
     pub shard_positions: usize,
@@ -236,6 +239,7 @@ impl Default for LearnedEvalConfig {
             min_games: 1000,
             depth: 3,
             search_weight: 0.75,
+            teacher_weight: 0.0,
             shard_positions: 2_000_000,
             epochs: 20,
             promotion_games: 200,
@@ -534,11 +538,13 @@ impl RunConfig {
                 l.share
             ));
         }
-        if !(0.0..=1.0).contains(&l.search_weight) {
-            return Err(format!(
-                "learned_eval.search_weight = {}: must lie in [0, 1]",
-                l.search_weight
-            ));
+        for (key, w) in [
+            ("search_weight", l.search_weight),
+            ("teacher_weight", l.teacher_weight),
+        ] {
+            if !(0.0..=1.0).contains(&w) {
+                return Err(format!("learned_eval.{key} = {w}: must lie in [0, 1]"));
+            }
         }
         for (key, value) in [
             ("generations", l.generations as usize),

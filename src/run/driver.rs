@@ -480,6 +480,14 @@ impl Driver {
             );
         }
         println!("{}", self.strongest_player(table.as_ref(), learned)?);
+        if stopped == StopReason::TimeBudget {
+            println!(
+                "the run used its {:.1} minutes; to train on, run the same command with a \
+                 larger --minutes (it counts the whole run, e.g. --minutes {:.0})",
+                self.config.run.minutes,
+                self.config.run.minutes * 2.0
+            );
+        }
         Ok(())
     }
 
@@ -514,14 +522,17 @@ impl Driver {
         let rated = |e: Option<f64>| e.map_or("unrated".into(), |e| format!("Elo {e:+.0}"));
         Ok(match (learned_elo, model_elo) {
             (Some(l), Some(m)) if m > l => format!(
-                "strongest player: {model} ({}, {} at {sims} simulations; {} at depth                  {rating_depth}: {})",
+                "strongest player: {model} ({}, {} at {sims} simulations; {} at depth \
+                 {rating_depth}: {})",
                 model_name(best),
                 rated(model_elo),
                 learned_name(k),
                 rated(learned_elo)
             ),
             _ => format!(
-                "strongest player: alphabeta:eval={} (the learned alpha-beta {}, {} at depth                  {rating_depth}; {} {} at {sims} simulations); give it the time per move you                  play at, e.g. alphabeta:eval={},ms=200",
+                "strongest player: alphabeta:eval={} (the learned alpha-beta {}, {} at depth \
+                 {rating_depth}; {} {} at {sims} simulations); give it the time per move you \
+                 play at, e.g. alphabeta:eval={},ms=200",
                 path.display(),
                 learned_name(k),
                 rated(learned_elo),
@@ -542,10 +553,12 @@ impl Driver {
             .then(|| (self.elapsed() + self.config.learned_eval.share * budget).min(budget));
         let factory = self.factory();
         let seconds_left = || stage_end.map(|end| end - self.elapsed());
+        let teacher = self.run.model(self.state.best);
         let stage = LearnedStage {
             run: &self.run,
             config: &self.config,
             factory: &factory,
+            teacher: &teacher,
             cancel: &self.cancel,
             seconds_left: &seconds_left,
             display: &self.display,
@@ -554,7 +567,8 @@ impl Driver {
             Ok(best) => best,
             Err(e) if is_out_of_time(&e) => {
                 self.display.line(
-                    "the time budget ran out in the learned evaluation's stage: what it                      finished is kept",
+                    "the time budget ran out in the learned evaluation's stage: what it \
+                     finished is kept",
                 );
                 learned_stage::best_learned(&learned_stage::learned_generations(&self.run)?)
             }
@@ -565,18 +579,17 @@ impl Driver {
         };
         let current = Mutex::new(String::new());
         let display = &self.display;
-        let games = self.config.rating.games as u64;
         let rated = rating::rate_learned(
             &self.run,
             &self.config,
             &factory,
             k,
             &self.cancel,
-            &|label: &str, _: &GameResult, t: &Tally| {
+            &|label: &str, games: usize, _: &GameResult, t: &Tally| {
                 let mut cur = current.lock().expect("label lock");
                 if *cur != label {
                     *cur = label.to_string();
-                    display.start(Bar::Match, games, label);
+                    display.start(Bar::Match, games as u64, label);
                 }
                 display.update(
                     Bar::Match,
@@ -596,7 +609,8 @@ impl Driver {
                 }))?;
                 if let Some(r) = table.ratings.iter().find(|r| r.name == learned_name(k)) {
                     self.display.line(&format!(
-                        "rated {} (alpha-beta at depth {}): Elo {:+.0} ± {:.0}; ratings.csv                          updated",
+                        "rated {} (alpha-beta at depth {}): Elo {:+.0} ± {:.0}; ratings.csv \
+                         updated",
                         learned_name(k),
                         self.config.learned_eval.rating_depth,
                         r.elo,
@@ -605,7 +619,8 @@ impl Driver {
                 }
             }
             Err(e) if is_out_of_time(&e) => self.display.line(&format!(
-                "{} is not rated: the time budget is used up (a run with a larger --minutes                  rates it)",
+                "{} is not rated: the time budget is used up (a run with a larger --minutes \
+                 rates it)",
                 learned_name(k)
             )),
             Err(e) => return Err(e),
@@ -1056,11 +1071,6 @@ impl Driver {
         let started = self.elapsed();
         let current = Mutex::new(String::new());
         let display = &self.display;
-        let games = self
-            .config
-            .rating
-            .games
-            .max(self.config.rating.anchor_games) as u64;
         let factory = self.factory();
         let table = rating::rate(
             &self.run,
@@ -1068,11 +1078,11 @@ impl Driver {
             &factory,
             generation,
             &self.cancel,
-            &|label: &str, _: &GameResult, t: &Tally| {
+            &|label: &str, games: usize, _: &GameResult, t: &Tally| {
                 let mut cur = current.lock().expect("label lock");
                 if *cur != label {
                     *cur = label.to_string();
-                    display.start(Bar::Match, games, label);
+                    display.start(Bar::Match, games as u64, label);
                 }
                 display.update(
                     Bar::Match,

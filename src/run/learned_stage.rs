@@ -1,7 +1,9 @@
 //! The learned evaluation's stage of a run (`[learned_eval]`): after the run's last
 //! generation, alpha-beta plays itself at a fixed depth, its searches score the positions,
 //! and the learned evaluation of [`eval::learned`] is trained on those scores, the games'
-//! results and the run's own self-play positions (valued by the MCTS network, the teacher).
+//! results (blended, with `learned_eval.teacher_weight`, with the run's best MCTS network's
+//! value of each position) and the run's own self-play positions (valued by the MCTS
+//! network's searches).
 //!
 //! Learned generation `k` plays its games with the best learned evaluation before it (the
 //! hand-written one for `k = 1`), starts from its weights, is written to
@@ -34,8 +36,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use train::learned_eval::{
-    labels_from_scored_games, labels_from_shards, train_learned_eval, LabelledPosition,
-    LearnedEvalTraining,
+    blend_teacher_values, labels_from_scored_games, labels_from_shards, train_learned_eval,
+    LabelledPosition, LearnedEvalTraining,
 };
 
 /// Seconds each of training, the promotion match and the final rating is expected to take
@@ -87,6 +89,9 @@ pub struct LearnedStage<'a> {
     pub config: &'a RunConfig,
     /// Makes the match players.
     pub factory: &'a PlayerFactory,
+    /// The run's best MCTS model: the teacher whose value `learned_eval.teacher_weight`
+    /// blends into the games' labels.
+    pub teacher: &'a Path,
     /// A signal or the run's budget: asked between games, training steps and match moves;
     /// the stage then fails with [`selfplay::Error::Cancelled`].
     pub cancel: &'a Cancel,
@@ -220,9 +225,15 @@ impl LearnedStage<'_> {
             ));
             *shards = Some(read);
         }
+        let mut games = labels_from_scored_games(&scored, scale, l.search_weight);
+        if l.teacher_weight > 0.0 {
+            let evaluator = train::NetEvaluator::load(self.teacher, &self.config.train.inference)
+                .with_context(|| format!("the teacher {}", self.teacher.display()))?;
+            blend_teacher_values(&mut games, &evaluator, l.teacher_weight)?;
+        }
         // The shards first, the games last: the held-out part is games.
         let mut data = shards.clone().unwrap_or_default();
-        data.extend(labels_from_scored_games(&scored, scale, l.search_weight));
+        data.extend(games);
         Ok(Some(data))
     }
 

@@ -86,7 +86,8 @@ pub fn match_threads(config: &RunConfig) -> usize {
 
 /// Rates the model of `generation` against every anchor (and plays the anchor matches
 /// once per run), then fits every finished match of the run. Returns the table with
-/// models named `gen-NNNN`; writes `ratings.csv`. `cancel` stops it before the next move
+/// models named `gen-NNNN`; writes `ratings.csv`. `on_game` sees every game with its
+/// match's label and number of games. `cancel` stops it before the next move
 /// of its match (see [`resumable_match`]): the matches finished so far are kept.
 pub fn rate(
     run: &RunDir,
@@ -94,7 +95,7 @@ pub fn rate(
     factory: &PlayerFactory,
     generation: u32,
     cancel: &Cancel,
-    on_game: &(dyn Fn(&str, &GameResult, &Tally) + Sync),
+    on_game: &(dyn Fn(&str, usize, &GameResult, &Tally) + Sync),
 ) -> Result<RatingTable> {
     let q = &config.rating;
     let anchors: &[PlayerSpec] = &q.anchors;
@@ -111,7 +112,7 @@ pub fn rate(
                 derive_seed(config.run.seed, SeedUse::AnchorMatch, 0, k as u64),
                 &run.anchor_match(k),
                 cancel,
-                &|g, t| on_game(&label, g, t),
+                &|g, t| on_game(&label, q.anchor_games, g, t),
             )?;
         }
     }
@@ -132,7 +133,7 @@ pub fn rate(
             derive_seed(config.run.seed, SeedUse::RatingMatch, generation, k as u64),
             &run.rating_match(generation, k),
             cancel,
-            &|g, t| on_game(&label, g, t),
+            &|g, t| on_game(&label, q.games, g, t),
         )?;
     }
     let table = fit_run(run)?;
@@ -149,7 +150,7 @@ pub fn rate_learned(
     factory: &PlayerFactory,
     k: u32,
     cancel: &Cancel,
-    on_game: &(dyn Fn(&str, &GameResult, &Tally) + Sync),
+    on_game: &(dyn Fn(&str, usize, &GameResult, &Tally) + Sync),
 ) -> Result<RatingTable> {
     let q = &config.rating;
     let player = super::learned_stage::learned_spec(
@@ -168,7 +169,7 @@ pub fn rate_learned(
             derive_seed(config.run.seed, SeedUse::LearnedRating, k, i as u64),
             &run.learned_rating_match(k, i),
             cancel,
-            &|g, t| on_game(&label, g, t),
+            &|g, t| on_game(&label, q.games, g, t),
         )?;
     }
     let table = fit_run(run)?;

@@ -198,6 +198,10 @@ struct AnalyseRequest {
     /// Alpha-beta time limit in ms.
     #[serde(default)]
     ab_ms: Option<u64>,
+    /// A learned evaluation file under a served directory valuing alpha-beta's leaves
+    /// (`models/nnue-NNNN.safetensors`; default: the hand-written evaluation).
+    #[serde(default)]
+    ab_eval: Option<String>,
     /// How many MCTS moves to report (default 8).
     #[serde(default)]
     top: Option<usize>,
@@ -230,6 +234,10 @@ pub async fn analyse(State(state): State<Arc<AppState>>, body: Bytes) -> ApiResu
     }
     let model = match req.model.as_deref().map(str::trim) {
         None | Some("") | Some("heuristic") => None,
+        Some(p) => Some(state.served_file(std::path::Path::new(p))?),
+    };
+    let ab_eval = match req.ab_eval.as_deref().map(str::trim) {
+        None | Some("") | Some("hand-written") => None,
         Some(p) => Some(state.served_file(std::path::Path::new(p))?),
     };
     let top = req.top.unwrap_or(8).clamp(1, 64);
@@ -308,7 +316,28 @@ pub async fn analyse(State(state): State<Arc<AppState>>, body: Bytes) -> ApiResu
             },
             nodes: None,
         };
-        let mut ab = eval::AlphaBeta::new(eval::AlphaBetaConfig::default());
+        let (mut ab, ab_eval_name) = match &ab_eval {
+            Some(path) => {
+                let net = eval::learned::LearnedEval::load(path)
+                    .map_err(|e| ApiError::bad(format!("ab_eval: {e:#}")))?;
+                if !eval::learned::supports(pos.variant()) {
+                    return Err(ApiError::bad(format!(
+                        "ab_eval: the learned evaluation covers standard and scrambled-eggs, \
+                         not {}",
+                        pos.variant().name()
+                    )));
+                }
+                let name = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+                (
+                    eval::AlphaBeta::with_learned(
+                        eval::AlphaBetaConfig::default(),
+                        std::sync::Arc::new(net),
+                    ),
+                    name,
+                )
+            }
+            None => (eval::AlphaBeta::new(eval::AlphaBetaConfig::default()), None),
+        };
         let r = ab
             .search_game(&game, limits)
             .map_err(|e| ApiError::bad(format!("alpha-beta: {e:#}")))?;
@@ -333,6 +362,7 @@ pub async fn analyse(State(state): State<Arc<AppState>>, body: Bytes) -> ApiResu
                 "nodes": r.nodes,
                 "ms": r.elapsed.as_secs_f64() * 1000.0,
                 "pv": r.pv().iter().map(|m| m.to_string()).collect::<Vec<_>>(),
+                "eval": ab_eval_name.unwrap_or_else(|| "hand-written".into()),
             },
         })))
     })

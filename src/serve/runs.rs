@@ -50,6 +50,32 @@ fn models_of(run: &ServedRun) -> Vec<Value> {
         .collect()
 }
 
+/// The promoted learned evaluations of `run` (`models/nnue-k.safetensors`, the run's last
+/// stage), oldest first: `{"name", "path", "spec"}` with `spec` the learned alpha-beta
+/// (`alphabeta:eval=…`, no limit of its own: Play gives it the time per move).
+fn learned_of(run: &ServedRun) -> Vec<Value> {
+    let mut names: Vec<String> = std::fs::read_dir(run.root.join("models"))
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .filter_map(|e| e.file_name().into_string().ok())
+                .filter(|n| n.starts_with("nnue-") && n.ends_with(".safetensors"))
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+        .iter()
+        .map(|n| {
+            let path = run.root.join("models").join(n);
+            json!({
+                "name": n.trim_end_matches(".safetensors"),
+                "path": path.display().to_string(),
+                "spec": format!("alphabeta:eval={}", path.display()),
+            })
+        })
+        .collect()
+}
+
 /// `state.json` of `run`, if it reads.
 fn state_of(run: &ServedRun) -> Value {
     std::fs::read_to_string(run.root.join("state.json"))
@@ -80,6 +106,7 @@ pub async fn runs(State(state): State<Arc<AppState>>) -> ApiResult<Json<Value>> 
                     "current": current.get("name"),
                     "current_label": current.get("label"),
                     "models": models_of(r),
+                    "learned": learned_of(r),
                     "variant": config.as_ref().map_or(Variant::Standard, RunConfig::variant).name(),
                 })
             })
@@ -580,6 +607,34 @@ mod tests {
         assert!(m["stop"].is_null(), "{m}");
         assert_eq!(m["train"][0]["step"], 900);
         assert_eq!(m["best"]["name"], "gen-0024");
+    }
+
+    /// The run's promoted learned evaluations are listed with a spec that plays them;
+    /// candidates and MCTS models are not among them.
+    #[test]
+    fn learned_evaluations_are_listed_with_their_spec() {
+        let (_dir, run) = stopped_run(false);
+        assert_eq!(learned_of(&run), Vec::<Value>::new());
+        let models = run.root.join("models");
+        std::fs::create_dir_all(&models).unwrap();
+        std::fs::create_dir_all(run.root.join("candidates")).unwrap();
+        for f in [
+            "models/nnue-0002.safetensors",
+            "models/nnue-0001.safetensors",
+            "models/gen-0003.safetensors",
+            "candidates/nnue-0003.safetensors",
+        ] {
+            std::fs::write(run.root.join(f), b"x").unwrap();
+        }
+        let listed = learned_of(&run);
+        let names: Vec<&str> = listed.iter().map(|l| l["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["nnue-0001", "nnue-0002"]);
+        let path = models.join("nnue-0002.safetensors");
+        assert_eq!(
+            listed[1]["spec"],
+            format!("alphabeta:eval={}", path.display())
+        );
+        assert_eq!(models_of(&run).len(), 1);
     }
 
     #[test]

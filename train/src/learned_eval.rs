@@ -372,12 +372,61 @@ pub fn labels_from_scored_games(
         .collect()
 }
 
+/// Blends a policy-value network's value into `labels` (the MCTS network is the teacher):
+/// `target ← (1 − τ)·target + τ·(1 + v)/2` with `τ = weight` and `v` the value head's output
+/// for the side to move, batched through `evaluator` 256 positions at a time.
+pub fn blend_teacher_values(
+    labels: &mut [LabelledPosition],
+    evaluator: &dyn selfplay::Evaluator,
+    weight: f32,
+) -> Result<()> {
+    if weight == 0.0 {
+        return Ok(());
+    }
+    let rules = loa::Rules::classic();
+    let mut batch = selfplay::EvalBatch::new();
+    for chunk in labels.chunks_mut(256) {
+        batch.clear();
+        for lp in chunk.iter() {
+            let moves = lp.position.legal_moves(&rules).to_vec();
+            batch.push(lp.position, &moves);
+        }
+        evaluator
+            .evaluate(&mut batch)
+            .map_err(|e| anyhow::anyhow!("the teacher network {}: {e}", evaluator.name()))?;
+        for (lp, &v) in chunk.iter_mut().zip(&batch.values) {
+            lp.target = ((1.0 - weight) * lp.target + weight * (1.0 + v) / 2.0).clamp(0.0, 1.0);
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use eval::learned::{LearnedEval, Simd};
     use loa::{Rules, Variant};
     use rand::rngs::SmallRng;
+
+    /// The teacher's value moves each label by its weight; weight 0 leaves them.
+    #[test]
+    fn teacher_values_blend_into_the_labels() {
+        let rules = Rules::classic();
+        let start = Position::start(Variant::Standard, &rules);
+        let mut labels = vec![
+            LabelledPosition {
+                position: start,
+                target: 1.0,
+            };
+            300
+        ];
+        // The uniform evaluator values every position 0: (1 + 0) / 2 = 0.5.
+        let teacher = selfplay::UniformEvaluator;
+        blend_teacher_values(&mut labels, &teacher, 0.0).unwrap();
+        assert!(labels.iter().all(|l| l.target == 1.0));
+        blend_teacher_values(&mut labels, &teacher, 0.25).unwrap();
+        assert!(labels.iter().all(|l| (l.target - 0.875).abs() < 1e-6));
+    }
 
     /// Positions from random games, labelled by a rule the net can learn (more own pieces
     /// than the opponent's: the mover is ahead): the held-out loss falls well below its

@@ -136,6 +136,66 @@ impl Weights {
             .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
     }
 
+    /// Whether `bytes` claim to be a learned evaluation file (a safetensors header whose
+    /// `__metadata__` names [`FORMAT`]); [`Weights::from_bytes`] still checks the rest.
+    pub fn claims_format(bytes: &[u8]) -> bool {
+        let Some(n) = bytes
+            .get(..8)
+            .map(|b| u64::from_le_bytes(b.try_into().expect("8")))
+        else {
+            return false;
+        };
+        let header = usize::try_from(n)
+            .ok()
+            .filter(|&n| n as u64 <= MAX_HEADER)
+            .and_then(|n| bytes.get(8..8 + n))
+            .and_then(|h| serde_json::from_slice::<Map<String, Value>>(h).ok());
+        header
+            .as_ref()
+            .and_then(|h| h.get("__metadata__"))
+            .and_then(|m| m.get("format"))
+            .and_then(Value::as_str)
+            == Some(FORMAT)
+    }
+
+    /// A description of the file for other programs (`loazero export`): the format, the
+    /// feature set, what every input and layer computes, and the notes.
+    pub fn describe(&self) -> Value {
+        use super::{GLOBAL_INPUTS, QA, SCORE_SCALE};
+        let tensors: Vec<Value> = TENSORS
+            .iter()
+            .map(|(name, shape)| {
+                serde_json::json!({"name": name, "shape": file_shape(name, *shape), "dtype": "F32"})
+            })
+            .collect();
+        serde_json::json!({
+            "format": FORMAT,
+            "feature_set": FEATURE_SET,
+            "tensors": tensors,
+            "inputs": {
+                "piece_square": format!(
+                    "{PSQ_INPUTS} per perspective: 64 squares of the perspective's own pieces, \
+                     then 64 of the other side's; White's perspective transposes the board \
+                     (square (file, rank) → (rank, file)) so that both colours start on the \
+                     first and last rows"
+                ),
+                "global": format!(
+                    "{GLOBAL_INPUTS}: the hand-written evaluation's features and the piece \
+                     count of the side to move, then of the other side, scaled \
+                     (eval/src/learned/features.rs)"
+                ),
+            },
+            "layers": [
+                format!("ft: {PSQ_INPUTS} → {HIDDEN} per perspective, shared weights (loazero quantises them to i16 × {QA})"),
+                format!("l1: [clip01(ft(mover)), clip01(ft(other)), global] ({L1_INPUTS}) → {L1}, clipped ReLU"),
+                format!("l2: {L1} → {L2}, clipped ReLU"),
+                "out: → 1, the side to move's win logit".to_string(),
+            ],
+            "score": format!("alpha-beta units = {SCORE_SCALE} × logit"),
+            "notes": self.notes,
+        })
+    }
+
     /// Reads the file at `path` (errors name it).
     pub fn load(path: &Path) -> Result<Weights> {
         let bytes = std::fs::read(path)

@@ -234,14 +234,20 @@ fn build(spec: &PlayerSpec, factory: &PlayerFactory, _seed: u64) -> Result<Box<d
 fn player(spec: &PlayerSpec, factory: &PlayerFactory) -> Result<AlphaBetaPlayer> {
     let (limits, mut config) = search_settings(spec)?;
     config.threads = factory.threads_of(spec);
-    let search = match spec.file("eval") {
+    let (search, eval_name) = match spec.file("eval") {
         Some(path) => {
             let net = LearnedEval::load(path).with_context(|| format!("player '{spec}'"))?;
-            AlphaBeta::with_learned(config, std::sync::Arc::new(net))
+            let name = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+            (
+                AlphaBeta::with_learned(config, std::sync::Arc::new(net)),
+                name,
+            )
         }
-        None => AlphaBeta::new(config),
+        None => (AlphaBeta::new(config), None),
     };
-    Ok(AlphaBetaPlayer::with_search(spec.name(), search, limits))
+    let mut player = AlphaBetaPlayer::with_search(spec.name(), search, limits);
+    player.eval_name = eval_name;
+    Ok(player)
 }
 
 /// The alpha-beta baseline as a player. Every move starts with the root check
@@ -253,6 +259,8 @@ pub struct AlphaBetaPlayer {
     search: AlphaBeta,
     limits: SearchLimits,
     last: Option<SearchResult>,
+    /// The learned evaluation's name for the `info` line (`eval`).
+    eval_name: Option<String>,
 }
 
 impl AlphaBetaPlayer {
@@ -268,6 +276,7 @@ impl AlphaBetaPlayer {
             search,
             limits,
             last: None,
+            eval_name: None,
         }
     }
 
@@ -333,6 +342,7 @@ impl Player for AlphaBetaPlayer {
             };
             let pv = r.pv().iter().map(|m| m.to_string()).collect();
             SearchInfo::new(Some(r.depth), r.nodes, r.elapsed, Some(score), pv)
+                .with_eval(self.eval_name.clone())
         })
     }
 }

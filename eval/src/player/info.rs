@@ -2,7 +2,7 @@
 //! written as one `info` line (`eval/PROTOCOL.md`) by `engine` and `bestmove`, and as a JSON
 //! object with the same fields by the HTTP API (`docs/api.md`):
 //!
-//! `info [depth D] [seldepth S] nodes N nps X time T [score cp S|value V|mate P|win|loss|draw] pv M M …`
+//! `info [depth D] [seldepth S] nodes N nps X time T [score cp S|value V|mate P|win|loss|draw] [eval E] pv M M …`
 //!
 //! * `depth`: alpha-beta's last completed iteration (0: the root check settled the move
 //!   without a search); the principal variation's length for UBFM and MCTS.
@@ -15,6 +15,8 @@
 //!   −1…+1 (MCTS, UBFM); `mate P` a forced win in P plies (`mate -P`: a forced loss in P);
 //!   `win`, `loss`, `draw` a proven result without its distance (MCTS's solver). Absent
 //!   when the root check settled an MCTS move.
+//! * `eval`: alpha-beta with a learned evaluation (`alphabeta:eval=FILE`): the file's name
+//!   without `.safetensors` (`nnue-0003`); absent for the hand-written evaluation.
 //! * `pv`: the principal variation, the move played first (MCTS: then the most visited
 //!   child at each position while one was visited, up to a leaf, a terminal or a proven
 //!   node; [`selfplay::Search::principal_variation`]).
@@ -79,6 +81,10 @@ pub struct SearchInfo {
     pub nps: u64,
     /// The score for the side to move; `None`: not known.
     pub score: Option<Score>,
+    /// The learned evaluation that valued the leaves (its file's stem); `None`: the
+    /// searcher's own (the hand-written one, a network's value head).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eval: Option<String>,
     /// The principal variation, as move texts, the move played first.
     pub pv: Vec<String>,
 }
@@ -103,8 +109,14 @@ impl SearchInfo {
                 Score::Value(v) => Score::Value((v * 1000.0).round() / 1000.0),
                 other => other,
             }),
+            eval: None,
             pv,
         }
+    }
+
+    /// The report of a search whose leaves the learned evaluation `name` valued.
+    pub fn with_eval(self, name: Option<String>) -> SearchInfo {
+        SearchInfo { eval: name, ..self }
     }
 
     /// The report with the deepest node reached, `seldepth`.
@@ -127,6 +139,9 @@ impl SearchInfo {
         s += &format!(" nodes {} nps {} time {}", self.nodes, self.nps, self.time);
         if let Some(score) = self.score {
             s += &format!(" score {score}");
+        }
+        if let Some(e) = &self.eval {
+            s += &format!(" eval {e}");
         }
         s += " pv";
         for m in &self.pv {
@@ -151,6 +166,7 @@ impl SearchInfo {
             time: 0,
             nps: 0,
             score: None,
+            eval: None,
             pv: Vec::new(),
         };
         let mut seen_nodes = false;
@@ -179,6 +195,10 @@ impl SearchInfo {
                         Some("draw") => Score::Proven(Proven::Draw),
                         other => bail!("info line '{line}': unknown score {other:?}"),
                     })
+                }
+                "eval" => {
+                    let name = words.next().ok_or_else(|| err("eval without a name"))?;
+                    info.eval = Some(name.to_string());
                 }
                 "pv" => {
                     info.pv = words.by_ref().map(str::to_string).collect();
@@ -245,6 +265,14 @@ mod tests {
                 None,
                 vec!["f5-d5".into()],
             ),
+            SearchInfo::new(
+                Some(5),
+                9000,
+                Duration::from_millis(9),
+                Some(Score::Cp(40)),
+                vec!["f5-d5".into()],
+            )
+            .with_eval(Some("nnue-0003".into())),
         ] {
             let line = info.line();
             assert_eq!(SearchInfo::parse(&line).unwrap(), info, "{line}");
@@ -274,7 +302,21 @@ mod tests {
             line,
             "info depth 2 seldepth 7 nodes 400 nps 50000 time 8 score value 0.112 pv b6-d4 c1-c3"
         );
+        let line = SearchInfo::new(
+            Some(4),
+            5321,
+            Duration::from_millis(4),
+            Some(Score::Cp(12)),
+            vec!["a2-c2".into()],
+        )
+        .with_eval(Some("nnue-0001".into()))
+        .line();
+        assert_eq!(
+            line,
+            "info depth 4 nodes 5321 nps 1330250 time 4 score cp 12 eval nnue-0001 pv a2-c2"
+        );
         for bad in [
+            "info nodes 1 eval",
             "depth 4 nodes 1",
             "info depth x nodes 1",
             "info seldepth nodes 1",
