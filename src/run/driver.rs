@@ -481,11 +481,12 @@ impl Driver {
         }
         println!("{}", self.strongest_player(table.as_ref(), learned)?);
         if stopped == StopReason::TimeBudget {
+            let twice = self.config.run.minutes * 2.0;
             println!(
-                "the run used its {:.1} minutes; to train on, run the same command with a \
-                 larger --minutes (it counts the whole run, e.g. --minutes {:.0})",
+                "the run used its {} minutes; to train on, run the same command with a \
+                 larger --minutes (it counts the whole run, e.g. --minutes {})",
                 self.config.run.minutes,
-                self.config.run.minutes * 2.0
+                (twice * 100.0).round() / 100.0
             );
         }
         Ok(())
