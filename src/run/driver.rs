@@ -108,6 +108,26 @@ fn generations_budget_s(config: &RunConfig) -> f64 {
     config.run.minutes * 60.0 * (1.0 - share)
 }
 
+/// The progress of rating matches on the match bar (a new bar whenever the match, named
+/// by its label, changes); `current` holds the label of the match shown.
+fn match_progress<'a>(
+    display: &'a LoopDisplay,
+    current: &'a Mutex<String>,
+) -> impl Fn(&str, usize, &GameResult, &Tally) + Sync + 'a {
+    move |label, games, _, t| {
+        let mut cur = current.lock().expect("label lock");
+        if *cur != label {
+            *cur = label.to_string();
+            display.start(Bar::Match, games as u64, label);
+        }
+        display.update(
+            Bar::Match,
+            t.games() as u64,
+            &format!("{label}: {}-{}-{}", t.wins, t.draws, t.losses),
+        );
+    }
+}
+
 /// Runs the loop of one run directory. Owned by the main thread.
 pub struct Driver {
     run: RunDir,
@@ -586,18 +606,7 @@ impl Driver {
             &factory,
             k,
             &self.cancel,
-            &|label: &str, games: usize, _: &GameResult, t: &Tally| {
-                let mut cur = current.lock().expect("label lock");
-                if *cur != label {
-                    *cur = label.to_string();
-                    display.start(Bar::Match, games as u64, label);
-                }
-                display.update(
-                    Bar::Match,
-                    t.games() as u64,
-                    &format!("{label}: {}-{}-{}", t.wins, t.draws, t.losses),
-                );
-            },
+            &match_progress(display, &current),
         )
         .map_err(|e| self.stopped(e));
         match rated {
@@ -1079,18 +1088,7 @@ impl Driver {
             &factory,
             generation,
             &self.cancel,
-            &|label: &str, games: usize, _: &GameResult, t: &Tally| {
-                let mut cur = current.lock().expect("label lock");
-                if *cur != label {
-                    *cur = label.to_string();
-                    display.start(Bar::Match, games as u64, label);
-                }
-                display.update(
-                    Bar::Match,
-                    t.games() as u64,
-                    &format!("{label}: {}-{}-{}", t.wins, t.draws, t.losses),
-                );
-            },
+            &match_progress(display, &current),
         )
         .map_err(|e| self.stopped(e))?;
         drop(factory);

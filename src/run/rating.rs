@@ -12,7 +12,7 @@ use eval::elo::Tally;
 use eval::ratings::RatingTable;
 use eval::{PlayerFactory, PlayerSpec};
 use selfplay::Cancel;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use train::metrics::RatingRow;
 
 /// The player spec of a model file at `sims` simulations on `device` (`cpu`, `cuda`,
@@ -121,24 +121,55 @@ pub fn rate(
         q.simulations,
         config.train.inference.device,
     )?;
-    for (k, anchor) in anchors.iter().enumerate() {
-        let label = format!("{} vs {anchor}", model_name(generation));
-        resumable_match(
-            factory,
-            &model,
-            anchor,
-            q.games,
-            config,
-            q.opening_plies,
-            derive_seed(config.run.seed, SeedUse::RatingMatch, generation, k as u64),
-            &run.rating_match(generation, k),
-            cancel,
-            &|g, t| on_game(&label, q.games, g, t),
-        )?;
+    let players = AnchorMatches {
+        player: &model,
+        name: model_name(generation),
+        seeds: (SeedUse::RatingMatch, generation),
+        dir: &|k| run.rating_match(generation, k),
+    };
+    players.play(run, config, factory, cancel, on_game)
+}
+
+/// One player's matches against every anchor (`rating.games` each): its name in the
+/// labels, the seeds' use and number, the directory of the match against anchor `k`.
+struct AnchorMatches<'a> {
+    player: &'a PlayerSpec,
+    name: String,
+    seeds: (SeedUse, u32),
+    dir: &'a dyn Fn(usize) -> PathBuf,
+}
+
+impl AnchorMatches<'_> {
+    /// Plays (or reads) every match, then fits every finished match of the run and writes
+    /// `ratings.csv`.
+    fn play(
+        &self,
+        run: &RunDir,
+        config: &RunConfig,
+        factory: &PlayerFactory,
+        cancel: &Cancel,
+        on_game: &(dyn Fn(&str, usize, &GameResult, &Tally) + Sync),
+    ) -> Result<RatingTable> {
+        let q = &config.rating;
+        for (k, anchor) in q.anchors.iter().enumerate() {
+            let label = format!("{} vs {anchor}", self.name);
+            resumable_match(
+                factory,
+                self.player,
+                anchor,
+                q.games,
+                config,
+                q.opening_plies,
+                derive_seed(config.run.seed, self.seeds.0, self.seeds.1, k as u64),
+                &(self.dir)(k),
+                cancel,
+                &|g, t| on_game(&label, q.games, g, t),
+            )?;
+        }
+        let table = fit_run(run)?;
+        write_atomically(&run.ratings_csv(), table.to_csv().as_bytes())?;
+        Ok(table)
     }
-    let table = fit_run(run)?;
-    write_atomically(&run.ratings_csv(), table.to_csv().as_bytes())?;
-    Ok(table)
 }
 
 /// Rates learned generation `k` (`models/nnue-k`, as `alphabeta:depth=D,eval=…` with `D =
@@ -152,29 +183,17 @@ pub fn rate_learned(
     cancel: &Cancel,
     on_game: &(dyn Fn(&str, usize, &GameResult, &Tally) + Sync),
 ) -> Result<RatingTable> {
-    let q = &config.rating;
     let player = super::learned_stage::learned_spec(
         &run.learned_model(k),
         config.learned_eval.rating_depth,
     )?;
-    for (i, anchor) in q.anchors.iter().enumerate() {
-        let label = format!("{} vs {anchor}", super::layout::learned_name(k));
-        resumable_match(
-            factory,
-            &player,
-            anchor,
-            q.games,
-            config,
-            q.opening_plies,
-            derive_seed(config.run.seed, SeedUse::LearnedRating, k, i as u64),
-            &run.learned_rating_match(k, i),
-            cancel,
-            &|g, t| on_game(&label, q.games, g, t),
-        )?;
-    }
-    let table = fit_run(run)?;
-    write_atomically(&run.ratings_csv(), table.to_csv().as_bytes())?;
-    Ok(table)
+    let players = AnchorMatches {
+        player: &player,
+        name: super::layout::learned_name(k),
+        seeds: (SeedUse::LearnedRating, k),
+        dir: &|i| run.learned_rating_match(k, i),
+    };
+    players.play(run, config, factory, cancel, on_game)
 }
 
 /// The rows of a table for the metrics log.

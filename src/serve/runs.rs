@@ -23,26 +23,38 @@ const MAX_TRAIN_POINTS: usize = 400;
 /// Largest game record the API reads (bytes).
 const MAX_RECORD_BYTES: u64 = 4 << 20;
 
-/// The promoted models of `run`, oldest first: `{"name", "generation", "path", "spec"}`
-/// with `spec` a player spec that plays it (`model:path=…`).
-fn models_of(run: &ServedRun) -> Vec<Value> {
-    let mut names: Vec<String> = std::fs::read_dir(run.root.join("models"))
+/// The files `models/PREFIX*.safetensors` of `run`, sorted: (stem, path).
+fn model_files(run: &ServedRun, prefix: &str) -> Vec<(String, std::path::PathBuf)> {
+    let models = run.root.join("models");
+    let mut names: Vec<String> = std::fs::read_dir(&models)
         .map(|d| {
             d.filter_map(|e| e.ok())
                 .filter_map(|e| e.file_name().into_string().ok())
-                .filter(|n| n.starts_with("gen-") && n.ends_with(".safetensors"))
+                .filter(|n| n.starts_with(prefix) && n.ends_with(".safetensors"))
                 .collect()
         })
         .unwrap_or_default();
     names.sort();
     names
-        .iter()
+        .into_iter()
         .map(|n| {
-            let stem = n.trim_end_matches(".safetensors");
-            let path = run.root.join("models").join(n);
+            (
+                n.trim_end_matches(".safetensors").to_string(),
+                models.join(&n),
+            )
+        })
+        .collect()
+}
+
+/// The promoted models of `run`, oldest first: `{"name", "generation", "path", "spec"}`
+/// with `spec` a player spec that plays it (`model:path=…`).
+fn models_of(run: &ServedRun) -> Vec<Value> {
+    model_files(run, "gen-")
+        .into_iter()
+        .map(|(stem, path)| {
             json!({
-                "name": stem,
                 "generation": stem.trim_start_matches("gen-").parse::<u32>().ok(),
+                "name": stem,
                 "path": path.display().to_string(),
                 "spec": format!("model:path={}", path.display()),
             })
@@ -54,21 +66,11 @@ fn models_of(run: &ServedRun) -> Vec<Value> {
 /// stage), oldest first: `{"name", "path", "spec"}` with `spec` the learned alpha-beta
 /// (`alphabeta:eval=…`, no limit of its own: Play gives it the time per move).
 fn learned_of(run: &ServedRun) -> Vec<Value> {
-    let mut names: Vec<String> = std::fs::read_dir(run.root.join("models"))
-        .map(|d| {
-            d.filter_map(|e| e.ok())
-                .filter_map(|e| e.file_name().into_string().ok())
-                .filter(|n| n.starts_with("nnue-") && n.ends_with(".safetensors"))
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    names
-        .iter()
-        .map(|n| {
-            let path = run.root.join("models").join(n);
+    model_files(run, "nnue-")
+        .into_iter()
+        .map(|(stem, path)| {
             json!({
-                "name": n.trim_end_matches(".safetensors"),
+                "name": stem,
                 "path": path.display().to_string(),
                 "spec": format!("alphabeta:eval={}", path.display()),
             })
