@@ -31,9 +31,9 @@ $(ONNX_STAMP): $(STAMP)
 onnx-setup: $(ONNX_STAMP)
 
 ## build: release build of both binaries: loazero (torch-free) and loazero-torch (execed by
-## loazero for the commands that need torch; see src/light.rs)
+## loazero for the commands that need torch; see cli/src/main.rs)
 build: setup
-	$(CARGO) build --release --bins
+	$(CARGO) build --release --workspace --bins
 
 ## run: the main job: `loazero run` on the embedded default config (30 minutes of
 ## self-play -> train -> gate -> rate into runs/default; resumes if run again), then the
@@ -106,11 +106,14 @@ FUZZ_TARGETS ?=
 fuzz: setup
 	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh $(FUZZ_TARGETS)
 
-## lint: rustfmt, clippy (warnings are errors) and no dependency the code never names
-## (scripts/unused_deps.py)
+## lint: rustfmt, clippy (warnings are errors), no dependency the code never names
+## (scripts/unused_deps.py), and no tch or torch-sys among the torch-free `loazero`
+## binary's dependencies (its package is cli/)
 lint:
 	$(CARGO) fmt --all -- --check
 	$(PYTHON) scripts/unused_deps.py
+	@if $(CARGO) tree -p loazero -e normal,build --prefix none | grep -E '^(tch|torch-sys) '; then \
+		echo "error: the torch-free loazero binary depends on torch (above)"; exit 1; fi
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
 
 fmt:

@@ -1,15 +1,19 @@
-//! The `loazero` command line: one subcommand per file in `commands/`, each a thin layer
-//! that parses arguments and calls the crates.
+//! `loazero-torch`: every subcommand, linked with libtorch (the `loazero` binary execs it
+//! for the commands that need torch; see `cli/src/main.rs`). One subcommand per file in
+//! `commands/` (the torch-free ones in the `loazero` crate's), each a thin layer that
+//! parses arguments and calls the crates; `run/` is the training loop, `serve/` the web
+//! app, `plot.rs` the PNG figures.
 
 mod commands;
-mod interrupt;
 mod memory;
+mod metrics_view;
+mod pairings;
 mod plot;
-mod progress;
 mod run;
 mod serve;
 
 use clap::Parser;
+use loazero::interrupt;
 
 #[derive(Parser)]
 #[command(

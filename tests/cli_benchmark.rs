@@ -2,7 +2,7 @@
 //! controls, with a tiny untrained network.
 
 mod common;
-use common::{loazero, text, tiny_model_at, BIN};
+use common::{bin, loazero, text, tiny_model_at};
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -218,7 +218,7 @@ fn engine_model_player_under_time_controls() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("tiny.safetensors");
     tiny_model_at(&model, loa::Variant::Six);
-    let mut child = Command::new(BIN)
+    let mut child = Command::new(bin())
         .args([
             "engine",
             "--player",

@@ -1,9 +1,9 @@
-//! The two binaries (src/light.rs): `loazero` runs the torch-free commands itself without
-//! libtorch in the process, and replaces itself by `loazero-torch` for anything that uses a
-//! network; a missing `loazero-torch` is a clear error naming its path.
+//! The two binaries (`cli/src/main.rs`): `loazero` runs the torch-free commands itself
+//! without libtorch in the process, and replaces itself by `loazero-torch` for anything that
+//! uses a network (a missing `loazero-torch`: `cli/tests/alone.rs`).
 
 mod common;
-use common::{last_line, text, tiny_model, Engine, BIN};
+use common::{bin, last_line, text, tiny_model, Engine};
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -33,13 +33,13 @@ fn assert_a_first_move(o: &Output) {
 
 #[test]
 fn torch_free_commands_run_without_libtorch() {
-    let o = Command::new(BIN)
+    let o = Command::new(bin())
         .args(["perft", "--depth", "1"])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", text(&o));
     assert_eq!(last_line(&o), "36");
-    let o = Command::new(BIN)
+    let o = Command::new(bin())
         .args(["bestmove", "--player", "alphabeta:depth=1"])
         .output()
         .unwrap();
@@ -63,7 +63,7 @@ fn model_commands_run_in_loazero_torch() {
     let dir = tempfile::tempdir().unwrap();
     let model = tiny_model(dir.path());
     let player = format!("model:path={},sims=4", model.display());
-    let o = Command::new(BIN)
+    let o = Command::new(bin())
         .args(["bestmove", "--player", &player])
         .env_remove("LD_LIBRARY_PATH")
         .output()
@@ -74,45 +74,4 @@ fn model_commands_run_in_loazero_torch() {
     assert_eq!(e.ask_last("isready"), "readyok");
     assert_eq!(exe_and_torch(&e), ("loazero-torch".to_string(), true));
     assert!(e.ask_last("genmove").starts_with("move "));
-}
-
-/// The output of `cmd`, whose program was just written by this process. Another test
-/// thread that forks while the copy's file is open for writing holds that descriptor
-/// until its child execs, and exec of the copy fails with ETXTBSY meanwhile: retried.
-fn output_of_fresh_copy(cmd: &mut Command) -> std::process::Output {
-    let mut tries = 0;
-    loop {
-        match cmd.output() {
-            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 50 => {
-                tries += 1;
-                std::thread::sleep(std::time::Duration::from_millis(20));
-            }
-            r => return r.unwrap(),
-        }
-    }
-}
-
-#[test]
-fn a_missing_loazero_torch_is_a_clear_error() {
-    let dir = tempfile::tempdir().unwrap();
-    let alone = dir.path().join("loazero");
-    std::fs::copy(BIN, &alone).unwrap();
-    // Torch-free commands do not need the sibling ...
-    let o = output_of_fresh_copy(Command::new(&alone).args(["perft", "--depth", "2"]));
-    assert!(o.status.success(), "{}", text(&o));
-    assert_eq!(last_line(&o), "1244");
-    // ... the others name the path they tried.
-    for args in [
-        &["info"][..],
-        &["bestmove", "--player", "model:path=m.pt"][..],
-    ] {
-        let o = output_of_fresh_copy(Command::new(&alone).args(args));
-        let t = text(&o);
-        assert!(!o.status.success(), "{args:?}: {t}");
-        let want = dir.path().join("loazero-torch");
-        assert!(
-            t.starts_with("error: cannot run ") && t.contains(&want.display().to_string()),
-            "{args:?}: {t}"
-        );
-    }
 }

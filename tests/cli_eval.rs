@@ -1,7 +1,7 @@
 //! End-to-end tests of the eval subcommands: engine (over pipes), bestmove, match, ratings.
 
 mod common;
-use common::{temp_dir, Engine, BIN};
+use common::{bin, temp_dir, Engine};
 
 use loa::{Game, Position, Rules, Variant};
 
@@ -165,7 +165,7 @@ fn bestmove_prints_a_legal_move_last() {
     for g in random_games(12, 77) {
         let p = g.position();
         for player in ["alphabeta:depth=2", "random"] {
-            let out = Command::new(BIN)
+            let out = Command::new(bin())
                 .args([
                     "bestmove",
                     "--position",
@@ -198,7 +198,7 @@ fn bestmove_prints_a_legal_move_last() {
         vec!["bestmove", "--position", "8/8/8/8/8/8/1b6/b6w w"],
         vec!["bestmove", "--player", "model:path=/nonexistent.pt,sims=4"],
     ] {
-        let out = Command::new(BIN).args(&args).output().unwrap();
+        let out = Command::new(bin()).args(&args).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
             !out.status.success() && stderr.starts_with("error:"),
@@ -212,7 +212,7 @@ fn bestmove_prints_a_legal_move_last() {
 fn match_writes_replayable_records_and_ratings_read_them() {
     let tmp = temp_dir();
     let dir = tmp.path().to_path_buf();
-    let out = Command::new(BIN)
+    let out = Command::new(bin())
         .args([
             "match",
             "--a",
@@ -248,7 +248,11 @@ fn match_writes_replayable_records_and_ratings_read_them() {
         // The record (its header names the variant) and the SGF file replay to the result.
         let record = dir.join(v.record.as_ref().unwrap());
         for file in [record.clone(), record.with_extension("sgf")] {
-            let replay = Command::new(BIN).arg("replay").arg(&file).output().unwrap();
+            let replay = Command::new(bin())
+                .arg("replay")
+                .arg(&file)
+                .output()
+                .unwrap();
             assert!(
                 replay.status.success(),
                 "{}: {}",
@@ -272,12 +276,16 @@ fn match_writes_replayable_records_and_ratings_read_them() {
     assert!(openings.values().all(|&n| n == 2));
 
     // `--dir`, as every command spells the directory, and the older positional form.
-    let with_flag = Command::new(BIN)
+    let with_flag = Command::new(bin())
         .args(["ratings", "--dir"])
         .arg(&dir)
         .output()
         .unwrap();
-    let out = Command::new(BIN).arg("ratings").arg(&dir).output().unwrap();
+    let out = Command::new(bin())
+        .arg("ratings")
+        .arg(&dir)
+        .output()
+        .unwrap();
     for o in [&with_flag, &out] {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let stdout = String::from_utf8_lossy(&o.stdout);
@@ -291,7 +299,7 @@ fn match_writes_replayable_records_and_ratings_read_them() {
     assert!(csv.contains("\nrandom,0.0,0.0,6,"), "{csv}");
 
     // Bad specs and openings fail cleanly.
-    let out = Command::new(BIN)
+    let out = Command::new(bin())
         .args([
             "match",
             "--a",
@@ -314,7 +322,7 @@ fn match_stops_cleanly_on_sigint() {
     let tmp = temp_dir();
     let dir = tmp.path().to_path_buf();
     let out = dir.join("m");
-    let child = Command::new(BIN)
+    let child = Command::new(bin())
         .args([
             "match",
             "--a",

@@ -75,7 +75,7 @@ fn a_new_set_from_the_repository_records_by_default() {
     let dir = tempfile::tempdir().unwrap();
     let set = dir.path().join("set.txt");
     let s = set.to_str().unwrap();
-    let o = std::process::Command::new(common::BIN)
+    let o = std::process::Command::new(common::bin())
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args([
             "heldout", "--out", s, "--mixed", "0", "--depth", "1", "--every", "16",
@@ -109,7 +109,7 @@ fn a_new_set_from_the_repository_records_by_default() {
     );
 
     // Elsewhere the default is not found, and the error says where it is looked for.
-    let o = std::process::Command::new(common::BIN)
+    let o = std::process::Command::new(common::bin())
         .current_dir(dir.path())
         .args(["heldout", "--out", s, "--mixed", "0"])
         .output()

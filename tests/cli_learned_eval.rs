@@ -29,7 +29,7 @@ fn a_run_trains_promotes_and_rates_learned_generations() {
             "learned_eval.games=16",
             "learned_eval.min_games=8",
             "learned_eval.depth=1",
-            "learned_eval.epochs=2",
+            "learned_eval.passes=2",
             "learned_eval.promotion_games=4",
             "learned_eval.rating_depth=1",
         ]
@@ -127,7 +127,7 @@ fn a_trained_evaluation_plays_and_bad_files_are_named() {
             "24",
             "--depth",
             "1",
-            "--epochs",
+            "--passes",
             "2",
             "--threads",
             "1",

@@ -1,13 +1,13 @@
 //! End-to-end tests of `loazero plot`.
 
 mod common;
-use common::{loazero, text, BIN};
+use common::{bin, loazero, text};
 
 use std::path::Path;
 use std::process::{Command, Output};
 
 fn run_with_env(args: &[&str], key: &str, value: &str) -> Output {
-    Command::new(BIN)
+    Command::new(bin())
         .args(args)
         .env(key, value)
         .output()

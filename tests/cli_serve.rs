@@ -367,7 +367,7 @@ fn a_served_learned_evaluation_is_listed_and_analyses() {
         "12",
         "--depth",
         "1",
-        "--epochs",
+        "--passes",
         "1",
         "--threads",
         "1",

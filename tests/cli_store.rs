@@ -21,7 +21,7 @@ mod common;
 #[path = "../store/tests/s3_server/mod.rs"]
 mod s3_server;
 
-use common::{bundle_files, temp_dir, tiny_run_sets, Server, BIN};
+use common::{bin, bundle_files, temp_dir, tiny_run_sets, Server};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::Arc;
@@ -36,7 +36,7 @@ fn sets() -> Vec<String> {
 }
 
 fn command(args: &[String], env: &[(String, String)]) -> Command {
-    let mut c = Command::new(BIN);
+    let mut c = Command::new(bin());
     c.args(args);
     for (k, v) in env {
         c.env(k, v);

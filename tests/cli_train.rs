@@ -3,12 +3,12 @@
 //! `LD_LIBRARY_PATH` removed: it must find libtorch through its rpath.
 
 mod common;
-use common::text;
+use common::{bin, text};
 
 use std::process::{Command, Output};
 
 fn loazero(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_loazero"))
+    Command::new(bin())
         .args(args)
         .env_remove("LD_LIBRARY_PATH")
         .env_remove("LIBTORCH")
@@ -38,7 +38,7 @@ fn info_measures_auto_precision_once_and_caches_it() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("cache").join("precision.json");
     let info = || {
-        let o = Command::new(env!("CARGO_BIN_EXE_loazero"))
+        let o = Command::new(bin())
             .arg("info")
             .env("LOAZERO_PRECISION_CACHE", &file)
             .output()

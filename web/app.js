@@ -804,8 +804,7 @@ const Dashboard = {
     const age = m.state_age_s === null || m.state_age_s === undefined ? '' : ` · state.json written ${fmtAge(m.state_age_s)} ago`;
     $('db-updated').textContent = 'updated ' + new Date().toLocaleTimeString() + age;
     this.elo(m);
-    this.losses(m);
-    this.speed(m);
+    this.charts(m);
     const box = $('db-models');
     box.textContent = '';
     for (const md of m.models.slice().reverse()) {
@@ -831,25 +830,32 @@ const Dashboard = {
 
   elo(m) {
     const pts = m.elo.filter((p) => p.elapsed_s !== null && p.elo !== null);
-    const series = [{ name: 'Elo', cls: 'elo', points: pts.map((p) => ({ x: p.elapsed_s / 60, y: p.elo, err: p.stderr, label: p.name })) }];
+    // ± is a 95% interval everywhere (1.96 standard errors), as in the header and the plots.
+    const series = [{ name: 'Elo', cls: 'elo', points: pts.map((p) => ({ x: p.elapsed_s / 60, y: p.elo, err: 1.96 * p.stderr, label: p.name })) }];
     chart($('db-elo'), series, { xlabel: 'training time (min)', ylabel: 'Elo', hlines: m.anchors.map((a) => ({ y: a.elo, label: a.name })) });
   },
 
-  losses(m) {
-    const pick = (k) => m.train.filter((t) => t[k] !== null && t[k] !== undefined).map((t) => ({ x: t.step, y: t[k] }));
-    chart($('db-loss'), [
-      { name: 'loss', cls: 's0', points: pick('loss') },
-      { name: 'policy', cls: 's1', points: pick('policy_loss') },
-      { name: 'value', cls: 's2', points: pick('value_loss') },
-    ], { xlabel: 'training step', ylabel: 'loss', lines: true });
-  },
-
-  speed(m) {
-    const pick = (k) => m.generations.filter((g) => g[k] !== null && g[k] !== undefined).map((g) => ({ x: g.generation, y: g[k] }));
-    chart($('db-speed'), [
-      { name: 'self-play positions/s', cls: 's0', points: pick('positions_per_sec') },
-      { name: 'training samples/s', cls: 's1', points: pick('train_samples_per_sec') },
-    ], { xlabel: 'generation', ylabel: 'per second', lines: true });
+  /** Every chart of the run's metrics view (`m.charts`, the lines `loazero plot` draws):
+   * one figure per chart, and one more for the lines of its right axis. */
+  charts(m) {
+    const box = $('db-charts');
+    for (const c of m.charts || []) {
+      for (const axis of ['left', 'right']) {
+        const lines = c.lines.filter((l) => l.axis === axis);
+        if (axis === 'right' && !lines.length) continue;
+        const id = `db-${c.key}-${axis}`;
+        let svg = document.getElementById(id);
+        if (!svg) {
+          const fig = el('figure', {}, box);
+          el('figcaption', {}, fig, axis === 'left' ? c.title : `${c.title}: ${c.right_label}`);
+          svg = el('svg', { id, class: 'chart', 'data-chart': c.key }, fig);
+        }
+        const series = lines.map((l, i) => ({
+          name: l.label, cls: 's' + (i % 6), key: l.key, points: l.points.map(([x, y]) => ({ x, y })),
+        }));
+        chart(svg, series, { xlabel: c.x_label, ylabel: axis === 'left' ? c.y_label : c.right_label, lines: true });
+      }
+    }
   },
 };
 

@@ -145,12 +145,11 @@ const SIDE_TO_MOVE: &str = "side_to_move";
 /// `mcts:evaluator=heuristic,sims=1000` (100 games each from random balanced 4-ply openings,
 /// `loazero match ... --a alphabeta:depth=4,w.NAME=VALUE`), switching features on one at a
 /// time on top of concentration alone and keeping what scored better. Found that way:
-/// concentration in the inverse form `4/(1+surplus)` (MIA's) beats the linear one (76% vs
-/// 70%); mobility (+10%) and centralisation (+5%) help; the Euler number (−35%!), groups,
-/// connectedness, uniformity and the centre-of-mass position did not help at depth 4 with
-/// concentration present, so they default to 0 (they stay available); a larger
-/// side-to-move bonus helped (79% at 30). Differences below ~10% are within the noise of
-/// 100-game matches. See eval/README.md ("Tuning").
+/// concentration in the inverse form `4/(1+surplus)` (MIA's) beats the linear one;
+/// mobility and centralisation help; the Euler number, groups, connectedness, uniformity
+/// and the centre-of-mass position did not help at depth 4 with concentration present, so
+/// they default to 0 (they stay available); a larger side-to-move bonus helped. The scores
+/// are in eval/README.md ("Tuning").
 #[derive(Clone, Debug, PartialEq)]
 pub struct EvalWeights {
     /// The weight of each feature (documented at [`Feature`]).
@@ -228,8 +227,8 @@ pub struct AlphaBetaConfig {
     pub tt_mib: usize,
     /// Late move reductions: quiet moves late in the ordering at depth ≥ 3 are first searched
     /// one ply shallower (re-searched at full depth if they beat alpha). Default false: at a
-    /// fixed depth they cost strength (depth 4 vs MCTS-heuristic-1000: 74.8% with, 82.2%
-    /// without, 200 games each); turn on with `lmr=on` to reach deeper in fixed time.
+    /// fixed depth they cost strength (eval/README.md); turn on with `lmr=on` to reach
+    /// deeper in fixed time.
     pub late_move_reductions: bool,
     /// At a leaf, look for a move of the side to move that connects (a win one ply on).
     /// Default true.

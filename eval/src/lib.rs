@@ -1,10 +1,14 @@
 //! `eval`: the alpha-beta baseline, players, arena, Elo ratings and gating of loazero.
 //!
-//! * [`search::AlphaBeta`]: a MIA-style alpha-beta searcher; [`evaluation`] its features;
+//! * [`search::AlphaBeta`]: a MIA-style alpha-beta searcher; [`evaluation`] its features
+//!   and hand-written static evaluation; [`tt`] its transposition table;
 //!   [`config::AlphaBetaConfig`] / [`config::EvalWeights`] its tunables.
-//! * [`player`]: the [`Player`] trait, text specs ([`PlayerSpec`]), the players (random,
-//!   alpha-beta, MCTS) and the [`PlayerFactory`] (with a hook for torch-backed model
-//!   players supplied by the binary).
+//! * [`player`]: the [`Player`] trait, text specs ([`PlayerSpec`]), the players (one module
+//!   per kind, listed in `player::KINDS`) and the [`PlayerFactory`] (with a hook for
+//!   the network loader of the players that need one, supplied by the binary:
+//!   `train::players`).
+//! * [`learned`]: the learned evaluation of the alpha-beta player (`alphabeta:eval=FILE`),
+//!   its features, incremental accumulator, SIMD network and file format.
 //! * [`arena`]: matches between two players from balanced openings, in parallel, with
 //!   records and results files; [`elo`]: Elo from a score with its interval.
 //! * [`ratings`]: Bradley–Terry maximum-likelihood Elo over many players.

@@ -688,4 +688,37 @@ mod tests {
         );
         assert!(again[2].player.contains("sims=8"));
     }
+
+    /// The player's wins are its wins: a weak player (uniform MCTS at one simulation)
+    /// against alpha-beta at depth 2 loses, and `done.json`, `results.csv` and the table
+    /// say so the right way round.
+    #[test]
+    fn a_weak_players_losses_are_its_losses_in_every_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = config("mcts:evaluator=uniform");
+        c.times_ms = vec![];
+        c.depths = vec![2];
+        c.sims = 1;
+        c.games = 6;
+        let results = run(
+            &PlayerFactory::new(),
+            &c,
+            dir.path(),
+            &|_, _, _| {},
+            &mut |_, _, _| Ok(()),
+        )
+        .unwrap();
+        let t = results[0].tally;
+        assert!(t.losses >= 4 && t.losses > t.wins, "{t:?}");
+        assert!(results[0].elo < 0.0, "{}", results[0].elo);
+        let done = std::fs::read_to_string(dir.path().join("depth-2").join(DONE)).unwrap();
+        let done: PairingResult = serde_json::from_str(&done).unwrap();
+        assert_eq!(done.tally, t);
+        let csv_text = std::fs::read_to_string(dir.path().join("results.csv")).unwrap();
+        let row = csv_text.lines().nth(1).unwrap();
+        let columns = format!(",{},{},{},{},", t.games(), t.wins, t.draws, t.losses);
+        assert!(row.contains(&columns), "{row} lacks {columns}");
+        let cell = format!("{}-{}-{}", t.wins, t.draws, t.losses);
+        assert!(table(&results).contains(&cell), "{}", table(&results));
+    }
 }

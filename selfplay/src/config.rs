@@ -40,7 +40,7 @@ pub struct MctsConfig {
     /// Virtual loss per in-flight simulation through an edge, in value units
     /// (an in-flight visit counts as a result of `-virtual_loss`). Default 1.0.
     pub virtual_loss: f32,
-    /// Most leaves one search submits per evaluator call (several descents with virtual
+    /// Most leaves one search submits per evaluator call (several simulations with virtual
     /// loss). Default 8.
     pub leaves_per_batch: u32,
     /// MCTS-Solver: propagate proven wins/losses/draws; a proven-won move is played at
@@ -309,6 +309,17 @@ impl SelfplayConfig {
             .map_err(|e: toml::de::Error| Error::Config(format!("[selfplay] {}", e.message())))?;
         config.validate()?;
         Ok(config)
+    }
+
+    /// [`SelfplayConfig::from_toml`] of the file at `path` (`loazero selfplay --config`,
+    /// `loazero bench mcts --config`); an error names the file.
+    pub fn from_file(path: &std::path::Path) -> Result<SelfplayConfig, Error> {
+        let text = std::fs::read_to_string(path).map_err(|cause| Error::Io {
+            path: path.to_path_buf(),
+            cause,
+        })?;
+        SelfplayConfig::from_toml(&text)
+            .map_err(|e| Error::Config(format!("{}: {e}", path.display())))
     }
 
     /// Checks every field; the error names the offending key.

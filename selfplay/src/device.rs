@@ -75,9 +75,9 @@ pub enum Precision {
     /// its first use on the machine (forward passes at batch 16 and 64; bf16 is a candidate
     /// only where the CPU computes it in hardware, `avx512_bf16` or AMX, and the
     /// environment does not cap torch below it) and cached; `float` on CUDA
-    /// (`train::auto_precision` decides). A flag alone does not tell: bf16 doubled the
-    /// forward speed of a 2-core AMD Zen 4 and ran at 0.75× of fp32 on a 2-core Intel Xeon
-    /// with `avx512_bf16` and no AMX. Training steps (`train.precision`) take bf16 for
+    /// (`train::auto_precision` decides). A flag alone does not tell: the same
+    /// `avx512_bf16` made bf16 faster on one CPU and slower on another
+    /// (`docs/experiments.md`, batch 26). Training steps (`train.precision`) take bf16 for
     /// `auto` only with AMX, and there only where it measures faster.
     Auto,
     /// 32-bit floats.

@@ -85,7 +85,7 @@ fn batches(n: usize) -> Vec<EvalBatch> {
 
 /// The tree under the root is consistent after a search: nothing in flight or pending,
 /// and every expanded unproven edge has one visit (its own evaluation) plus its
-/// children's (a proven edge may have more: descents stop there).
+/// children's (a proven edge may have more: simulations stop there).
 fn assert_consistent(search: &Search) {
     assert_eq!(search.batches_in_flight(), 0);
     assert!(search.current.is_empty());

@@ -35,7 +35,7 @@ pub struct SearchStats {
     pub simulations: u32,
     /// Leaves sent to the evaluator (root expansion included).
     pub evaluations: u32,
-    /// Descents that met a leaf already waiting for the evaluator.
+    /// Simulations that met a leaf already waiting for the evaluator.
     pub collisions: u32,
     /// Simulations that ended at a terminal or proven node.
     pub terminal: u32,
@@ -316,7 +316,7 @@ impl Search {
     /// [`Search::abandon_leaves`] when the evaluation failed. Every ticket with leaves must
     /// come back before the search can finish (or be re-rooted or begun again). An empty
     /// ticket (nothing to evaluate: every simulation ended at a terminal or proven node,
-    /// or every descent met a leaf of another batch, or a Gumbel phase waits for the
+    /// or every simulation met a leaf of another batch, or a Gumbel phase waits for the
     /// batches in flight) may be dropped.
     ///
     /// A Gumbel root halves its candidates only when no other batch is in flight, so a
@@ -465,10 +465,10 @@ impl Search {
                 },
                 None => None,
             };
-            match self.descend(forced, batch) {
-                Descent::Leaf => pushed += 1,
-                Descent::Done => {}
-                Descent::Collision => {
+            match self.simulate(forced, batch) {
+                SimulationEnd::Leaf => pushed += 1,
+                SimulationEnd::Done => {}
+                SimulationEnd::Collision => {
                     collisions += 1;
                     if let (Some(g), Some(c)) = (&mut self.gumbel, forced) {
                         g.give_back(c);
@@ -483,7 +483,7 @@ impl Search {
 
     /// One simulation from the root, stopping at a new leaf (queued in `batch`), a
     /// terminal or proven node (backed up at once) or a pending leaf (undone).
-    fn descend(&mut self, forced_root_child: Option<u32>, batch: &mut EvalBatch) -> Descent {
+    fn simulate(&mut self, forced_root_child: Option<u32>, batch: &mut EvalBatch) -> SimulationEnd {
         let solver = self.config.solver;
         self.path.clear();
         self.path_hashes.clear();
@@ -512,13 +512,13 @@ impl Search {
                     self.stats.simulations += 1;
                     self.stats.terminal += 1;
                     backup(&mut self.tree.edges, &self.path, v, solver, false);
-                    return Descent::Done;
+                    return SimulationEnd::Done;
                 }
                 EdgeState::Pending => {
                     for &p in &self.path {
                         self.tree.edges[p as usize].in_flight -= 1;
                     }
-                    return Descent::Collision;
+                    return SimulationEnd::Collision;
                 }
                 _ => {
                     let mv = edge.mv;
@@ -537,7 +537,7 @@ impl Search {
                                 solver,
                                 true,
                             );
-                            return Descent::Done;
+                            return SimulationEnd::Done;
                         }
                         None => {
                             self.tree.edges[e as usize].state = EdgeState::Pending;
@@ -547,7 +547,7 @@ impl Search {
                             self.current.leaves.push((e, start, self.path.len() as u32));
                             batch.push(pos, &self.moves);
                             self.stats.evaluations += 1;
-                            return Descent::Leaf;
+                            return SimulationEnd::Leaf;
                         }
                     }
                 }
@@ -1007,7 +1007,7 @@ impl Search {
     }
 }
 
-enum Descent {
+enum SimulationEnd {
     Leaf,
     Done,
     Collision,
@@ -1104,7 +1104,7 @@ fn search_thread(
         batch.clear();
         let leaves = search.gather_leaves(batch);
         if leaves.is_empty() {
-            // Nothing to evaluate: simulations that ended at once, descents that met other
+            // Nothing to evaluate: simulations that ended at once, simulations that met other
             // batches' leaves, or a Gumbel phase waiting for them. Sleep until a batch is
             // backed up if one is in flight; otherwise try again (the search progressed
             // or is finished).

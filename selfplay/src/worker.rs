@@ -1217,13 +1217,16 @@ mod tests {
         assert!(samples > 0);
     }
 
-    /// A cancel stops MCTS self-play within about half a second: the games finished
-    /// before it reach the sink, the call fails with `Error::Cancelled`; a call with
-    /// nothing left to play succeeds whatever its cancel says.
+    /// A cancel stops MCTS self-play within about half a second of the moment it is asked
+    /// for (here: once the first game has finished, however long a busy machine takes to
+    /// get there): the games finished before it reach the sink, the call fails with
+    /// `Error::Cancelled`; a call with nothing left to play succeeds whatever its cancel
+    /// says.
     #[test]
     fn a_cancel_stops_self_play_and_keeps_the_finished_games() {
-        let started = Instant::now();
-        let cancel = Cancel::when(move || started.elapsed() > Duration::from_millis(1000));
+        let asked = Arc::new(std::sync::OnceLock::<Instant>::new());
+        let seen = asked.clone();
+        let cancel = Cancel::when(move || seen.get().is_some());
         let mut finished = 0;
         let e = run_selfplay(
             &small_config(),
@@ -1232,15 +1235,16 @@ mod tests {
             &cancel,
             |_| {
                 finished += 1;
+                asked.get_or_init(Instant::now);
                 Ok(())
             },
             |_| {},
         )
         .unwrap_err();
-        let took = started.elapsed();
+        let took = asked.get().expect("a game finished").elapsed();
         assert!(matches!(e, Error::Cancelled), "{e}");
-        assert!(finished > 0, "no game finished in {took:?}");
-        assert!(took < Duration::from_millis(2500), "{took:?}");
+        assert!(finished > 0);
+        assert!(took < Duration::from_millis(1500), "{took:?}");
         let always = Cancel::when(|| true);
         let mut parked = ParkedGames::default();
         let p = run_selfplay_continuous(

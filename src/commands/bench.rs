@@ -2,7 +2,6 @@
 //! generation, MCTS (with built-in evaluators, and with a network against its raw forward
 //! speed), the alpha-beta baseline, and the network's forward and training throughput.
 
-use super::selfplay::{build_evaluator, load_config, EvaluatorChoice};
 use anyhow::{anyhow, Result};
 use clap::Subcommand;
 use eval::player::mcts::BuiltinEvaluator;
@@ -241,7 +240,7 @@ fn print_speedups(what: &str, totals: &[(usize, f64, f64)]) {
 /// (best move, tree reuse) with each evaluator.
 pub fn bench(args: BenchArgs) -> Result<()> {
     let mut mcts = match &args.config {
-        Some(path) => load_config(path)?.mcts,
+        Some(path) => SelfplayConfig::from_file(path)?.mcts,
         None => selfplay::MctsConfig::default(),
     };
     if let Some(l) = args.leaves {
@@ -254,7 +253,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         args.evaluator.clone()
     };
     for &kind in kinds.iter().filter(|_| args.seconds > 0.0) {
-        let evaluator = build_evaluator(&EvaluatorChoice::Builtin(kind), loa::Variant::Standard)?;
+        let evaluator = kind.evaluator();
         let name = evaluator.name();
         let r = selfplay::bench::bench_search(
             evaluator,
@@ -305,7 +304,7 @@ fn bench_search_threads(args: &BenchArgs, kinds: &[BuiltinEvaluator]) -> Result<
         let (info, _) = train::model::read_model_file(path)?;
         players.push((
             format!("model:path={},ms={}", path.display(), args.ms),
-            super::match_cmd::timed_player_factory(),
+            train::players::eval_player_factory(true),
             vec![info.variant],
         ));
     }

@@ -5,19 +5,19 @@
 //! move) into the output directory after every pairing. Rerunning the same command
 //! resumes: complete pairings are reused.
 
-use super::common::{default_match_games, GameArgs, MatchGameArgs};
+use crate::pairings::{game_progress, report_pairing, PairingArgs, Search};
 use crate::plot::{
     clip_elo, color, draw_elo_curve, draw_even_line, draw_note, elo_axis_range, px, register_font,
     scale, write_png, Root, ELO_CLIP,
 };
-use anyhow::{anyhow, bail, Result};
-use eval::arena::{GameResult, Openings};
-use eval::elo::{EloEstimate, Tally};
+use anyhow::{bail, Result};
+use eval::arena::Openings;
+use eval::elo::EloEstimate;
 use eval::strength::{self, Level, PairingResult, StrengthConfig};
+use loazero::args::{default_match_games, parse_list, GameArgs};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::PathBuf;
-use std::sync::Mutex;
 use std::time::Instant;
 
 /// Arguments of `loazero benchmark`.
@@ -60,71 +60,6 @@ pub struct Args {
     pub out: Option<PathBuf>,
 }
 
-/// How a model's pairings against alpha-beta are played: shared by `benchmark` and
-/// `ladder`.
-#[derive(clap::Args)]
-pub struct PairingArgs {
-    /// Device of the model: cpu, cuda or cuda:N.
-    #[arg(long, default_value = "cpu")]
-    pub device: selfplay::Device,
-    /// The model's search: mcts (the `model:` player, policy and value heads) or ubfm (the
-    /// `ubfm:` player, the value head alone). Default: mcts, or, in `ladder`, the search
-    /// of the run's `run.algorithm` (ubfm for descent).
-    #[arg(long, value_enum)]
-    pub search: Option<Search>,
-    #[command(flatten)]
-    pub play: MatchGameArgs,
-}
-
-/// The search a model plays with against alpha-beta.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Search {
-    /// MCTS with the policy and value heads (the `model:` player): AlphaZero models.
-    Mcts,
-    /// Unbounded best-first minimax on the value head (the `ubfm:` player): Descent models.
-    Ubfm,
-}
-
-impl Search {
-    /// The search that plays a model of `algorithm` by default.
-    pub fn of(algorithm: crate::run::algorithm::Algorithm) -> Search {
-        match algorithm {
-            crate::run::algorithm::Algorithm::Alphazero => Search::Mcts,
-            crate::run::algorithm::Algorithm::Descent => Search::Ubfm,
-        }
-    }
-
-    /// The player spec of the model at `path` with this search, `count` simulations or
-    /// iterations per move, on `device`.
-    pub fn spec(
-        self,
-        path: &std::path::Path,
-        count: u32,
-        device: selfplay::Device,
-    ) -> Result<eval::player::PlayerSpec> {
-        match self {
-            Search::Mcts => crate::run::rating::model_spec(path, count, device),
-            Search::Ubfm => eval::player::ubfm::spec(path, count, device),
-        }
-    }
-}
-
-/// The comma-separated whole numbers of `text` (empty or `none`: no number); an error
-/// names `flag`, the text and the part that is not a number.
-pub(crate) fn parse_list<T: std::str::FromStr>(flag: &str, text: &str) -> Result<Vec<T>> {
-    let text = text.trim();
-    if text.is_empty() || text.eq_ignore_ascii_case("none") {
-        return Ok(Vec::new());
-    }
-    text.split(',')
-        .map(|p| {
-            p.trim()
-                .parse()
-                .map_err(|_| anyhow!("{flag} {text}: '{}' is not a whole number", p.trim()))
-        })
-        .collect()
-}
-
 /// Plays every pairing, printing progress on stderr and the table on stdout.
 pub fn run(args: Args) -> Result<()> {
     let times: Vec<u64> = parse_list("--times", &args.times)?;
@@ -163,8 +98,8 @@ pub fn run(args: Args) -> Result<()> {
     }
     // One torch thread, no batch wait: the model's time budget is spent on search, and
     // one core is left to the opponent.
-    let factory = super::net::model_player_factory(
-        super::net::timed_inference(selfplay::Device::Cpu),
+    let factory = train::players::model_player_factory(
+        train::players::timed_inference(selfplay::Device::Cpu),
         Some(variant),
     );
     // Load the model now: a bad file is reported before any game.
@@ -204,53 +139,6 @@ pub fn run(args: Args) -> Result<()> {
         println!("wrote {}", out.join(f).display());
     }
     Ok(())
-}
-
-/// The progress of a pairing's games on stderr, each line opening with `prefix` and the
-/// pairing: every game when a pairing has at most 50 (`games`), else one line every 10 s
-/// and the last.
-pub(crate) fn game_progress(
-    games: usize,
-    prefix: &str,
-) -> impl Fn(&strength::Pairing, &GameResult, &Tally) + Sync + '_ {
-    let last_line = Mutex::new(Instant::now());
-    move |p, g, t| {
-        let mut last = last_line.lock().expect("progress lock");
-        if games <= 50 || last.elapsed().as_secs() >= 10 || t.games() as usize == games {
-            *last = Instant::now();
-            eprintln!(
-                "{prefix}{}: game {}/{games}: {} ({} plies); model {}-{}-{} ({:.1}%)",
-                p.level.label(),
-                t.games(),
-                g.result,
-                g.plies,
-                t.wins,
-                t.draws,
-                t.losses,
-                100.0 * t.score()
-            );
-        }
-    }
-}
-
-/// Says on stderr that a pairing is done or was reused from an earlier run (`reused`),
-/// with its W-D-L and Elo (the last of `all`), the line opening with `prefix`.
-pub(crate) fn report_pairing(
-    prefix: &str,
-    p: &strength::Pairing,
-    all: &[PairingResult],
-    reused: bool,
-) {
-    let r = all.last().expect("one result per pairing");
-    eprintln!(
-        "{prefix}{} {}: {}-{}-{}, Elo {}",
-        p.level.label(),
-        if reused { "(reused)" } else { "done" },
-        r.tally.wins,
-        r.tally.draws,
-        r.tally.losses,
-        r.elo_estimate()
-    );
 }
 
 /// `x` if it is (within 2%) 1, 2 or 5 times a power of ten: the only ticks labelled on the

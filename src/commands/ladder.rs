@@ -6,7 +6,7 @@
 //! The models: `--generations G1,G2,…`, or `--points N` (default 5) spread evenly over the
 //! run's training time, the newest always among them ([`spread`]). A model's training time
 //! is the run's active time at the end of the generation that made it (`elapsed_s` of the
-//! generation records in `metrics.jsonl`, read with [`crate::plot::read_metrics`]);
+//! generation records in `metrics.jsonl`, read with [`crate::metrics_view::read_metrics`]);
 //! generation 0, the untrained network, is minute 0.
 //!
 //! Output directory (default `RUN/ladder`):
@@ -17,20 +17,21 @@
 //!   minutes, one line per time per move): every finished pairing (by time per move, then
 //!   training time), rewritten after each.
 
-use super::benchmark::{game_progress, parse_list, report_pairing, PairingArgs, Search};
-use super::common::default_match_games;
+use crate::metrics_view::{read_metrics, GenerationPoint};
+use crate::pairings::{game_progress, report_pairing, PairingArgs, Search};
 use crate::plot::{
     clip_elo, color, draw_elo_curve, draw_even_line, draw_note, elo_axis_range, padded_range, px,
-    read_metrics, register_font, scale, write_png, GenerationPoint, Root, ELO_CLIP,
+    register_font, scale, write_png, Root, ELO_CLIP,
 };
 use crate::run::config::RunConfig;
-use crate::run::layout::{generation_of, list_names, model_name, write_atomically, RunDir};
 use anyhow::{bail, Context, Result};
 use eval::arena::Openings;
 use eval::elo::EloEstimate;
 use eval::strength::{self, Level, PairingResult, StrengthConfig};
+use loazero::args::{default_match_games, parse_list};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+use rundir::layout::{generation_of, list_names, model_name, write_atomically, RunDir};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -120,7 +121,7 @@ pub fn promoted_generations(run: &RunDir) -> Result<Vec<u32>> {
 pub fn with_times(generations: &[u32], records: &[GenerationPoint]) -> Vec<Checkpoint> {
     let minutes: BTreeMap<u64, f64> = records
         .iter()
-        .filter_map(|g| Some((g.generation, g.elapsed_s? / 60.0)))
+        .filter_map(|g| Some((g.generation(), g.elapsed_s()? / 60.0)))
         .chain(std::iter::once((0, 0.0)))
         .collect();
     generations
@@ -498,8 +499,8 @@ fn run_with(args: Args, dir: PathBuf) -> Result<()> {
     };
     // One torch thread, no batch wait: the model's time budget is spent on search, and
     // one core is left to the opponent (as in `loazero benchmark`).
-    let factory = super::net::model_player_factory(
-        super::net::timed_inference(selfplay::Device::Cpu),
+    let factory = train::players::model_player_factory(
+        train::players::timed_inference(selfplay::Device::Cpu),
         Some(variant),
     );
     // Every argument and model is checked before the first game.
@@ -706,7 +707,7 @@ mod tests {
             std::fs::write(run.models().join(name), b"").unwrap();
         }
         assert_eq!(promoted_generations(&run).unwrap(), [0, 1, 2, 5]);
-        let metrics = crate::plot::parse_metrics(
+        let metrics = crate::metrics_view::parse_metrics(
             r#"{"kind":"generation","generation":1,"elapsed_s":30.0}
 {"kind":"generation","generation":2,"elapsed_s":90.0}
 {"kind":"generation","generation":3,"elapsed_s":120.0}

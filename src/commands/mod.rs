@@ -1,36 +1,30 @@
-//! One module per subcommand. Each exposes `Args` (clap) and `run(Args)`.
+//! One module per subcommand that needs torch; each exposes `Args` (clap) and
+//! `run(Args)`. The torch-free subcommands are the `loazero` crate's
+//! ([`loazero::commands`]), flattened into [`Command`] and run with players that load
+//! networks. A command does not import another command: what two share lives below them
+//! (`crate::pairings`, `crate::run`, `loazero::args`, the library crates).
 
 pub mod bench;
 pub mod benchmark;
-pub mod bestmove;
-pub mod common;
-pub mod engine;
 pub mod export;
 pub mod heldout;
 pub mod info;
 pub mod ladder;
-pub mod match_cmd;
-pub mod moves;
-pub mod net;
-pub mod perft;
 pub mod plot;
-pub mod ratings;
-pub mod replay;
 pub mod run;
 pub mod selfplay;
 pub mod serve;
-pub mod show;
-pub mod torch_free;
 pub mod train_eval;
 
 use clap::Subcommand;
+use loazero::players::Players;
 
 /// Every subcommand.
 #[derive(Subcommand)]
 pub enum Command {
     /// The subcommands that need no torch (run by the `loazero` binary itself).
     #[command(flatten)]
-    TorchFree(torch_free::Command),
+    TorchFree(loazero::commands::Command),
     /// How fast? (`benchmark` asks how strong.) movegen (perft leaves/s), mcts
     /// (simulations/s; with --model the self-play/raw-forward ratio), alphabeta (nodes/s),
     /// net (forward and training throughput, % of the CPU peak).
@@ -66,7 +60,7 @@ pub enum Command {
 /// Runs one subcommand.
 pub fn run(command: Command) -> anyhow::Result<()> {
     match command {
-        Command::TorchFree(c) => torch_free::run(c),
+        Command::TorchFree(c) => loazero::commands::run(c, players()),
         Command::Bench(a) => bench::run(a),
         Command::Benchmark(a) => benchmark::run(a),
         Command::Ladder(a) => ladder::run(a),
@@ -78,5 +72,13 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::TrainEval(a) => train_eval::run(a),
         Command::Plot(a) => plot::run(a),
         Command::Serve(a) => serve::run(a),
+    }
+}
+
+/// The players of this binary: model players load their networks
+/// ([`train::players::eval_player_factory`]).
+pub fn players() -> Players {
+    Players {
+        factory: train::players::eval_player_factory,
     }
 }

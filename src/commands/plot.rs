@@ -2,6 +2,7 @@
 //! [`crate::plot`]).
 
 use anyhow::Result;
+use loazero::args::StoreViewArgs;
 use std::path::PathBuf;
 
 /// Arguments of `loazero plot`.
@@ -20,15 +21,9 @@ pub struct Args {
     /// command).
     #[arg(value_name = "RUN_DIR", conflicts_with = "store", hide = true)]
     pub dir_positional: Option<PathBuf>,
-    /// Plot the run kept in this store instead (s3://BUCKET/PREFIX, gs://…, az://…,
-    /// file:///PATH or a directory; docs/distributed.md), read-only: a local view of the run
-    /// (--cache) is brought up to date first.
-    #[arg(long, value_name = "URL")]
-    pub store: Option<String>,
-    /// With --store: the local cache of the view (CACHE/view). Default:
-    /// ~/.cache/loazero/stores/<hash of the store URL> ($XDG_CACHE_HOME if set).
-    #[arg(long, value_name = "DIR", requires = "store")]
-    pub cache: Option<PathBuf>,
+    /// `--store` and `--cache`: a run kept in a store.
+    #[command(flatten)]
+    pub view: StoreViewArgs,
     /// Where to write the PNG files (default RUN_DIR/plots, or CACHE/plots with --store;
     /// created if missing).
     #[arg(long)]
@@ -46,9 +41,9 @@ pub fn run(mut args: Args) -> Result<()> {
     if args.dir.is_none() {
         args.dir = args.dir_positional.take();
     }
-    let (dir, out) = match (&args.store, &args.dir) {
+    let (dir, out) = match (&args.view.store, &args.dir) {
         (Some(spec), _) => {
-            let view = crate::run::store_view::materialise(spec, args.cache.as_deref())?;
+            let view = rundir::store_view::materialise(spec, args.view.cache.as_deref())?;
             let out = args
                 .out
                 .clone()

@@ -3,9 +3,9 @@
 use crate::run::config::RunConfig;
 use crate::run::display::LoopDisplay;
 use crate::run::driver::Driver;
-use crate::run::layout::{truncate_torn_line, RunDir};
 use crate::run::remote::{self, StoreTrainer};
 use anyhow::{anyhow, bail, Context, Result};
+use rundir::layout::{truncate_torn_line, RunDir};
 use std::path::PathBuf;
 
 /// Arguments of `loazero run`.
@@ -23,17 +23,28 @@ pub struct Args {
     /// Run directory; restarting with the same directory resumes the run.
     #[arg(long, value_name = "RUN_DIR", default_value = "runs/default")]
     pub dir: PathBuf,
-    /// Keep the run in a store instead of a directory: s3://BUCKET/PREFIX (endpoint,
-    /// region, credentials from AWS_* variables), gs://…, az://…, file:///PATH or a
-    /// directory path (docs/distributed.md). Restarting with the same store resumes the
-    /// run; `loazero selfplay --store` workers join it. The loop works in a local cache
-    /// (--cache), rebuilt from the store at every start.
-    #[arg(long, value_name = "URL", conflicts_with = "dir")]
+    #[arg(
+        long,
+        value_name = "URL",
+        conflicts_with = "dir",
+        help = concat!(
+            "Keep the run in a store instead of a directory: ", loazero::store_forms!(),
+            ". Restarting with the same store resumes the run; `loazero selfplay --store` \
+             workers join it. The loop works in a local cache (--cache), rebuilt from the \
+             store at every start"
+        )
+    )]
     pub store: Option<String>,
-    /// With --store: the local cache directory (the loop's working copy in CACHE/trainer,
-    /// torch reads and writes files there; one trainer per cache). Default:
-    /// ~/.cache/loazero/stores/<hash of the store URL> ($XDG_CACHE_HOME if set).
-    #[arg(long, value_name = "DIR", requires = "store")]
+    #[arg(
+        long,
+        value_name = "DIR",
+        requires = "store",
+        help = concat!(
+            "With --store: the local cache directory (the loop's working copy in \
+             CACHE/trainer, torch reads and writes files there; one trainer per cache). ",
+            loazero::cache_default!()
+        )
+    )]
     pub cache: Option<PathBuf>,
     /// Override a config key, e.g. `--set selfplay.simulations=100` (repeatable). On a
     /// resumed run the change is saved in its config.toml.
@@ -122,7 +133,7 @@ fn check_resumed_budget(args: &Args, dir: &RunDir, name: &str) -> Result<()> {
     let Some(minutes) = args.minutes.filter(|&m| m > 0.0) else {
         return Ok(());
     };
-    let Ok(state) = crate::run::state::LoopState::load(&dir.state()) else {
+    let Ok(state) = rundir::state::LoopState::load(&dir.state()) else {
         // No state yet (a run cut before its first save) or one the driver will refuse.
         return Ok(());
     };
@@ -142,7 +153,7 @@ fn check_resumed_budget(args: &Args, dir: &RunDir, name: &str) -> Result<()> {
 /// Starts or resumes the run.
 pub fn run(args: Args) -> Result<()> {
     // Before anything is written: a signal is then always a stop at a safe point.
-    crate::interrupt::install();
+    loazero::interrupt::install();
     let mut store_trainer = None;
     let (dir, name) = match &args.store {
         None => (RunDir::new(&args.dir), args.dir.display().to_string()),
@@ -158,9 +169,10 @@ pub fn run(args: Args) -> Result<()> {
         }
         Some(spec) => {
             // Checked on the store itself; then outages are waited out (run::patient).
-            let store = crate::run::patient::Patient::wrap(
+            let store = store::Patient::wrap(
                 remote::open_checked(spec)?,
                 format!("run --store {spec}"),
+                loazero::interrupt::requested,
             );
             let cache = args
                 .cache
@@ -218,7 +230,7 @@ pub fn run(args: Args) -> Result<()> {
         "# The config of this run (every key; see configs/default.toml for their meaning).\n{}",
         config.to_toml()
     );
-    crate::run::layout::write_atomically(&saved_path, text.as_bytes())
+    rundir::layout::write_atomically(&saved_path, text.as_bytes())
         .with_context(|| "cannot save the run config")?;
     if let Some(trainer) = &store_trainer {
         trainer.put_config(&text)?;

@@ -1,8 +1,8 @@
 //! `loazero selfplay`: plays games with MCTS and writes training shards and game records.
 
-use crate::progress::ProgressLine;
-use anyhow::{anyhow, Context, Result};
+use anyhow::Result;
 use eval::player::mcts::BuiltinEvaluator;
+use loazero::progress::ProgressLine;
 use selfplay::{Evaluator, GameWriter, SelfplayConfig};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -32,17 +32,31 @@ pub struct Args {
     /// promoted model and its self-play config, writing shards its trainer reads.
     #[arg(long, value_name = "RUN_DIR", conflicts_with_all = ["config", "evaluator", "model", "simulations", "seed"])]
     pub dir: Option<PathBuf>,
-    /// Join the run kept in this store (`loazero run --store URL`; s3://BUCKET/PREFIX with
-    /// AWS_* variables, gs://…, az://…, file:///PATH or a directory; docs/distributed.md):
-    /// follow its published models (each checked against its sha256 before use) and commit
-    /// each finished shard with its game records. While the store cannot be reached, it
-    /// plays on with the last model and keeps finished shards to commit later.
-    #[arg(long, value_name = "URL", conflicts_with_all = ["dir", "config", "evaluator", "model", "simulations", "seed"])]
+    #[arg(
+        long,
+        value_name = "URL",
+        conflicts_with_all = ["dir", "config", "evaluator", "model", "simulations", "seed"],
+        help = concat!(
+            "Join the run kept in this store (`loazero run --store URL`; ",
+            loazero::store_forms!(),
+            "): follow its published models (each checked against its sha256 before use) \
+             and commit each finished shard with its game records. While the store cannot \
+             be reached, it plays on with the last model and keeps finished shards to commit \
+             later"
+        )
+    )]
     pub store: Option<String>,
-    /// With --store: the local cache directory; this worker works in CACHE/worker-<its
-    /// writer id> (models, shards waiting to be committed), removed when it ends normally.
-    /// Default: ~/.cache/loazero/stores/<hash of the store URL> ($XDG_CACHE_HOME if set).
-    #[arg(long, value_name = "DIR", requires = "store")]
+    #[arg(
+        long,
+        value_name = "DIR",
+        requires = "store",
+        help = concat!(
+            "With --store: the local cache directory; this worker works in \
+             CACHE/worker-<its writer id> (models, shards waiting to be committed), removed \
+             when it ends normally. ",
+            loazero::cache_default!()
+        )
+    )]
     pub cache: Option<PathBuf>,
     /// Override the config's worker threads (0 = one per core).
     #[arg(long)]
@@ -66,7 +80,7 @@ pub struct Args {
 
 /// How positions are evaluated.
 #[derive(Clone, Debug)]
-pub enum EvaluatorChoice {
+enum EvaluatorChoice {
     /// A built-in evaluator.
     Builtin(BuiltinEvaluator),
     /// A network model file.
@@ -76,23 +90,13 @@ pub enum EvaluatorChoice {
 /// Builds the evaluator for `choice`. The one place that maps an evaluator choice to an
 /// implementation: the network evaluator plugs in here.
 /// A model must fit `variant`.
-pub fn build_evaluator(
-    choice: &EvaluatorChoice,
-    variant: loa::Variant,
-) -> Result<Arc<dyn Evaluator>> {
+fn build_evaluator(choice: &EvaluatorChoice, variant: loa::Variant) -> Result<Arc<dyn Evaluator>> {
     match choice {
         EvaluatorChoice::Builtin(builtin) => Ok(builtin.evaluator()),
         EvaluatorChoice::Model(path) => {
-            super::net::net_evaluator(path, selfplay::Device::Cpu, Some(variant))
+            train::players::net_evaluator(path, selfplay::Device::Cpu, Some(variant))
         }
     }
-}
-
-/// Reads a self-play config file (see [`SelfplayConfig::from_toml`]).
-pub fn load_config(path: &Path) -> Result<SelfplayConfig> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read config {}", path.display()))?;
-    SelfplayConfig::from_toml(&text).map_err(|e| anyhow!("{}: {e}", path.display()))
 }
 
 /// Plays the games; prints a summary line (games, samples, shards, throughput).
@@ -112,7 +116,7 @@ pub fn run(args: Args) -> Result<()> {
         anyhow::bail!("--games and --out are required without --dir or --store");
     };
     let mut config = match &args.config {
-        Some(path) => load_config(path)?,
+        Some(path) => SelfplayConfig::from_file(path)?,
         None => SelfplayConfig::default(),
     };
     if let Some(t) = args.threads {

@@ -11,15 +11,25 @@ pub struct Args {
     /// several. Model files outside the served directories cannot be loaded.
     #[arg(long = "dir", value_name = "RUN_DIR")]
     pub dirs: Vec<PathBuf>,
-    /// A run kept in a store to serve, read-only (s3://BUCKET/PREFIX, gs://…, az://…,
-    /// file:///PATH or a directory; docs/distributed.md); repeat for several. It is served
-    /// from a local view (--cache) brought up to date every --refresh seconds, so the
-    /// dashboard follows a live run.
-    #[arg(long = "store", value_name = "URL")]
+    #[arg(
+        long = "store",
+        value_name = "URL",
+        help = concat!(
+            "A run kept in a store to serve, read-only (", loazero::store_forms!(),
+            "); repeat for several. It is served from a local view (--cache) brought up to \
+             date every --refresh seconds, so the dashboard follows a live run"
+        )
+    )]
     pub stores: Vec<String>,
-    /// With one --store: the local cache of its view (CACHE/view). Default:
-    /// ~/.cache/loazero/stores/<hash of the store URL> ($XDG_CACHE_HOME if set).
-    #[arg(long, value_name = "DIR", requires = "stores")]
+    #[arg(
+        long,
+        value_name = "DIR",
+        requires = "stores",
+        help = concat!(
+            "With one --store: the local cache of its view (CACHE/view). ",
+            loazero::cache_default!()
+        )
+    )]
     pub cache: Option<PathBuf>,
     /// With --store: seconds between two refreshes of the views (each lists the store and
     /// downloads what changed).
@@ -59,7 +69,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     let mut views = Vec::new();
     for spec in &args.stores {
-        views.push(crate::run::store_view::materialise(
+        views.push(rundir::store_view::materialise(
             spec,
             args.cache.as_deref(),
         )?);

@@ -20,10 +20,10 @@ pub struct Args {
     /// Start from these weights (a learned evaluation file) instead of random ones.
     #[arg(long)]
     pub init: Option<PathBuf>,
-    /// Passes over the positions.
-    #[arg(long, default_value_t = LearnedEvalTraining::default().epochs)]
-    pub epochs: usize,
-    /// Stop training after this many minutes even if epochs remain.
+    /// Passes over the positions (`--epochs`, its former name, is still taken).
+    #[arg(long, alias = "epochs", default_value_t = LearnedEvalTraining::default().passes)]
+    pub passes: usize,
+    /// Stop training after this many minutes even if passes remain.
     #[arg(long)]
     pub minutes: Option<f64>,
     /// Weight λ of the search value in the target `λ·search + (1 − λ)·outcome`.
@@ -126,7 +126,7 @@ pub fn run(args: Args) -> Result<()> {
         data.extend(labelled);
     }
     let config = LearnedEvalTraining {
-        epochs: args.epochs,
+        passes: args.passes,
         time_limit: args.minutes.map(|m| Duration::from_secs_f64(m * 60.0)),
         seed: args.seed,
         ..Default::default()
@@ -156,9 +156,9 @@ pub fn run(args: Args) -> Result<()> {
     }
     weights.save(&out)?;
     println!(
-        "wrote {} ({} epochs, {} steps, held-out loss {:.4} → {:.4}, target entropy {:.4}, {:.0} s)",
+        "wrote {} ({} passes, {} steps, held-out loss {:.4} → {:.4}, target entropy {:.4}, {:.0} s)",
         out.display(),
-        report.epochs,
+        report.passes,
         report.steps,
         report.heldout_loss_before,
         report.heldout_loss,

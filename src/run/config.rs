@@ -220,8 +220,9 @@ pub struct LearnedEvalConfig {
     /// The newest self-play positions (the run's shards, valued by the MCTS teacher) added
     /// to every learned generation's games; 0 = none.
     pub shard_positions: usize,
-    /// Training passes over a generation's positions.
-    pub epochs: usize,
+    /// Training passes over a generation's positions (`epochs` before the rename: an
+    /// epoch is a store trainer's fencing token here).
+    pub passes: usize,
     /// Games of the promotion match (at `depth`) of a learned generation against the best
     /// one before it (the first: against the hand-written evaluation); promoted when it
     /// scores more than half.
@@ -241,7 +242,7 @@ impl Default for LearnedEvalConfig {
             search_weight: 0.75,
             teacher_weight: 0.0,
             shard_positions: 2_000_000,
-            epochs: 20,
+            passes: 20,
             promotion_games: 200,
             rating_depth: 3,
         }
@@ -310,7 +311,10 @@ fn merge(base: &mut toml::Table, over: toml::Table) {
 /// Keys renamed since configs were first written: (old dotted key, new dotted key), each
 /// pair in one table. A file (a run directory's `config.toml` included) or a `--set`
 /// that uses an old key is read as if it used the new one.
-const RENAMED_KEYS: &[(&str, &str)] = &[("train.net.input_features", "train.net.plane_set")];
+const RENAMED_KEYS: &[(&str, &str)] = &[
+    ("train.net.input_features", "train.net.plane_set"),
+    ("learned_eval.epochs", "learned_eval.passes"),
+];
 
 /// Moves the old keys of [`RENAMED_KEYS`] in `table` to their new names; an error names
 /// both when a table gives both.
@@ -551,7 +555,7 @@ impl RunConfig {
             ("games", l.games),
             ("min_games", l.min_games),
             ("depth", l.depth as usize),
-            ("epochs", l.epochs),
+            ("passes", l.passes),
             ("promotion_games", l.promotion_games),
             ("rating_depth", l.rating_depth as usize),
         ] {
@@ -868,6 +872,15 @@ mod tests {
         );
     }
 
+    /// `learned_eval.epochs`, the former name of `passes`, is read in a file and a `--set`.
+    #[test]
+    fn learned_eval_epochs_is_read_as_passes() {
+        let c = RunConfig::from_toml_str("[learned_eval]\nepochs = 3\n", "x", &[]).unwrap();
+        assert_eq!(c.learned_eval.passes, 3);
+        let c = RunConfig::from_toml_str("", "x", &["learned_eval.epochs=5".into()]).unwrap();
+        assert_eq!(c.learned_eval.passes, 5);
+        assert!(!c.to_toml().contains("epochs"));
+    }
     #[test]
     fn every_shipped_config_loads() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");

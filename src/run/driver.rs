@@ -16,7 +16,7 @@
 //! **Stops.** A generation starts only when it and the final rating are expected to fit
 //! into the time budget (`run.minutes`, [`stop_reason`]). Whatever the estimate, a phase
 //! still running when the budget is used up, or when a SIGINT or SIGTERM comes
-//! ([`crate::interrupt`]), stops within about a second, in every phase: self-play (MCTS
+//! ([`loazero::interrupt`]), stops within about a second, in every phase: self-play (MCTS
 //! and Descent, between evaluator batches; the games under way are dropped, the
 //! finished ones are in the shards), training (after the running chunk of
 //! `train.log_every` steps, checkpointed), gate and rating matches (before the next
@@ -27,17 +27,17 @@ use super::algorithm;
 use super::config::{derive_seed, LoopConfig, RunConfig, SeedUse};
 use super::display::{clock, Bar, LoopDisplay};
 use super::join::Background;
-use super::layout::{copy_atomically, learned_name, model_name, RunDir};
 use super::learned_stage::{self, LearnedStage};
 use super::net_schedule;
 use super::rating::{self, model_spec, rating_rows};
 use super::remote::StoreTrainer;
-use super::shards::{loop_games_done, loop_prefix, remove_loop_games};
-use super::state::{LoopState, Phase};
 use anyhow::{anyhow, bail, Context, Result};
 use eval::arena::{play_once, GameResult, MatchConfig, Openings};
 use eval::elo::Tally;
 use eval::{Decision, GateReport, PlayerFactory};
+use rundir::layout::{copy_atomically, learned_name, model_name, RunDir};
+use rundir::shards::{loop_games_done, loop_prefix, remove_loop_games};
+use rundir::state::{LoopState, Phase};
 use selfplay::{Cancel, ParkedGames};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -219,7 +219,7 @@ impl Driver {
         let cancel_at_s = Arc::new(AtomicU64::new(generations_budget_s(&config).to_bits()));
         let at = cancel_at_s.clone();
         let cancel = Cancel::when(move || {
-            crate::interrupt::requested()
+            loazero::interrupt::requested()
                 || (timed
                     && base_elapsed + started.elapsed().as_secs_f64()
                         >= f64::from_bits(at.load(Ordering::Relaxed)))
@@ -316,11 +316,11 @@ impl Driver {
         self.config.run.minutes > 0.0 && self.elapsed() >= generations_budget_s(&self.config)
     }
 
-    /// The error of a phase that [`Driver::cancel`] stopped: [`crate::interrupt::Interrupted`]
+    /// The error of a phase that [`Driver::cancel`] stopped: [`loazero::interrupt::Interrupted`]
     /// after a signal, else [`OutOfTime`].
     fn stop_error(&self) -> anyhow::Error {
-        if crate::interrupt::requested() {
-            crate::interrupt::Interrupted.into()
+        if loazero::interrupt::requested() {
+            loazero::interrupt::Interrupted.into()
         } else {
             OutOfTime.into()
         }
@@ -358,10 +358,10 @@ impl Driver {
     }
 
     /// Runs until a limit is reached, then rates the final best model if needed. A
-    /// SIGINT or SIGTERM ([`crate::interrupt`]) stops it at the next safe point with an
-    /// [`crate::interrupt::Interrupted`] error, after saying where it stopped.
+    /// SIGINT or SIGTERM ([`loazero::interrupt`]) stops it at the next safe point with an
+    /// [`loazero::interrupt::Interrupted`] error, after saying where it stopped.
     pub fn run(mut self) -> Result<()> {
-        crate::interrupt::install();
+        loazero::interrupt::install();
         let threads = self.config.background_selfplay_threads();
         if threads < self.config.run.background_selfplay_threads {
             self.display
@@ -375,7 +375,7 @@ impl Driver {
         }
         let result = self.run_loop();
         if let Err(e) = &result {
-            if crate::interrupt::is_interrupted(e) {
+            if loazero::interrupt::is_interrupted(e) {
                 // Best effort: the interruption is the error to report.
                 let _ = self.save_state();
                 let _ = self.record_stop(StopReason::Interrupted);
@@ -639,12 +639,12 @@ impl Driver {
     }
 
     /// Plays generations until a limit says stop (its reason); fails with
-    /// [`crate::interrupt::Interrupted`] or [`OutOfTime`] when a phase is cut short.
+    /// [`loazero::interrupt::Interrupted`] or [`OutOfTime`] when a phase is cut short.
     fn generations(&mut self) -> Result<StopReason> {
         loop {
             // The time budget stops the loop here once used up, before a generation
             // that would not fit (`stop_reason`), or in a phase (`self.cancel`).
-            crate::interrupt::check()?;
+            loazero::interrupt::check()?;
             if self.out_of_time() {
                 return Ok(StopReason::TimeBudget);
             }
@@ -724,7 +724,7 @@ impl Driver {
 
     /// Factory of players whose `model:` specs load with the run's inference settings.
     fn factory(&self) -> PlayerFactory {
-        crate::commands::net::model_player_factory(self.inference_config(), None)
+        train::players::model_player_factory(self.inference_config(), None)
     }
 
     /// The self-play phase: the loop plays what generation `g`'s

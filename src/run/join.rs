@@ -10,9 +10,9 @@
 
 use super::algorithm;
 use super::config::RunConfig;
-use super::layout::{model_name, RunDir};
-use super::state::LoopState;
 use anyhow::{anyhow, bail, Result};
+use rundir::layout::{model_name, RunDir};
+use rundir::state::LoopState;
 use selfplay::SelfplayConfig;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -98,10 +98,10 @@ pub(super) fn play_rounds(
     finished: &Finished,
     mut on_round: impl FnMut(&Round),
 ) -> Result<Ended> {
-    let stopping = || stop.load(Ordering::Relaxed) || crate::interrupt::requested();
+    let stopping = || stop.load(Ordering::Relaxed) || loazero::interrupt::requested();
     let cancel = selfplay::Cancel::when({
         let stop = stop.clone();
-        move || stop.load(Ordering::Relaxed) || crate::interrupt::requested()
+        move || stop.load(Ordering::Relaxed) || loazero::interrupt::requested()
     });
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let algorithm = config.run.algorithm;
@@ -186,9 +186,9 @@ pub(super) fn play_rounds(
 
 /// Plays `games` games (`None`: until killed) for the run in `dir`; `threads` overrides
 /// the run's `selfplay.threads`. Prints a line per round. SIGINT/SIGTERM stop it after
-/// the finished games are written ([`crate::interrupt`]).
+/// the finished games are written ([`loazero::interrupt`]).
 pub fn join(dir: &Path, games: Option<u64>, threads: Option<usize>) -> Result<()> {
-    crate::interrupt::install();
+    loazero::interrupt::install();
     let run = RunDir::new(dir);
     if !run.config().exists() || !run.state().exists() {
         bail!(
@@ -236,7 +236,7 @@ pub fn join(dir: &Path, games: Option<u64>, threads: Option<usize>) -> Result<()
                 dir.display(),
                 run.shards().display()
             );
-            Err(crate::interrupt::Interrupted.into())
+            Err(loazero::interrupt::Interrupted.into())
         }
     }
 }

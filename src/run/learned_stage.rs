@@ -23,14 +23,14 @@
 
 use super::config::{derive_seed, RunConfig, SeedUse};
 use super::display::LoopDisplay;
-use super::layout::{copy_atomically, learned_name, RunDir};
-use super::rated_games::read_done;
 use super::rating::{match_threads, resumable_match};
 use anyhow::{Context, Result};
 use eval::learned::games::{fit_score_scale, play_scored_games, ScoredGames};
 use eval::learned::{LearnedEval, Simd, Weights};
 use eval::player::spec::Value;
 use eval::{PlayerFactory, PlayerSpec};
+use rundir::layout::{copy_atomically, learned_name, RunDir};
+use rundir::rated_games::read_done;
 use selfplay::Cancel;
 use std::path::Path;
 use std::sync::Arc;
@@ -249,7 +249,7 @@ impl LearnedStage<'_> {
         let time_limit = (self.seconds_left)()
             .map(|left| Duration::from_secs_f64((left - 2.0 * PRIOR_S).max(PRIOR_S / 2.0)));
         let config = LearnedEvalTraining {
-            epochs: l.epochs,
+            passes: l.passes,
             time_limit,
             seed: derive_seed(self.config.run.seed, SeedUse::LearnedGames, k, 1),
             stop: self.cancel.clone(),
@@ -274,7 +274,7 @@ impl LearnedStage<'_> {
              → {:.4} (target entropy {:.4}), {:.0} s",
             learned_name(k),
             report.train_positions,
-            report.epochs,
+            report.passes,
             report.heldout_loss_before,
             report.heldout_loss,
             report.heldout_target_entropy,
@@ -332,9 +332,9 @@ impl LearnedStage<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::rated_games::{MatchDone, DONE};
     use super::*;
     use eval::elo::Tally;
+    use rundir::rated_games::{MatchDone, DONE};
 
     /// The verdicts are the files: candidates in order, a finished promotion match's score.
     #[test]

@@ -14,7 +14,6 @@
 
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
-use train::encoding::PlaneSet;
 use train::{NetConfig, TrainConfig};
 
 /// One stage of `run.net_schedule`.
@@ -30,7 +29,10 @@ pub struct NetGrowth {
 }
 
 /// The keys of [`NetConfig`] that one stage sets; `None` keeps the value of the network
-/// before it. Written back (a run's saved `config.toml`) with only the keys it sets.
+/// before it. Written back (a run's saved `config.toml`) with only the keys it sets. The
+/// input planes (`plane_set`) are not among them: a grown network computes what the old
+/// one did from the same inputs, so a stage that names them is refused when the config is
+/// read.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NetChange {
@@ -46,12 +48,6 @@ pub struct NetChange {
     pub value_channels: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value_hidden: Option<usize>,
-    #[serde(
-        default,
-        alias = "input_features",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub plane_set: Option<PlaneSet>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub occupancy_head: Option<bool>,
 }
@@ -66,7 +62,7 @@ impl NetChange {
             policy_channels: self.policy_channels.unwrap_or(before.policy_channels),
             value_channels: self.value_channels.unwrap_or(before.value_channels),
             value_hidden: self.value_hidden.unwrap_or(before.value_hidden),
-            plane_set: self.plane_set.unwrap_or(before.plane_set),
+            plane_set: before.plane_set,
             occupancy_head: self.occupancy_head.unwrap_or(before.occupancy_head),
         }
     }
@@ -242,6 +238,17 @@ mod tests {
         assert_eq!(text.trim(), "after_positions = 10\n\n[net]\nblocks = 6");
         let back: NetGrowth = toml::from_str(&text).unwrap();
         assert_eq!(back, deeper[0]);
+    }
+
+    /// A stage cannot change the input planes: the key is refused when the config is read
+    /// (under either of its names), not accepted and then refused by every validation.
+    #[test]
+    fn a_stage_that_changes_the_planes_is_refused_when_read() {
+        for key in ["plane_set", "input_features"] {
+            let text = format!("after_positions = 10\n\n[net]\n{key} = \"loa\"\n");
+            let err = toml::from_str::<NetGrowth>(&text).unwrap_err().to_string();
+            assert!(err.contains(key), "{key}: {err}");
+        }
     }
 
     #[test]

@@ -3,14 +3,14 @@
 //! fit over every finished rating and anchor match of the run.
 
 use super::config::{derive_seed, RunConfig, SeedUse};
-use super::layout::{generation_of, model_name, write_atomically, RunDir};
-pub use super::rated_games::fit_run;
-use super::rated_games::{MatchDone, DONE};
 use anyhow::Result;
 use eval::arena::{play_match, play_once, Control, GameResult, MatchConfig, Openings};
 use eval::elo::Tally;
 use eval::ratings::RatingTable;
 use eval::{PlayerFactory, PlayerSpec};
+use rundir::layout::{generation_of, model_name, write_atomically, RunDir};
+pub use rundir::rated_games::fit_run;
+use rundir::rated_games::{MatchDone, DONE};
 use selfplay::Cancel;
 use std::path::{Path, PathBuf};
 use train::metrics::RatingRow;
@@ -189,7 +189,7 @@ pub fn rate_learned(
     )?;
     let players = AnchorMatches {
         player: &player,
-        name: super::layout::learned_name(k),
+        name: rundir::layout::learned_name(k),
         seeds: (SeedUse::LearnedRating, k),
         dir: &|i| run.learned_rating_match(k, i),
     };
@@ -214,9 +214,9 @@ pub fn rating_rows(table: &RatingTable) -> Vec<RatingRow> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::rated_games::display_name;
     use super::*;
     use eval::arena::read_results;
+    use rundir::rated_games::display_name;
 
     #[test]
     fn model_players_are_named_by_their_file() {
@@ -278,7 +278,7 @@ mod tests {
         })
         .unwrap_err();
         assert!(e.chain().any(selfplay::is_cancelled), "{e:#}");
-        assert!(super::super::rated_games::read_done(&m).unwrap().is_none());
+        assert!(rundir::rated_games::read_done(&m).unwrap().is_none());
         let t = resumable_match(
             &factory,
             &a,

@@ -16,7 +16,7 @@
 //! The trainer ([`StoreTrainer`]) claims an epoch and takes the log over
 //! (`store::commit::Trainer`), then rebuilds its cache from the store: the `loop/` files of
 //! the newest earlier epoch, and every worker shard a log entry added, through the
-//! incremental sync of [`super::store_copy`] (what its cache holds already, unchanged, is
+//! incremental sync of [`rundir::store_copy`] (what its cache holds already, unchanged, is
 //! not downloaded again: the shard bundles, and the files that the trainer of this cache
 //! uploaded itself and that keep their bytes for good). After every saved
 //! phase of the loop it (1) pulls the workers' newly committed shards into the cache before
@@ -29,10 +29,12 @@
 //! model to a temporary file and checks its sha256 before using it, plays into its cache, and
 //! commits each finished shard with its game records as one bundle.
 
-use super::layout::RunDir;
-use super::state::{LoopState, Phase};
-use super::store_copy::{self, LocalCopy, LoopFiles, Place, Reuse, SyncReport, Wanted, CONFIG_KEY};
 use anyhow::{anyhow, Context, Result};
+use rundir::layout::RunDir;
+use rundir::state::{LoopState, Phase};
+use rundir::store_copy::{
+    self, LocalCopy, LoopFiles, Place, Reuse, SyncReport, Wanted, CONFIG_KEY,
+};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -40,7 +42,7 @@ use std::time::{Instant, SystemTime};
 use store::commit::{self, Retry};
 use store::{Key, Store};
 
-pub use super::store_copy::{default_cache, JOINED_PREFIX};
+pub use rundir::store_copy::{default_cache, JOINED_PREFIX};
 
 /// The store named by `spec`, checked by the start-up probe (create-only writes,
 /// read-after-write, list-after-write).
@@ -124,20 +126,14 @@ impl StoreTrainer {
         std::fs::create_dir_all(cache)
             .with_context(|| format!("cannot create the cache {}", cache.display()))?;
         let lock_path = cache.join("trainer.lock");
-        let lock = std::fs::File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .with_context(|| format!("cannot open {}", lock_path.display()))?;
-        if lock.try_lock().is_err() {
+        let Some(lock) = rundir::layout::try_lock_file(&lock_path)? else {
             anyhow::bail!(
                 "the cache {} is in use by another `loazero run --store` (lock {}); give \
                  each trainer its own --cache",
                 cache.display(),
                 lock_path.display()
             );
-        }
+        };
         let retry = Retry::default();
         let trainer = commit::Trainer::start(store.clone(), retry)?;
         let root = cache.join("trainer");
@@ -359,7 +355,7 @@ impl StoreTrainer {
 
 /// The files under `dir` that a trainer mirrors, as (relative path, path).
 fn walk(dir: &Path, relative: &str, out: &mut Vec<(String, PathBuf)>) -> Result<()> {
-    for name in super::layout::list_names(dir)? {
+    for name in rundir::layout::list_names(dir)? {
         let skip = name.starts_with('.')
             || name.starts_with(JOINED_PREFIX)
             || (relative.is_empty() && (name == "lock" || name == "plots"));
@@ -386,7 +382,7 @@ fn walk(dir: &Path, relative: &str, out: &mut Vec<(String, PathBuf)>) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::bundle;
+    use rundir::bundle;
 
     #[test]
     fn shard_keys_name_their_generation() {
@@ -464,7 +460,7 @@ mod tests {
     /// them all; both end with the same working copy.
     #[test]
     fn a_restart_on_the_same_cache_downloads_only_what_may_have_changed() {
-        use crate::run::store_copy::tests::{bundle_bytes, Counting};
+        use rundir::testing::{bundle_bytes, Counting};
         let (cache, other) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         let counting = Arc::new(Counting::default());
         let store: Arc<dyn Store> = counting.clone();

@@ -29,13 +29,13 @@
 //! store as the same create, never a second copy. Live workers are never robbed: their locks
 //! are held. Games in progress (and the records of a shard not yet finished) are dropped.
 
-use super::bundle;
 use super::config::RunConfig;
 use super::join::{joined_selfplay, play_rounds, Ended, Finished};
-use super::layout::{list_names, model_name, record_shard_stem, write_atomically, RunDir};
 use super::remote;
-use super::state::LoopState;
 use anyhow::{anyhow, bail, Context, Result};
+use rundir::bundle;
+use rundir::layout::{list_names, model_name, record_shard_stem, write_atomically, RunDir};
+use rundir::state::LoopState;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -130,20 +130,7 @@ fn lock_path(dir: &Path) -> PathBuf {
 /// Takes the lock of the working copy `dir` without waiting: `None` when another process
 /// holds it (a live worker).
 fn try_lock(dir: &Path) -> Result<Option<File>> {
-    let path = lock_path(dir);
-    let file = File::options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .with_context(|| format!("cannot open {}", path.display()))?;
-    match file.try_lock() {
-        Ok(()) => Ok(Some(file)),
-        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
-        Err(std::fs::TryLockError::Error(e)) => {
-            Err(e).with_context(|| format!("cannot lock {}", path.display()))
-        }
-    }
+    rundir::layout::try_lock_file(&lock_path(dir))
 }
 
 /// Adopts the working copies of dead workers in `cache` (module doc): for each
@@ -336,9 +323,15 @@ impl WorkerSync {
             let played = remote::shard_generation(&key).unwrap_or(0);
             if newest.saturating_sub(played) > self.max_staleness {
                 self.counts.stale += 1;
+                // Named by the shard file inside, whose stem its game records share.
+                let shard = std::fs::read(&path)
+                    .ok()
+                    .and_then(|bytes| bundle::unpack(&bytes, &key.to_string()).ok())
+                    .and_then(|files| files.into_iter().next())
+                    .map_or_else(|| key.to_string(), |(name, _)| name);
                 println!(
-                    "selfplay --store {}: dropped a shard played with {} ({} generations behind \
-                     the newest, run.max_shard_staleness = {})",
+                    "selfplay --store {}: dropped shard {shard}, played with {} ({} generations \
+                     behind the newest, run.max_shard_staleness = {})",
                     self.store.describe(),
                     model_name(played as u32),
                     newest - played,
@@ -393,7 +386,7 @@ fn wait_for<T>(waiting: &str, mut look: impl FnMut() -> Result<Option<T>>) -> Re
             said = true;
         }
         for _ in 0..10 {
-            crate::interrupt::check()?;
+            loazero::interrupt::check()?;
             std::thread::sleep(SYNC_EVERY / 10);
         }
     }
@@ -408,7 +401,7 @@ pub fn join_store(
     games: Option<u64>,
     threads: Option<usize>,
 ) -> Result<()> {
-    crate::interrupt::install();
+    loazero::interrupt::install();
     let store = remote::open_checked(spec)?;
     let base = cache.map_or_else(|| remote::default_cache(store.as_ref()), Path::to_path_buf);
     let mut shards = ShardWriter::new(store.clone(), worker_retry());
@@ -535,7 +528,7 @@ pub fn join_store(
         }
         Ended::Stopped { games } => {
             eprintln!("selfplay --store {spec}: stopped after {games} games; every finished game is committed");
-            Err(crate::interrupt::Interrupted.into())
+            Err(loazero::interrupt::Interrupted.into())
         }
     }
 }

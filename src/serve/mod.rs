@@ -8,7 +8,7 @@
 //! * [`assets`]: the web app's files, compiled into the binary.
 //!
 //! A run kept in a store (`--store URL`) is served from its local read-only view
-//! ([`crate::run::store_view`]), brought up to date before the server starts and then every
+//! ([`rundir::store_view`]), brought up to date before the server starts and then every
 //! [`ServeConfig::refresh`] on a thread of its own ([`follow`]), so the dashboard follows a
 //! live run; the handlers read the view as they read any run directory.
 //!
@@ -25,13 +25,13 @@ pub mod game;
 pub mod runs;
 pub mod state;
 
-use crate::run::store_view::StoreView;
 use anyhow::{Context, Result};
 use axum::extract::DefaultBodyLimit;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
+use rundir::store_view::StoreView;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -6,6 +6,7 @@
 use super::error::{ApiError, ApiResult};
 use super::files::import_text;
 use super::state::{run_blocking, AppState, ServedRun};
+use crate::metrics_view::{charts_json, MetricsView};
 use crate::run::config::RunConfig;
 use axum::extract::{Path as UrlPath, Query, State};
 use axum::Json;
@@ -277,9 +278,9 @@ fn selfplay_entry(root: &Path, name: &str) -> Value {
         .map(|(outcome, _)| outcome.name());
     let plies = record.as_ref().map(|r| r.moves.len());
     // The loop's `loop-gNNNN-…`, a joined process's `ext-gNNNN-…`, a store worker's
-    // `joined-ext-gNNNN-…` (crate::run::store_copy).
+    // `joined-ext-gNNNN-…` (rundir::store_copy).
     let unjoined = name
-        .strip_prefix(crate::run::store_copy::JOINED_PREFIX)
+        .strip_prefix(rundir::store_copy::JOINED_PREFIX)
         .unwrap_or(name);
     let generation = unjoined
         .strip_prefix("loop-g")
@@ -502,6 +503,8 @@ fn metrics_of(run: &ServedRun) -> Value {
         "rated_at_s": last_rating.map(|r| r.elapsed_s),
         "train": train,
         "generations": generations,
+        // Every chart `loazero plot` draws but the Elo one (crate::metrics_view).
+        "charts": charts_json(&MetricsView::of_records(records.iter().cloned()), MAX_TRAIN_POINTS),
         "models": models_of(run),
     })
 }
@@ -531,9 +534,9 @@ mod tests {
         let mut config = RunConfig::default();
         config.run.gate = gate;
         std::fs::write(root.join("config.toml"), config.to_toml()).unwrap();
-        let mut state = crate::run::state::LoopState::new();
+        let mut state = rundir::state::LoopState::new();
         state.generation = 49;
-        state.phase = crate::run::state::Phase::Selfplay;
+        state.phase = rundir::state::Phase::Selfplay;
         state.best = 48;
         state.save(&root.join("state.json")).unwrap();
         let mut lines = Vec::new();

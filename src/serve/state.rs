@@ -75,7 +75,7 @@ impl AppState {
                 (
                     spec.clone(),
                     view.clone(),
-                    Some(crate::run::store_view::run_name(spec)),
+                    Some(rundir::store_view::run_name(spec)),
                 )
             }));
         for (shown, d, store_name) in given {
@@ -215,9 +215,9 @@ impl AppState {
         // thread (one torch thread each) per core.
         let config = train::InferenceConfig {
             forward_threads: self.threads_per_search * self.searches_max,
-            ..crate::commands::net::timed_inference(device)
+            ..train::players::timed_inference(device)
         };
-        let evaluator = crate::commands::net::net_evaluator_with(path, &config, None)?;
+        let evaluator = train::players::net_evaluator_with(path, &config, None)?;
         let raw = train::Model::load(path, tch::Device::Cpu)
             .map_err(|e| anyhow::anyhow!("cannot load model {}: {e:#}", path.display()))?;
         let loaded = Arc::new(LoadedModel {

@@ -23,6 +23,9 @@
 //! relies on), [`faults`] is a seeded fault-injecting wrapper of any store for the
 //! protocol's tests, and [`parallel`] reads many objects at once (a store's latency, not its
 //! bandwidth, bounds reading thousands of small objects one after another).
+//!
+//! Two decorators wrap any store: [`Patient`] waits out outages (the trainer's store) and
+//! [`ReadOnly`] refuses every write (the read-only views of a run).
 
 pub mod commit;
 mod dir;
@@ -33,6 +36,8 @@ mod memory;
 mod object;
 mod open;
 pub mod parallel;
+mod patient;
+mod read_only;
 
 pub use dir::DirStore;
 pub use error::{Error, Result};
@@ -40,6 +45,8 @@ pub use key::{Key, MAX_KEY_LEN};
 pub use memory::MemoryStore;
 pub use object::ObjectBackend;
 pub use open::{open, open_with_options};
+pub use patient::Patient;
+pub use read_only::ReadOnly;
 
 use std::sync::Arc;
 

@@ -12,8 +12,26 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-/// The light `loazero` binary (it execs `loazero-torch` for the commands that need torch).
-pub const BIN: &str = env!("CARGO_BIN_EXE_loazero");
+/// The torch binary of this package, built by cargo for these tests.
+const TORCH_BIN: &str = env!("CARGO_BIN_EXE_loazero-torch");
+
+/// The light `loazero` binary (it execs `loazero-torch` for the commands that need torch):
+/// the `cli` package's, in the same target directory as [`TORCH_BIN`]. `cargo test
+/// --workspace` (`make test`) builds it, before any test runs, for that package's own
+/// integration tests; a missing one fails the test with how to build it.
+pub fn bin() -> &'static str {
+    static BIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        let light = Path::new(TORCH_BIN).with_file_name("loazero");
+        assert!(
+            light.is_file(),
+            "{} is missing: build both binaries with `cargo build --release --workspace --bins` \
+             or run the tests with `cargo test --release --workspace` (make test)",
+            light.display()
+        );
+        light.to_string_lossy().into_owned()
+    })
+}
 
 /// The thesis games of the repository (`data/winands-thesis-games`).
 pub const THESIS_GAMES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/data/winands-thesis-games");
@@ -45,12 +63,15 @@ pub fn say_skipped(why: &str) {
 
 /// Runs `loazero ARGS` to its end.
 pub fn loazero<S: AsRef<OsStr>>(args: &[S]) -> Output {
-    Command::new(BIN).args(args).output().expect("run loazero")
+    Command::new(bin())
+        .args(args)
+        .output()
+        .expect("run loazero")
 }
 
 /// Runs `loazero ARGS` with `input` on its standard input.
 pub fn loazero_with_input<S: AsRef<OsStr>>(args: &[S], input: &str) -> Output {
-    let mut child = Command::new(BIN)
+    let mut child = Command::new(bin())
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -228,7 +249,7 @@ impl Server {
         stderr: Stdio,
     ) -> Server {
         use std::io::BufRead;
-        let mut cmd = Command::new(BIN);
+        let mut cmd = Command::new(bin());
         cmd.args(["serve", "--port", "0"]).args(args);
         for (k, v) in env {
             cmd.env(k, v);
@@ -381,7 +402,7 @@ pub struct Engine {
 impl Engine {
     /// Starts the engine with `player`.
     pub fn start(player: &str) -> Engine {
-        let mut child = Command::new(BIN)
+        let mut child = Command::new(bin())
             .args(["engine", "--player", player])
             .env_remove("LD_LIBRARY_PATH")
             .stdin(Stdio::piped())
@@ -441,7 +462,7 @@ impl Drop for Engine {
     }
 }
 
-/// The files of a shard bundle (`src/run/bundle.rs`): (name, size), the shard first.
+/// The files of a shard bundle (`rundir/src/bundle.rs`): (name, size), the shard first.
 pub fn bundle_files(bytes: &[u8]) -> Vec<(String, usize)> {
     let mut rest = bytes
         .strip_prefix(b"loazero-shard-bundle 1\n".as_slice())

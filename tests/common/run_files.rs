@@ -218,6 +218,8 @@ pub struct Kills {
     pub finished: bool,
     /// Where the run stood ([`run_position`]) just before each kill.
     pub cut_at: Vec<Option<(u64, String)>>,
+    /// The targets a start never reached within 30 s (it was killed there all the same).
+    pub missed: Vec<String>,
     /// Every artefact committed between the kills, as last seen.
     pub committed: BTreeMap<String, Vec<u8>>,
 }
@@ -238,10 +240,11 @@ pub fn kill_9_during(
         count: 0,
         finished: false,
         cut_at: Vec::new(),
+        missed: Vec::new(),
         committed: BTreeMap::new(),
     };
     for &target in targets {
-        let mut child = std::process::Command::new(super::BIN)
+        let mut child = std::process::Command::new(super::bin())
             .args(args)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
@@ -254,9 +257,11 @@ pub fn kill_9_during(
                 return kills;
             }
             let at = run_position(dir);
-            if run_is_inside(dir, target, steps_per_generation)
-                || t.elapsed() > Duration::from_secs(30)
-            {
+            let inside = run_is_inside(dir, target, steps_per_generation);
+            if inside || t.elapsed() > Duration::from_secs(30) {
+                if !inside {
+                    kills.missed.push(target.to_string());
+                }
                 std::thread::sleep(Duration::from_millis(next(&mut seed) % 60));
                 child.kill().unwrap(); // SIGKILL
                 child.wait().unwrap();
@@ -278,7 +283,8 @@ pub fn kill_9_during(
 
 impl Kills {
     /// Asserts that at least `min_kills` starts were killed (fewer: the run ends too fast
-    /// to be cut), then that one more start of `loazero args` runs to the end and leaves
+    /// to be cut) and that every kill landed in the phase it targeted, then that one more
+    /// start of `loazero args` runs to the end and leaves
     /// `dir` as an uninterrupted run left it (its `reference` counts), with no temporary
     /// file and every artefact committed before any of the kills unchanged.
     pub fn assert_resume_ends_like(
@@ -292,6 +298,12 @@ impl Kills {
             self.count >= min_kills,
             "too few kills ({}): the run ends too fast to be cut",
             self.count
+        );
+        assert!(
+            self.missed.is_empty(),
+            "kills that never reached their target phase: {:?} (cut in {:?})",
+            self.missed,
+            self.cut_at
         );
         let out = super::loazero(args);
         assert!(out.status.success(), "{}", super::text(&out));

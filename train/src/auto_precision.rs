@@ -1,7 +1,7 @@
 //! `auto` precision on the CPU, chosen by measuring: which arithmetic is fastest is a
 //! property of the CPU, the torch build, the network and the thread count, not of a CPU
-//! flag. (bf16 doubled the 4×32 network's forward speed on a 2-core AMD Zen 4 and ran at
-//! 0.75× of fp32 on a 2-core Intel Xeon with the same `avx512_bf16`.)
+//! flag (the same `avx512_bf16` made bf16 faster on one CPU and slower on another:
+//! `docs/experiments.md`, batch 26).
 //!
 //! The first time a network shape is used on a machine, [`inference_decision`] times a
 //! few forward passes of the folded network the inference service runs
@@ -573,9 +573,61 @@ pub fn keeping_the_rng_stream<T>(f: impl FnOnce() -> T) -> T {
     out
 }
 
+/// What `auto`'s rules need to know of the CPU (injected in tests: a rule is a function of
+/// it, not of the machine the tests run on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hardware {
+    /// bf16 arithmetic in hardware that torch may use ([`crate::cpu_peak::has_bf16_hardware`]):
+    /// bf16 is a candidate of the inference measurement.
+    pub bf16: bool,
+    /// AMX bf16 tiles ([`crate::cpu_peak::has_amx_bf16`]): bf16 training is allowed.
+    pub amx_bf16: bool,
+}
+
+impl Hardware {
+    /// This machine's.
+    pub fn this_cpu() -> Hardware {
+        Hardware {
+            bf16: crate::cpu_peak::has_bf16_hardware(),
+            amx_bf16: crate::cpu_peak::has_amx_bf16(),
+        }
+    }
+}
+
+/// The rule of inference precision: `auto` on the CPU is what `measured` (the measurement
+/// of fp32 against bf16, or its cached result) chooses, `auto` on CUDA is `float`; the
+/// others are themselves.
+pub fn inference_rule(
+    precision: Precision,
+    device: Device,
+    measured: impl FnOnce() -> Precision,
+) -> Precision {
+    match precision {
+        Precision::Auto if device == Device::Cpu => measured(),
+        Precision::Auto => Precision::Float,
+        p => p,
+    }
+}
+
+/// The rule of training precision: `auto` on the CPU is `float` without AMX bf16 tiles
+/// (see [`training_precision`] for why) and what `measured` chooses with them; `auto` on
+/// CUDA is `float`; the others are themselves.
+pub fn training_rule(
+    precision: Precision,
+    device: Device,
+    hardware: Hardware,
+    measured: impl FnOnce() -> Precision,
+) -> Precision {
+    match precision {
+        Precision::Auto if device == Device::Cpu && hardware.amx_bf16 => measured(),
+        Precision::Auto => Precision::Float,
+        p => p,
+    }
+}
+
 /// The inference precision of `precision` on `device` for `net` on `variant` with the
-/// inference threads setting `threads` (0: torch's count): `auto` on the CPU is
-/// [`inference_decision`]'s choice, `auto` on CUDA is `float`; the others are themselves.
+/// inference threads setting `threads` (0: torch's count) by [`inference_rule`], with
+/// [`inference_decision`]'s choice.
 pub fn inference_precision(
     precision: Precision,
     device: Device,
@@ -583,13 +635,9 @@ pub fn inference_precision(
     variant: Variant,
     threads: usize,
 ) -> Precision {
-    match precision {
-        Precision::Auto if device == Device::Cpu => {
-            keeping_the_rng_stream(|| inference_decision(net, variant, threads).precision)
-        }
-        Precision::Auto => Precision::Float,
-        p => p,
-    }
+    inference_rule(precision, device, || {
+        keeping_the_rng_stream(|| inference_decision(net, variant, threads).precision)
+    })
 }
 
 /// `auto`'s inference precision on this CPU for `net` on `variant` with `threads` (0:
@@ -597,7 +645,7 @@ pub fn inference_precision(
 pub fn inference_decision(net: &NetConfig, variant: Variant, threads: usize) -> Decision {
     let key = ProbeKey::inference(net, variant, effective_threads(threads));
     PrecisionCache::global().decide(&key, || {
-        let bf16 = crate::cpu_peak::has_bf16_hardware();
+        let bf16 = Hardware::this_cpu().bf16;
         let n = measuring_threads(threads);
         let mut timings = measure_inference(net, variant, n, bf16);
         // Fewer threads than the key's: the load took cores (not cached).
@@ -668,12 +716,11 @@ pub fn measure_inference(net: &NetConfig, variant: Variant, threads: usize, bf16
 }
 
 /// The training precision of `precision` on `device` for `net` on `variant` with the
-/// training threads setting `threads` (0: torch's count) and `batch` samples a step:
-/// `auto` on the CPU is `float` without AMX bf16 tiles ([`crate::cpu_peak::has_amx_bf16`]:
-/// with `avx512_bf16` alone bf16 training bought no strength at equal time,
-/// `docs/experiments.md` batch 26, and is not reproducible bit for bit) and
-/// [`training_decision`]'s choice with them; `auto` on CUDA is `float`; the others are
-/// themselves.
+/// training threads setting `threads` (0: torch's count) and `batch` samples a step, by
+/// [`training_rule`] on this CPU: `auto` on the CPU is `float` without AMX bf16 tiles
+/// ([`crate::cpu_peak::has_amx_bf16`]: with `avx512_bf16` alone bf16 training bought no
+/// strength at equal time in `docs/experiments.md` batch 26, and it is not reproducible
+/// bit for bit) and [`training_decision`]'s choice with them.
 pub fn training_precision(
     precision: Precision,
     device: Device,
@@ -682,13 +729,9 @@ pub fn training_precision(
     threads: usize,
     batch: usize,
 ) -> Precision {
-    match precision {
-        Precision::Auto if device == Device::Cpu && crate::cpu_peak::has_amx_bf16() => {
-            keeping_the_rng_stream(|| training_decision(net, variant, threads, batch).precision)
-        }
-        Precision::Auto => Precision::Float,
-        p => p,
-    }
+    training_rule(precision, device, Hardware::this_cpu(), || {
+        keeping_the_rng_stream(|| training_decision(net, variant, threads, batch).precision)
+    })
 }
 
 /// `auto`'s training precision on this CPU where bf16 training is allowed: cached, or
@@ -754,6 +797,59 @@ pub fn measure_training(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The rules of `auto`, on every kind of hardware whatever this machine is: training
+    /// takes bf16 only with AMX (and then only as measured), inference on the CPU is
+    /// what its measurement says, CUDA is fp32, explicit precisions are themselves; a
+    /// rule that does not measure never runs the measurement.
+    #[test]
+    fn auto_rules_follow_the_hardware_not_this_machine() {
+        let never = || -> Precision { panic!("no measurement expected") };
+        let (none, avx512_bf16, amx) = (
+            Hardware {
+                bf16: false,
+                amx_bf16: false,
+            },
+            Hardware {
+                bf16: true,
+                amx_bf16: false,
+            },
+            Hardware {
+                bf16: true,
+                amx_bf16: true,
+            },
+        );
+        for hardware in [none, avx512_bf16] {
+            assert_eq!(
+                training_rule(Precision::Auto, Device::Cpu, hardware, never),
+                Precision::Float,
+                "{hardware:?}"
+            );
+        }
+        for measured in [Precision::Float, Precision::Bfloat16] {
+            assert_eq!(
+                training_rule(Precision::Auto, Device::Cpu, amx, || measured),
+                measured
+            );
+            assert_eq!(
+                inference_rule(Precision::Auto, Device::Cpu, || measured),
+                measured
+            );
+        }
+        let cuda = Device::Cuda(0);
+        assert_eq!(
+            training_rule(Precision::Auto, cuda, amx, never),
+            Precision::Float
+        );
+        assert_eq!(
+            inference_rule(Precision::Auto, cuda, never),
+            Precision::Float
+        );
+        for explicit in [Precision::Float, Precision::Bfloat16] {
+            assert_eq!(training_rule(explicit, Device::Cpu, none, never), explicit);
+            assert_eq!(inference_rule(explicit, cuda, never), explicit);
+        }
+    }
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     fn timings(float_ms: [f64; 2], bfloat16_ms: Option<[f64; 2]>) -> Timings {

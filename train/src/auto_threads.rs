@@ -4,10 +4,9 @@
 //! while they wait for the slowest. When another process takes one of the cores, one
 //! slice waits for its thread to be scheduled again and every operation runs at the pace
 //! of that thread, while the others burn their cores spinning: with one single-threaded
-//! busy loop beside it on 2 cores (AMD EPYC Zen 4), the 4×32 network's forward pass fell
-//! to 0.26× and its training to 0.27× of a quiet machine's with 2 threads, where 1 thread
-//! kept 0.48× and 0.53× (`docs/experiments.md`, batch 11). Spinning less
-//! (`OMP_WAIT_POLICY=passive`) held 0.46× but cost 7–18% on a quiet machine.
+//! busy loop beside it on 2 cores, 2 threads lost far more of a quiet machine's speed
+//! than 1 thread did, and spinning less (`OMP_WAIT_POLICY=passive`) cost speed on a quiet
+//! machine (`docs/experiments.md`, batch 11, has the figures).
 //!
 //! So the threads that run torch on the CPU with `threads = 0` (auto) follow the cores the
 //! other processes leave: [`AutoThreads::update`], called by the thread that runs the

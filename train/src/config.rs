@@ -358,12 +358,10 @@ pub struct TrainConfig {
     /// refused: it would need loss scaling. Default `auto`: on a CPU with AMX bf16 tiles,
     /// the faster of `float` and `bfloat16` in a few training steps of the network at
     /// `batch_size`, timed on first use and cached
-    /// ([`crate::auto_precision::training_precision`]); `float` elsewhere. On the AMX
-    /// machine of `docs/experiments.md` (batch 6) bf16 trained 2.0× the samples/s of fp32
-    /// and its 15-minute model beat fp32's by +104 Elo [+69, +140] over 400 games; on an
-    /// AMD Zen 4 (avx512_bf16 without AMX, batch 26) it played 1.6× the generations in 30
-    /// minutes, each as strong as fp32's, and ended no stronger (−3 [−37, +30]), and it is
-    /// not reproducible bit for bit there, so `auto` keeps fp32 without AMX.
+    /// ([`crate::auto_precision::training_precision`]); `float` elsewhere: with AMX, bf16
+    /// training made a stronger model in the same minutes; with `avx512_bf16` alone it made
+    /// more generations but no stronger model, and it is not reproducible bit for bit
+    /// there (`docs/experiments.md`, batches 6 and 26).
     pub precision: Precision,
     /// The inference service.
     pub inference: InferenceConfig,

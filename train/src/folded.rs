@@ -12,8 +12,7 @@
 //! On the CPU the folded network keeps its activations and convolution weights
 //! channels-last (NHWC strides behind the same NCHW shapes), the layout oneDNN's
 //! convolutions work in; in the default NCHW layout every convolution reorders its input
-//! and output. Measured with `loazero bench net` it is worth 1.2–1.5× in fp32 and more
-//! in bf16.
+//! and output (`loazero bench net` measures what that is worth on a machine).
 //!
 //! Inference needs only the policy and the value: an occupancy head (a training target)
 //! is not folded, and [`FoldedNet::forward`] returns no occupancy.

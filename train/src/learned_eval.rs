@@ -33,12 +33,12 @@ pub struct LabelledPosition {
 #[derive(Clone, Debug)]
 pub struct LearnedEvalTraining {
     /// Passes over the positions (each pass with a fresh random symmetry per position).
-    pub epochs: usize,
-    /// Stop after this long even if epochs remain.
+    pub passes: usize,
+    /// Stop after this long even if passes remain.
     pub time_limit: Option<Duration>,
     /// Positions per training step.
     pub batch_size: usize,
-    /// Adam's learning rate (decayed by cosine to a tenth over the epochs).
+    /// Adam's learning rate (decayed by cosine to a tenth over the passes).
     pub learning_rate: f64,
     /// Fraction of the positions held out to measure the loss on (by position order: give
     /// them grouped by game).
@@ -53,7 +53,7 @@ pub struct LearnedEvalTraining {
 impl Default for LearnedEvalTraining {
     fn default() -> Self {
         LearnedEvalTraining {
-            epochs: 6,
+            passes: 6,
             time_limit: None,
             batch_size: 1024,
             learning_rate: 2e-3,
@@ -72,10 +72,10 @@ pub struct LearnedEvalReport {
     /// Positions held out.
     pub heldout_positions: usize,
     /// Passes made (fewer than asked when the time limit ended the training).
-    pub epochs: usize,
+    pub passes: usize,
     /// Optimiser steps made.
     pub steps: usize,
-    /// Mean training loss of the last epoch.
+    /// Mean training loss of the last pass.
     pub train_loss: f64,
     /// Loss on the held-out positions (no augmentation) before and after.
     pub heldout_loss_before: f64,
@@ -250,8 +250,8 @@ pub fn train_learned_eval(
     let heldout_loss_before = mean_loss(&net, &heldout, config.batch_size);
     let mut opt = nn::Adam::default().build(&vs, config.learning_rate)?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(config.seed);
-    let steps_per_epoch = order.len().div_ceil(config.batch_size);
-    let total_steps = (steps_per_epoch * config.epochs).max(1);
+    let steps_per_pass = order.len().div_ceil(config.batch_size);
+    let total_steps = (steps_per_pass * config.passes).max(1);
     let ft_weight = vs
         .variables()
         .get("ft.weight")
@@ -262,13 +262,13 @@ pub fn train_learned_eval(
         .get("ft.bias")
         .expect("ft.bias")
         .shallow_clone();
-    let (mut step, mut epochs, mut train_loss) = (0usize, 0usize, f64::NAN);
-    'epochs: for epoch in 0..config.epochs {
+    let (mut step, mut passes, mut train_loss) = (0usize, 0usize, f64::NAN);
+    'passes: for pass in 0..config.passes {
         order.shuffle(&mut rng);
         let (mut sum, mut count) = (0.0, 0usize);
         for chunk in order.chunks(config.batch_size) {
             if config.time_limit.is_some_and(|t| started.elapsed() >= t) {
-                break 'epochs;
+                break 'passes;
             }
             if config.stop.requested() {
                 return Err(selfplay::Error::Cancelled.into());
@@ -290,11 +290,11 @@ pub fn train_learned_eval(
             count += chunk.len();
             step += 1;
         }
-        epochs = epoch + 1;
+        passes = pass + 1;
         train_loss = sum / count.max(1) as f64;
         progress(&format!(
-            "epoch {epochs}/{}: train loss {train_loss:.4}, held-out {:.4} (target entropy {entropy:.4}), {:.0} s",
-            config.epochs,
+            "pass {passes}/{}: train loss {train_loss:.4}, held-out {:.4} (target entropy {entropy:.4}), {:.0} s",
+            config.passes,
             mean_loss(&net, &heldout, config.batch_size),
             started.elapsed().as_secs_f64()
         ));
@@ -306,7 +306,7 @@ pub fn train_learned_eval(
         LearnedEvalReport {
             train_positions: order.len(),
             heldout_positions: heldout.len(),
-            epochs,
+            passes,
             steps: step,
             train_loss,
             heldout_loss_before,
@@ -461,7 +461,7 @@ mod tests {
             }
         }
         let config = LearnedEvalTraining {
-            epochs: 40,
+            passes: 40,
             batch_size: 128,
             ..Default::default()
         };

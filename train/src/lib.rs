@@ -7,7 +7,8 @@
 //! * [`net`]: the residual network (input and policy planes of its variant); [`model`]: a
 //!   network with its description and files; a model serves the variants of its layout
 //!   only ([`ModelInfo::check_variant`]).
-//! * [`evaluator`]: [`NetEvaluator`], the network behind `selfplay::Evaluator`.
+//! * [`evaluator`]: [`NetEvaluator`], the network behind `selfplay::Evaluator`;
+//!   [`players`]: model files as players (the model loader of `eval::PlayerFactory`).
 //! * [`replay`]: the window of newest self-play positions of one layout; [`batch`]:
 //!   training batches with augmentation over the board's symmetries (8 or 12).
 //! * [`optimizer`], [`trainer`]: SGD/AdamW with state as named tensors; resumable
@@ -66,6 +67,7 @@ pub mod metrics;
 pub mod model;
 pub mod net;
 pub mod optimizer;
+pub mod players;
 pub mod policy;
 pub mod replay;
 pub mod tensor_file;
@@ -73,9 +75,10 @@ pub mod trainer;
 
 pub use config::{InferenceConfig, NetConfig, TrainConfig};
 pub use evaluator::NetEvaluator;
+pub use metrics::StepStats;
 pub use model::{Model, ModelInfo};
 pub use replay::{ReplayWindow, WindowSize};
-pub use trainer::{StepStats, TrainSummary, Trainer};
+pub use trainer::{TrainSummary, Trainer};
 
 /// Test set-up: one torch thread (tests run in parallel on a small machine, where
 /// OpenMP's spinning threads otherwise slow everything down several-fold).

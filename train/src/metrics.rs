@@ -8,7 +8,6 @@
 //! files), and a float written as `null` (JSON has no NaN) reads back as NaN.
 
 use crate::heldout::HeldoutScore;
-use crate::trainer::StepStats;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Deserializer, Serialize};
 use std::fs::{File, OpenOptions};
@@ -108,6 +107,77 @@ pub(crate) fn f64_or_nan<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Erro
 /// NaN, the value of a float field a record does not have.
 pub(crate) fn nan() -> f64 {
     f64::NAN
+}
+
+/// Losses and accuracies of one step (or averaged over several). In the metrics file a
+/// missing or `null` float reads as NaN (module doc).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct StepStats {
+    /// Total loss: policy + `value_loss_weight` · value (+ `occupancy_loss_weight` ·
+    /// occupancy, for a network with an occupancy head).
+    #[serde(default = "nan", deserialize_with = "f64_or_nan")]
+    pub loss: f64,
+    /// Policy cross-entropy over the samples with a policy target.
+    #[serde(default = "nan", deserialize_with = "f64_or_nan")]
+    pub policy_loss: f64,
+    /// KL divergence of the policy from its targets (cross-entropy minus the targets'
+    /// entropy): 0 when the policy equals the targets, whatever their entropy.
+    #[serde(default = "nan", deserialize_with = "f64_or_nan")]
+    pub policy_kl: f64,
+    /// Mean entropy of the policy targets (nats): the floor of the cross-entropy.
+    #[serde(default = "nan", deserialize_with = "f64_or_nan")]
+    pub target_entropy: f64,
+    /// Win/draw/loss cross-entropy.
+    #[serde(default = "nan", deserialize_with = "f64_or_nan")]
+    pub value_loss: f64,
+    /// Fraction of policy samples whose most likely legal move has the target's highest
+    /// probability.
+    #[serde(default = "nan", deserialize_with = "f64_or_nan")]
+    pub policy_accuracy: f64,
+    /// Mean squared error of the scalar value against its target.
+    #[serde(default = "nan", deserialize_with = "f64_or_nan")]
+    pub value_mse: f64,
+    /// Occupancy cross-entropy (empty/own/opponent when the game ends) per board cell of
+    /// the samples with final pieces; NaN for a network without an occupancy head.
+    #[serde(default = "nan", deserialize_with = "f64_or_nan")]
+    pub occupancy_loss: f64,
+    /// Samples in the batch.
+    #[serde(default)]
+    pub samples: usize,
+    /// Samples with a policy target.
+    #[serde(default)]
+    pub policy_samples: usize,
+}
+
+impl StepStats {
+    pub(crate) fn accumulate(&mut self, s: &StepStats) {
+        self.loss += s.loss;
+        self.policy_loss += s.policy_loss;
+        self.policy_kl += s.policy_kl;
+        self.target_entropy += s.target_entropy;
+        self.value_loss += s.value_loss;
+        self.policy_accuracy += s.policy_accuracy;
+        self.value_mse += s.value_mse;
+        self.occupancy_loss += s.occupancy_loss;
+        self.samples += s.samples;
+        self.policy_samples += s.policy_samples;
+    }
+
+    pub(crate) fn divided(&self, n: usize) -> StepStats {
+        let d = n.max(1) as f64;
+        StepStats {
+            loss: self.loss / d,
+            policy_loss: self.policy_loss / d,
+            policy_kl: self.policy_kl / d,
+            target_entropy: self.target_entropy / d,
+            value_loss: self.value_loss / d,
+            policy_accuracy: self.policy_accuracy / d,
+            value_mse: self.value_mse / d,
+            occupancy_loss: self.occupancy_loss / d,
+            samples: self.samples,
+            policy_samples: self.policy_samples,
+        }
+    }
 }
 
 /// Training progress: averages over the steps since the previous record.

@@ -69,9 +69,9 @@ fn bn(p: nn::Path, c: usize) -> nn::BatchNorm {
 /// Channel means and maxima over the board: `[B, C, H, W]` → `[B, 2C]`. A channels-last
 /// `x` (the CPU's layout, see [`cpu_channels_last`]) goes through whole-board average and
 /// max pooling, whose channels-last kernels are vectorised across channels; torch's
-/// reductions over dims 2 and 3 walk each channel with a stride there (their bf16 max
-/// took about 15% of a self-play process's time; pooling made `bench net`'s folded 4×32
-/// bf16 forward at batch 256 about 2× faster).
+/// reductions over dims 2 and 3 walk each channel with a stride there, which made their
+/// bf16 maximum a large part of a self-play process's time (`loazero bench net` shows
+/// the difference).
 pub(crate) fn global_pool(x: &Tensor) -> Tensor {
     let size = x.size();
     let channels_last = size.len() == 4 && {

@@ -11,7 +11,7 @@ use crate::auto_threads::AutoThreads;
 use crate::batch::{make_batch, mask_logits, Batch};
 use crate::config::{NetConfig, TrainConfig};
 use crate::device::{device_name, resolve_device, set_threads, PrecisionOn};
-use crate::metrics::{f64_or_nan, nan, unix_time, MetricsLog, Record, TrainRecord};
+use crate::metrics::{unix_time, MetricsLog, Record, StepStats, TrainRecord};
 use crate::model::{Model, ModelInfo, NET_PREFIX};
 use crate::net::wdl_to_value;
 use crate::optimizer::{Optimizer, OPT_PREFIX};
@@ -25,77 +25,6 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::Instant;
 use tch::{Device, Kind, Tensor};
-
-/// Losses and accuracies of one step (or averaged over several). In the metrics file a
-/// missing or `null` float reads as NaN (see [`crate::metrics`]).
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct StepStats {
-    /// Total loss: policy + `value_loss_weight` · value (+ `occupancy_loss_weight` ·
-    /// occupancy, for a network with an occupancy head).
-    #[serde(default = "nan", deserialize_with = "f64_or_nan")]
-    pub loss: f64,
-    /// Policy cross-entropy over the samples with a policy target.
-    #[serde(default = "nan", deserialize_with = "f64_or_nan")]
-    pub policy_loss: f64,
-    /// KL divergence of the policy from its targets (cross-entropy minus the targets'
-    /// entropy): 0 when the policy equals the targets, whatever their entropy.
-    #[serde(default = "nan", deserialize_with = "f64_or_nan")]
-    pub policy_kl: f64,
-    /// Mean entropy of the policy targets (nats): the floor of the cross-entropy.
-    #[serde(default = "nan", deserialize_with = "f64_or_nan")]
-    pub target_entropy: f64,
-    /// Win/draw/loss cross-entropy.
-    #[serde(default = "nan", deserialize_with = "f64_or_nan")]
-    pub value_loss: f64,
-    /// Fraction of policy samples whose most likely legal move has the target's highest
-    /// probability.
-    #[serde(default = "nan", deserialize_with = "f64_or_nan")]
-    pub policy_accuracy: f64,
-    /// Mean squared error of the scalar value against its target.
-    #[serde(default = "nan", deserialize_with = "f64_or_nan")]
-    pub value_mse: f64,
-    /// Occupancy cross-entropy (empty/own/opponent when the game ends) per board cell of
-    /// the samples with final pieces; NaN for a network without an occupancy head.
-    #[serde(default = "nan", deserialize_with = "f64_or_nan")]
-    pub occupancy_loss: f64,
-    /// Samples in the batch.
-    #[serde(default)]
-    pub samples: usize,
-    /// Samples with a policy target.
-    #[serde(default)]
-    pub policy_samples: usize,
-}
-
-impl StepStats {
-    fn accumulate(&mut self, s: &StepStats) {
-        self.loss += s.loss;
-        self.policy_loss += s.policy_loss;
-        self.policy_kl += s.policy_kl;
-        self.target_entropy += s.target_entropy;
-        self.value_loss += s.value_loss;
-        self.policy_accuracy += s.policy_accuracy;
-        self.value_mse += s.value_mse;
-        self.occupancy_loss += s.occupancy_loss;
-        self.samples += s.samples;
-        self.policy_samples += s.policy_samples;
-    }
-
-    fn divided(&self, n: usize) -> StepStats {
-        let d = n.max(1) as f64;
-        StepStats {
-            loss: self.loss / d,
-            policy_loss: self.policy_loss / d,
-            policy_kl: self.policy_kl / d,
-            target_entropy: self.target_entropy / d,
-            value_loss: self.value_loss / d,
-            policy_accuracy: self.policy_accuracy / d,
-            value_mse: self.value_mse / d,
-            occupancy_loss: self.occupancy_loss / d,
-            samples: self.samples,
-            policy_samples: self.policy_samples,
-        }
-    }
-}
 
 /// What [`Trainer::train`] did.
 #[derive(Debug, Clone, Serialize)]

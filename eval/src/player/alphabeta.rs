@@ -50,8 +50,8 @@ const fn switch(name: &'static str, help: &'static str) -> Key {
 
 /// `alphabeta[:depth=D][,ms=T][,nodes=N]...`: limits combine; with none, depth 4. Late move
 /// reductions default on without a depth limit and off with one: they cost strength at a
-/// fixed depth but pay at a fixed time or node budget (ms=50: +76 Elo [-10, +173] over 60
-/// games). Named by its text as given (keys in the given order), as results files name it.
+/// fixed depth but pay at a fixed time or node budget (eval/README.md). Named by its text
+/// as given (keys in the given order), as results files name it.
 pub static KIND: PlayerKind = PlayerKind {
     name: "alphabeta",
     aliases: &["ab"],

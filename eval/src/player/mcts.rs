@@ -158,7 +158,7 @@ pub const SEARCH_OPTIONS: [Key; 5] = [
         aliases: &[],
         value: ValueType::positive(1024),
         default: "",
-        help: "leaves per evaluator call (descents with virtual loss: more fill the \
+        help: "leaves per evaluator call (simulations with virtual loss: more fill the \
                network's batches, fewer search sharper; default: 16 for a model player \
                against the clock, else selfplay's MctsConfig)",
         shown: Shown::Always,
@@ -283,11 +283,10 @@ impl SearchOptions {
 }
 
 /// Leaves per evaluator call of a model player's search against the clock (`ms=T`), where
-/// [`MctsConfig`]'s 8 leave the network's batches small: on two cores of an AMD Zen 4,
-/// run C's 6×32 searched 1.2× (fp32) to 1.9× (bf16) the nodes a second with 16; at 200 ms
-/// a move, bf16 with 16 beat fp32 with 8 by +106 [+58, +158] and fp32 with 16 beat fp32
-/// with 8 by +30 [−17, +78] (`docs/experiments.md`, batch 26). Fixed-simulation searches
-/// (the ratings, the anchors, self-play) keep 8, so the ratings stay as measured.
+/// [`MctsConfig`]'s 8 leave the network's batches small: with 16 a timed search makes
+/// more nodes a second and played stronger at equal time (`docs/experiments.md`, batch
+/// 26). Fixed-simulation searches (the ratings, the anchors, self-play) keep 8, so the
+/// ratings stay as measured.
 pub const TIMED_MODEL_LEAVES: u32 = 16;
 
 /// The built-in evaluator called `name` (`heuristic` or `uniform`).

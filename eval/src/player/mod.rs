@@ -29,7 +29,7 @@ pub mod info;
 pub mod kind;
 pub mod mcts;
 pub mod model;
-pub mod net;
+pub mod net_options;
 pub mod random;
 pub mod spec;
 pub mod threads;
@@ -39,7 +39,7 @@ pub use alphabeta::AlphaBetaPlayer;
 pub use info::{Score, SearchInfo};
 pub use kind::{mentions_network, PlayerKind};
 pub use mcts::SearchOptions;
-pub use net::{Device, NetOptions, Precision};
+pub use net_options::{Device, NetOptions, Precision};
 pub use random::RandomPlayer;
 pub use spec::PlayerSpec;
 
@@ -230,6 +230,47 @@ mod tests {
             3,
             "one per timed player, one shared"
         );
+    }
+
+    /// An evaluator that answers as the uniform one and keeps the largest batch it got.
+    struct LargestBatch(std::sync::atomic::AtomicUsize);
+
+    impl Evaluator for LargestBatch {
+        fn evaluate(
+            &self,
+            batch: &mut selfplay::EvalBatch,
+        ) -> std::result::Result<(), selfplay::Error> {
+            self.0
+                .fetch_max(batch.len(), std::sync::atomic::Ordering::SeqCst);
+            selfplay::UniformEvaluator.evaluate(batch)
+        }
+        fn name(&self) -> String {
+            "largest batch".into()
+        }
+    }
+
+    /// `leaves=N` is the number of leaves a model player's search sends per evaluator
+    /// call, at a fixed count and against the clock: the batches fill up to N, never more.
+    #[test]
+    fn leaves_sets_the_batches_a_model_player_sends() {
+        for spec in ["sims=96", "ms=200"] {
+            for leaves in [3usize, 12] {
+                let seen = Arc::new(LargestBatch(Default::default()));
+                let shared = seen.clone();
+                let loader: ModelLoader = Arc::new(move |_: &Path, _: &NetOptions| {
+                    Ok(shared.clone() as Arc<dyn Evaluator>)
+                });
+                let factory = PlayerFactory::new().with_model_loader(loader);
+                let text = format!("model:path=m.st,{spec},leaves={leaves}");
+                let mut player = factory
+                    .build(&PlayerSpec::parse(&text).unwrap(), 1)
+                    .unwrap();
+                let game = loa::Game::new(loa::Variant::Standard, loa::Rules::classic());
+                player.choose_move(&game).unwrap();
+                let largest = seen.0.load(std::sync::atomic::Ordering::SeqCst);
+                assert_eq!(largest, leaves, "{text}");
+            }
+        }
     }
 
     #[test]
@@ -541,7 +582,7 @@ mod tests {
         }
     }
 
-    /// Command lines that name a network go to the torch binary (`src/light.rs`).
+    /// Command lines that name a network go to the torch binary (`cli/src/main.rs`).
     #[test]
     fn network_players_are_recognised_on_command_lines() {
         for (arg, network) in [

@@ -4,15 +4,14 @@
 //!
 //! Model players search a fixed number of simulations with the Gumbel root unless
 //! `gumbel=off`: it is how their networks were trained to be searched (self-play's policy
-//! targets are the Gumbel root's), and it measured +247 Elo over PUCT at 64 simulations
-//! against `alphabeta:depth=2` (`docs/experiments.md`, batch 4). Against the clock (`ms=T`,
-//! the engine's time controls) they search with PUCT unless `gumbel=on`: at 200 ms per move
-//! against `alphabeta:ms=200` PUCT scored 67.5% and the Gumbel root 49% over 80 games each
+//! targets are the Gumbel root's), and it measured stronger than PUCT at a fixed count
+//! (`docs/experiments.md`, batch 4). Against the clock (`ms=T`, the engine's time
+//! controls) they search with PUCT unless `gumbel=on`: there PUCT measured stronger
 //! (`docs/experiments.md`, play-time search).
 
 use super::kind::{joined, Key, Network, Order, PlayerKind, Serve, Shown, ValueType};
 use super::mcts::{self, SearchOptions, SEARCH_KEYS};
-use super::net::Device;
+use super::net_options::Device;
 use super::spec::Value;
 use super::PlayerSpec;
 use anyhow::{anyhow, Result};

@@ -3,7 +3,7 @@
 //! are checked and how the canonical form (the player's name) is written.
 
 use super::kind::{self, Key, Order, PlayerKind, Serve, Shown, ValueType};
-use super::net::{Device, Precision};
+use super::net_options::{Device, Precision};
 use anyhow::{anyhow, bail, Result};
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -1,5 +1,5 @@
 //! `threads=N`: how many threads one search of a player uses (alpha-beta: Lazy SMP over a
-//! shared transposition table; MCTS: descents of one tree with virtual loss, each thread
+//! shared transposition table; MCTS: simulations of one tree with virtual loss, each thread
 //! with its own network batch in flight). An `alphabeta` or `model` spec without it gets
 //! its factory's default ([`super::PlayerFactory::with_default_threads`]): 1 where games
 //! are played side by side (`match`, `benchmark`, `ladder`, the run's ratings: one game
@@ -21,8 +21,8 @@ pub const THREADS: Key = threads_key(
 
 /// `threads=` of a search whose evaluator is built in (`mcts`): 1 unless given. Its
 /// evaluations cost less than the tree work, which the threads take turns at (one lock
-/// over the tree), so more threads search fewer nodes a second (`bench mcts`: 0.72× on
-/// two threads with the heuristic evaluator).
+/// over the tree), so more threads search fewer nodes a second (`loazero bench mcts`
+/// shows it with the heuristic evaluator).
 pub const BUILTIN_EVALUATOR_THREADS: Key =
     threads_key("1 (its threads share one lock over the tree; they pay with a network)");
 

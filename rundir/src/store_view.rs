@@ -4,7 +4,7 @@
 //!
 //! The view is `CACHE/view` (`--cache`, default [`default_cache`]: the trainer's working
 //! copy, if on the same machine, is `CACHE/trainer` beside it). Each [`StoreView::sync`]
-//! makes it hold (through the one incremental sync, [`super::store_copy`]):
+//! makes it hold (through the one incremental sync, [`crate::store_copy`]):
 //!
 //! * the files of the newest trainer epoch that has saved any (`loop/eE/…`: state, config,
 //!   metrics, ratings, promoted models, candidates, matches with their games, the loop's own
@@ -18,13 +18,13 @@
 //! the trainer's start-up probe (which writes) and wrapped in [`ReadOnly`], which refuses
 //! every write: a view never changes the store.
 
-use super::store_copy::{self, default_cache, LocalCopy, LoopFiles, SyncReport, CONFIG_KEY};
+use crate::store_copy::{self, default_cache, LocalCopy, LoopFiles, SyncReport, CONFIG_KEY};
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use store::commit::Retry;
-use store::{Key, Listed, Store};
+use store::{Key, ReadOnly, Store};
 
 /// How a view retries a read whose outcome is unknown: the object store client already
 /// retries each request, so a few more tries are enough (3 within about 1.5 s).
@@ -33,45 +33,6 @@ const VIEW_RETRY: Retry = Retry {
     first_delay: Duration::from_millis(500),
     max_delay: Duration::from_secs(1),
 };
-
-/// A store that refuses every write (the reads go to the store inside).
-#[derive(Debug)]
-pub struct ReadOnly(pub Arc<dyn Store>);
-
-impl ReadOnly {
-    fn refuse(&self, operation: &'static str, key: &Key) -> store::Error {
-        store::Error::Refused {
-            store: self.0.describe(),
-            operation,
-            key: key.to_string(),
-            message: "a read-only view never writes to the store".into(),
-        }
-    }
-}
-
-impl Store for ReadOnly {
-    fn describe(&self) -> String {
-        self.0.describe()
-    }
-    fn get(&self, key: &Key) -> store::Result<Vec<u8>> {
-        self.0.get(key)
-    }
-    fn put(&self, key: &Key, _: &[u8]) -> store::Result<()> {
-        Err(self.refuse("put", key))
-    }
-    fn put_if_absent(&self, key: &Key, _: &[u8]) -> store::Result<()> {
-        Err(self.refuse("create", key))
-    }
-    fn list(&self, folder: &str) -> store::Result<Vec<Listed>> {
-        self.0.list(folder)
-    }
-    fn delete(&self, key: &Key) -> store::Result<()> {
-        Err(self.refuse("delete", key))
-    }
-    fn size(&self, key: &Key) -> store::Result<Option<u64>> {
-        self.0.size(key)
-    }
-}
 
 /// What one [`StoreView::sync`] found and did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,15 +101,7 @@ impl StoreView {
     /// Brings the view up to date with the store (module doc). Errors name the store and
     /// say what is missing: no run at all, or a run whose trainer has saved nothing yet.
     pub fn sync(&mut self) -> Result<ViewSync> {
-        let lock_path = self.cache.join("view.lock");
-        let lock = std::fs::File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .with_context(|| format!("cannot open {}", lock_path.display()))?;
-        lock.lock()
-            .with_context(|| format!("cannot lock {}", lock_path.display()))?;
+        let lock = crate::layout::lock_file(&self.cache.join("view.lock"))?;
         let spec = self.spec.clone();
         let in_store = |e: anyhow::Error| anyhow!("--store {spec}: cannot read the run: {e:#}");
         let store: &dyn Store = &self.store;
@@ -253,7 +206,7 @@ pub fn file_in(view: &StoreView, relative: &Path) -> Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::store_copy::tests::{bundle_bytes, Counting};
+    use crate::testing::{bundle_bytes, Counting};
 
     fn key(text: &str) -> Key {
         Key::new(text).unwrap()

@@ -1,6 +1,6 @@
 //! `loazero perft`: leaf counts of the legal game tree.
 
-use super::common::GameArgs;
+use crate::args::GameArgs;
 use anyhow::Result;
 use std::time::Instant;
 
@@ -10,6 +10,7 @@ pub struct Args {
     /// Depth in plies.
     #[arg(long)]
     pub depth: u32,
+    /// The variant and rules (`--variant`, `--rules`).
     #[command(flatten)]
     pub game: GameArgs,
     /// Start from this position (position text, e.g.

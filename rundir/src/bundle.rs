@@ -9,7 +9,7 @@
 //!   u32 little-endian: name length, the name (UTF-8, no '/'), u64 little-endian: size, the bytes
 //! ```
 
-use super::layout::{list_names, record_shard_stem};
+use crate::layout::{list_names, record_shard_stem};
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 

@@ -4,7 +4,7 @@
 //! names alone ([`loop_games_done`]). Joined `loazero selfplay --dir` processes name
 //! theirs `ext-g0003-<host>`, which the count leaves out.
 
-use super::layout::list_names;
+use crate::layout::list_names;
 use anyhow::{Context, Result};
 use selfplay::output::games_in_shard_name;
 use std::path::Path;

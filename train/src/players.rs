@@ -1,7 +1,11 @@
-//! The network side of the eval subcommands: model files as evaluators (torch; only in
-//! `loazero-torch`; the torch-free `loazero` binary has a stub in its place, see
-//! `src/light.rs`).
+//! Model files as players: the model loader of every [`PlayerFactory`] that can play a
+//! network (`model:` players and the UBFM/Descent players with `path=`), and model files
+//! as evaluators. The one place where a model path becomes a `selfplay::Evaluator`: the
+//! commands of `loazero-torch`, `serve` and the run loop all load through it. (The
+//! torch-free `loazero` binary builds its factories without a loader:
+//! `loazero::players::Players::torch_free`.)
 
+use crate::{InferenceConfig, NetEvaluator};
 use anyhow::{anyhow, Result};
 use eval::PlayerFactory;
 use loa::Variant;
@@ -15,17 +19,14 @@ use std::sync::Arc;
 /// network layout is refused when it loads. The one place where a model loader is made:
 /// `match`, `bestmove`, `engine`, `benchmark` and the run loop all build their players
 /// through it.
-pub fn model_player_factory(
-    inference: train::InferenceConfig,
-    variant: Option<Variant>,
-) -> PlayerFactory {
+pub fn model_player_factory(inference: InferenceConfig, variant: Option<Variant>) -> PlayerFactory {
     PlayerFactory::new().with_model_loader(Arc::new(move |path, net| {
         let base = if net.timed {
             timed_inference(inference.device)
         } else {
             inference.clone()
         };
-        let mut config = train::InferenceConfig {
+        let mut config = InferenceConfig {
             device: net.device,
             precision: net.precision.unwrap_or(inference.precision),
             ..base
@@ -41,21 +42,22 @@ pub fn model_player_factory(
     }))
 }
 
-/// The factory of the eval subcommands: [`model_player_factory`] with the default
+/// The factory of the commands that play (`match`, `bestmove`, `engine`):
+/// [`model_player_factory`] with the default
 /// inference settings, or with [`timed_inference`] when `timed` (players that think
 /// against a clock: `engine`, time controls).
 pub fn eval_player_factory(timed: bool) -> PlayerFactory {
     let inference = if timed {
         timed_inference(selfplay::Device::Cpu)
     } else {
-        train::InferenceConfig::default()
+        InferenceConfig::default()
     };
     model_player_factory(inference, None).with_private_timed_networks()
 }
 
-/// Loads a network model file as an evaluator on `device` (`cpu`, `cuda`, `cuda:N`); the
-/// one place the binary turns a model path into a `selfplay::Evaluator`. The evaluator owns
-/// its inference thread; it is `Sync` and meant to be shared by every search thread.
+/// Loads a network model file as an evaluator on `device` (`cpu`, `cuda`, `cuda:N`). The
+/// evaluator owns its inference thread; it is `Sync` and meant to be shared by every
+/// search thread.
 ///
 /// With `variant`, a model whose network layout does not fit that variant is refused here
 /// (otherwise its first evaluation request fails).
@@ -64,9 +66,9 @@ pub fn net_evaluator(
     device: selfplay::Device,
     variant: Option<Variant>,
 ) -> Result<std::sync::Arc<dyn selfplay::Evaluator>> {
-    let config = train::InferenceConfig {
+    let config = InferenceConfig {
         device,
-        ..train::InferenceConfig::default()
+        ..InferenceConfig::default()
     };
     net_evaluator_with(path, &config, variant)
 }
@@ -75,22 +77,22 @@ pub fn net_evaluator(
 /// opponent keeps the other cores; OpenMP threads would spin while the search works) and
 /// no wait for more requests before a forward pass (one search sends one batch at a
 /// time, so waiting only burns the budget).
-pub fn timed_inference(device: selfplay::Device) -> train::InferenceConfig {
-    train::InferenceConfig {
+pub fn timed_inference(device: selfplay::Device) -> InferenceConfig {
+    InferenceConfig {
         device,
         deadline_us: 0,
         threads: 1,
-        ..train::InferenceConfig::default()
+        ..InferenceConfig::default()
     }
 }
 
 /// [`net_evaluator`] with explicit inference settings (`config.device` is the device).
 pub fn net_evaluator_with(
     path: &std::path::Path,
-    config: &train::InferenceConfig,
+    config: &InferenceConfig,
     variant: Option<Variant>,
 ) -> Result<std::sync::Arc<dyn selfplay::Evaluator>> {
-    let evaluator = train::NetEvaluator::load(path, config)
+    let evaluator = NetEvaluator::load(path, config)
         .map_err(|e| anyhow!("cannot load model {}: {e:#}", path.display()))?;
     if let Some(v) = variant {
         evaluator

@@ -58,6 +58,12 @@ pub struct LoopState {
     pub rejected: u32,
 }
 
+impl Default for LoopState {
+    fn default() -> Self {
+        LoopState::new()
+    }
+}
+
 impl LoopState {
     /// The state of a new run: generation 0 (the initial model) is to be rated.
     pub fn new() -> LoopState {
@@ -108,7 +114,7 @@ impl LoopState {
     /// Writes `state.json` atomically.
     pub fn save(&self, path: &Path) -> Result<()> {
         let text = serde_json::to_string_pretty(self).expect("plain data serialises");
-        super::layout::write_atomically(path, format!("{text}\n").as_bytes())
+        crate::layout::write_atomically(path, format!("{text}\n").as_bytes())
     }
 }
 

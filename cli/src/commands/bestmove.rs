@@ -1,6 +1,7 @@
 //! `loazero bestmove`: one move for one position, for scripts.
 
-use super::common::GameArgs;
+use crate::args::GameArgs;
+use crate::players::Players;
 use anyhow::{anyhow, bail, Result};
 use eval::PlayerSpec;
 use loa::Game;
@@ -16,6 +17,7 @@ pub struct Args {
     /// Moves played from the position before searching (space separated).
     #[arg(long)]
     pub moves: Option<String>,
+    /// The variant and rules (`--variant`, `--rules`).
     #[command(flatten)]
     pub game: GameArgs,
     /// The player that chooses (a player spec: every kind and key below).
@@ -27,7 +29,7 @@ pub struct Args {
 }
 
 /// Prints search information (if any) and then the chosen move as the last line.
-pub fn run(args: Args) -> Result<()> {
+pub fn run(args: Args, players: Players) -> Result<()> {
     let spec = PlayerSpec::parse(&args.player)?;
     let start = args.game.position(args.position.as_deref())?;
     let mut game = Game::from_position(start, args.game.rules);
@@ -41,7 +43,7 @@ pub fn run(args: Args) -> Result<()> {
             o.name()
         );
     }
-    let factory = super::match_cmd::whole_machine_factory();
+    let factory = players.whole_machine_factory();
     let mut player = factory.build(&spec, args.seed)?;
     let mv = player.choose_move(&game)?;
     if !game.position().is_legal(mv, game.rules()) {

@@ -1,6 +1,6 @@
 //! `loazero moves`: legal moves of positions, for scripts.
 
-use super::common::GameArgs;
+use crate::args::GameArgs;
 use anyhow::Result;
 use loa::Position;
 use std::io::{BufRead, Write};
@@ -8,6 +8,7 @@ use std::io::{BufRead, Write};
 /// Arguments of `loazero moves`.
 #[derive(clap::Args)]
 pub struct Args {
+    /// The variant and rules (`--variant`, `--rules`).
     #[command(flatten)]
     pub game: GameArgs,
     /// The position (position text). Without it, positions are read from stdin, one per

@@ -1,25 +1,26 @@
-//! [`Patient`]: a store that waits for its store to come back, for the trainer of
-//! `loazero run --store`.
+//! [`Patient`]: a store that waits for its store to come back (the trainer of
+//! `loazero run --store` wraps its store in one).
 //!
-//! Every operation whose outcome is unknown ([`store::Error::Backend`]: the store is down,
+//! Every operation whose outcome is unknown ([`crate::Error::Backend`]: the store is down,
 //! unreachable or answering with server errors) is tried again, with waits doubling from
 //! 0.2 s to 10 s, for as long as it takes: the trainer of a run has nothing better to do
 //! than wait, and dying would only cost the scheduler a restart and the trainer its
-//! unpublished work. There is no bound on purpose; a Ctrl-C or SIGTERM ends the wait at
-//! once (the operation then fails with its last error, and the loop stops at its next safe
-//! point). The first failure prints `… waiting for the store (ERROR)`, every 5 minutes of
-//! waiting another line, and the first success after a wait `… the store is back after N s`,
-//! like the workers' progress lines.
+//! unpublished work. There is no bound on purpose; the owner's `give_up` check (the
+//! trainer's: a Ctrl-C or SIGTERM came) ends the wait at once (the operation then fails
+//! with its last error, and the loop stops at its next safe point). The first failure
+//! prints `… waiting for the store (ERROR)`, every 5 minutes of waiting another line, and
+//! the first success after a wait `… the store is back after N s`, like the workers'
+//! progress lines.
 //!
 //! Retrying below the commit protocol is safe: a create whose outcome was unknown and that
-//! finds, when tried again, an object at its key returns [`store::Error::AlreadyExists`] to
+//! finds, when tried again, an object at its key returns [`crate::Error::AlreadyExists`] to
 //! the protocol, which then compares the bytes (its own earlier write, or another's) as it
 //! does for its own retries; overwrites, deletes and reads are idempotent. Definite answers
 //! (not found, already exists, refused) pass through at once.
 
+use crate::{Key, Listed, Store};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use store::{Key, Listed, Store};
 
 /// How often a long wait says that it still waits.
 const REMIND_EVERY: Duration = Duration::from_secs(300);
@@ -33,25 +34,32 @@ pub struct Patient {
     inner: Arc<dyn Store>,
     /// Who waits, the start of each progress line (`run --store s3://…`).
     who: String,
+    /// Whether to stop waiting (checked between tries and during each wait).
+    give_up: fn() -> bool,
 }
 
 impl Patient {
-    /// `inner`, waited for by `who`.
-    pub fn wrap(inner: Arc<dyn Store>, who: impl Into<String>) -> Arc<dyn Store> {
+    /// `inner`, waited for by `who` until `give_up` says to stop waiting.
+    pub fn wrap(
+        inner: Arc<dyn Store>,
+        who: impl Into<String>,
+        give_up: fn() -> bool,
+    ) -> Arc<dyn Store> {
         Arc::new(Patient {
             inner,
             who: who.into(),
+            give_up,
         })
     }
 
-    fn call<T>(&self, mut operation: impl FnMut() -> store::Result<T>) -> store::Result<T> {
+    fn call<T>(&self, mut operation: impl FnMut() -> crate::Result<T>) -> crate::Result<T> {
         let mut delay = FIRST_DELAY;
         let mut since: Option<Instant> = None;
         let mut reminded = Instant::now();
         loop {
             match operation() {
                 Err(error) if error.is_transient() => {
-                    if crate::interrupt::requested() {
+                    if (self.give_up)() {
                         return Err(error);
                     }
                     match since {
@@ -75,7 +83,7 @@ impl Patient {
                         Some(_) => {}
                     }
                     let until = Instant::now() + delay;
-                    while Instant::now() < until && !crate::interrupt::requested() {
+                    while Instant::now() < until && !(self.give_up)() {
                         std::thread::sleep(Duration::from_millis(50));
                     }
                     delay = (delay * 2).min(MAX_DELAY);
@@ -99,22 +107,22 @@ impl Store for Patient {
     fn describe(&self) -> String {
         self.inner.describe()
     }
-    fn get(&self, key: &Key) -> store::Result<Vec<u8>> {
+    fn get(&self, key: &Key) -> crate::Result<Vec<u8>> {
         self.call(|| self.inner.get(key))
     }
-    fn put(&self, key: &Key, bytes: &[u8]) -> store::Result<()> {
+    fn put(&self, key: &Key, bytes: &[u8]) -> crate::Result<()> {
         self.call(|| self.inner.put(key, bytes))
     }
-    fn put_if_absent(&self, key: &Key, bytes: &[u8]) -> store::Result<()> {
+    fn put_if_absent(&self, key: &Key, bytes: &[u8]) -> crate::Result<()> {
         self.call(|| self.inner.put_if_absent(key, bytes))
     }
-    fn list(&self, folder: &str) -> store::Result<Vec<Listed>> {
+    fn list(&self, folder: &str) -> crate::Result<Vec<Listed>> {
         self.call(|| self.inner.list(folder))
     }
-    fn delete(&self, key: &Key) -> store::Result<()> {
+    fn delete(&self, key: &Key) -> crate::Result<()> {
         self.call(|| self.inner.delete(key))
     }
-    fn size(&self, key: &Key) -> store::Result<Option<u64>> {
+    fn size(&self, key: &Key) -> crate::Result<Option<u64>> {
         self.call(|| self.inner.size(key))
     }
 }
@@ -122,14 +130,15 @@ impl Store for Patient {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use store::faults::{Faults, FaultyStore};
+    use crate::faults::{Faults, FaultyStore};
+    use crate::MemoryStore;
 
     /// A store that is down for a while: the patient store's operations wait and then
     /// succeed (a lost acknowledgement of a create included, seen by the protocol as its own
     /// earlier write); definite answers come back at once.
     #[test]
     fn operations_wait_for_the_store_and_definite_answers_pass() {
-        let memory = store::MemoryStore::new();
+        let memory = MemoryStore::new();
         let down = Arc::new(FaultyStore::new(
             memory.clone(),
             Faults {
@@ -138,7 +147,7 @@ mod tests {
             },
             1,
         ));
-        let patient = Patient::wrap(down.clone(), "test");
+        let patient = Patient::wrap(down.clone(), "test", || false);
         let key = Key::new("a").unwrap();
         let outage = Duration::from_millis(700);
         let started = Instant::now();
@@ -154,7 +163,7 @@ mod tests {
         assert!(down.counts().failed_before >= 2, "{:?}", down.counts());
         let missing = patient.get(&Key::new("b").unwrap()).unwrap_err();
         assert!(
-            matches!(missing, store::Error::NotFound { .. }),
+            matches!(missing, crate::Error::NotFound { .. }),
             "{missing}"
         );
 
@@ -168,9 +177,9 @@ mod tests {
             },
             3,
         ));
-        let patient = Patient::wrap(lossy.clone(), "test");
+        let patient = Patient::wrap(lossy.clone(), "test", || false);
         let mut writer =
-            store::commit::ShardWriter::new(patient, store::commit::Retry::immediately(1));
+            crate::commit::ShardWriter::new(patient, crate::commit::Retry::immediately(1));
         for i in 0..8 {
             let shard = writer.prepare(0, format!("shard {i}").into_bytes());
             writer.commit(&shard).unwrap();

@@ -1,5 +1,6 @@
 //! `loazero replay`: replays a game record or an SGF file, checking every move.
 
+use crate::args::StoreViewArgs;
 use anyhow::{anyhow, bail, Context, Result};
 use loa::sgf::SgfGame;
 use loa::{Game, GameRecord, Position, Rules, Variant};
@@ -13,15 +14,9 @@ pub struct Args {
     /// file (`FF[4] GM[9]`; recognised by its leading `(`). With --store: the record's path
     /// inside the run, as in a run directory (`games/NAME.txt`, `matches/MATCH/games/…`).
     pub file: PathBuf,
-    /// Take the game from the run kept in this store (s3://BUCKET/PREFIX, gs://…, az://…,
-    /// file:///PATH or a directory; docs/distributed.md), read-only: a local view of the
-    /// run (--cache) is brought up to date first.
-    #[arg(long, value_name = "URL")]
-    pub store: Option<String>,
-    /// With --store: the local cache of the view (CACHE/view). Default:
-    /// ~/.cache/loazero/stores/<hash of the store URL> ($XDG_CACHE_HOME if set).
-    #[arg(long, value_name = "DIR", requires = "store")]
-    pub cache: Option<PathBuf>,
+    /// `--store` and `--cache`: a run kept in a store.
+    #[command(flatten)]
+    pub view: StoreViewArgs,
     /// Variant: standard, scrambled-eggs, 6x6, parachute, gemma, ambiloa or alveole
     /// (default: the record's `# variant` line, else standard). Not for SGF files, which
     /// say their own.
@@ -53,9 +48,9 @@ fn is_sgf(text: &str) -> bool {
 /// record (`# end white (black resigned)`), whose reason is printed the line before
 /// (`black resigned`). An illegal move is an error naming its ply and the position.
 pub fn run(mut args: Args) -> Result<()> {
-    if let Some(spec) = &args.store {
-        let view = crate::run::store_view::materialise(spec, args.cache.as_deref())?;
-        args.file = crate::run::store_view::file_in(&view, &args.file)?;
+    if let Some(spec) = &args.view.store {
+        let view = rundir::store_view::materialise(spec, args.view.cache.as_deref())?;
+        args.file = rundir::store_view::file_in(&view, &args.file)?;
     }
     let file = args.file.display();
     let text = std::fs::read_to_string(&args.file)

@@ -1,9 +1,8 @@
 //! The games that rate a run and the names its players have in its tables: every
 //! finished rating and anchor match under `matches/`, model players named by their file
-//! (`gen-0003`). Shared by the loop ([`super::rating`]) and `loazero ratings RUN`, and
-//! free of torch (the torch-free `loazero` binary includes it).
+//! (`gen-0003`). Shared by the loop (`src/run/rating.rs`) and `loazero ratings RUN`.
 
-use super::layout::RunDir;
+use crate::layout::RunDir;
 use anyhow::Result;
 use eval::arena::{read_marker, read_results, GameResult};
 use eval::elo::Tally;
@@ -54,7 +53,7 @@ pub fn read_done(dir: &Path) -> Result<Option<MatchDone>> {
 /// The finished rating and anchor matches of a run.
 pub fn finished_rating_matches(run: &RunDir) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
-    for name in super::layout::list_names(&run.matches())? {
+    for name in crate::layout::list_names(&run.matches())? {
         if !(name.starts_with("rate-") || name.starts_with("anchors-")) {
             continue;
         }

@@ -1,50 +1,62 @@
-//! The subcommands that need no torch. The `loazero` binary (`src/light.rs`) parses and
-//! runs exactly these itself, so they start without loading libtorch; `loazero-torch`
-//! (`src/main.rs`) flattens them into its `commands::Command`.
+//! The subcommands that need no torch, one module each (`Args` and `run`). The `loazero`
+//! binary parses and runs exactly these itself, so they start without loading libtorch;
+//! `loazero-torch` flattens [`Command`] into its own and runs them with players that can
+//! load networks. A command does not import another command: what two share lives below
+//! them ([`crate::args`], [`crate::players`], the library crates).
 
+pub mod bestmove;
+pub mod engine;
+pub mod match_cmd;
+pub mod moves;
+pub mod perft;
+pub mod ratings;
+pub mod replay;
+pub mod show;
+
+use crate::players::Players;
 use clap::Subcommand;
 
 /// Every torch-free subcommand.
 #[derive(Subcommand)]
 pub enum Command {
     /// Count the leaves of the legal game tree (move generator check and benchmark).
-    Perft(super::perft::Args),
+    Perft(perft::Args),
     /// Print the legal moves of positions given as text (one line per position).
-    Moves(super::moves::Args),
+    Moves(moves::Args),
     /// Replay a game record, checking every move, and print the result.
-    Replay(super::replay::Args),
+    Replay(replay::Args),
     /// Draw a position for a human.
-    Show(super::show::Args),
+    Show(show::Args),
     /// Play a match between two players: records, results file, W/D/L and Elo.
     #[command(name = "match")]
-    Match(super::match_cmd::Args),
+    Match(match_cmd::Args),
     /// Bradley–Terry Elo ratings over every game in a directory of results files.
-    Ratings(super::ratings::Args),
+    Ratings(ratings::Args),
     /// Print the move a player chooses in a position (the move is the last line).
-    Bestmove(super::bestmove::Args),
+    Bestmove(bestmove::Args),
     /// Line protocol on stdin/stdout for GUIs and scripts (see eval/PROTOCOL.md).
-    Engine(super::engine::Args),
+    Engine(engine::Args),
 }
 
 /// True if `name` is one of [`Command`]'s subcommands (aliases not included).
-#[allow(dead_code)] // used by src/light.rs only; loazero-torch runs everything itself
 pub fn is_torch_free(name: &str) -> bool {
     Command::augment_subcommands(clap::Command::new("loazero"))
         .get_subcommands()
         .any(|c| c.get_name() == name)
 }
 
-/// Runs one torch-free subcommand.
-pub fn run(command: Command) -> anyhow::Result<()> {
+/// Runs one torch-free subcommand; the commands that play build their players with
+/// `players`.
+pub fn run(command: Command, players: Players) -> anyhow::Result<()> {
     match command {
-        Command::Perft(a) => super::perft::run(a),
-        Command::Moves(a) => super::moves::run(a),
-        Command::Replay(a) => super::replay::run(a),
-        Command::Show(a) => super::show::run(a),
-        Command::Match(a) => super::match_cmd::run(a),
-        Command::Ratings(a) => super::ratings::run(a),
-        Command::Bestmove(a) => super::bestmove::run(a),
-        Command::Engine(a) => super::engine::run(a),
+        Command::Perft(a) => perft::run(a),
+        Command::Moves(a) => moves::run(a),
+        Command::Replay(a) => replay::run(a),
+        Command::Show(a) => show::run(a),
+        Command::Match(a) => match_cmd::run(a, players),
+        Command::Ratings(a) => ratings::run(a),
+        Command::Bestmove(a) => bestmove::run(a, players),
+        Command::Engine(a) => engine::run(a, players),
     }
 }
 

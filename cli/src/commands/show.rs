@@ -1,6 +1,6 @@
 //! `loazero show`: draws a position for a human.
 
-use super::common::GameArgs;
+use crate::args::GameArgs;
 use anyhow::Result;
 
 /// Arguments of `loazero show`.
@@ -9,6 +9,7 @@ pub struct Args {
     /// The position (position text); the variant's start position if omitted.
     #[arg(long)]
     pub position: Option<String>,
+    /// The variant and rules (`--variant`, `--rules`).
     #[command(flatten)]
     pub game: GameArgs,
 }

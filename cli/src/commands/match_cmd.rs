@@ -1,10 +1,11 @@
 //! `loazero match`: two players, many games, records, results and an Elo difference.
 
-use super::common::{default_match_games, GameArgs, MatchGameArgs};
+use crate::args::{default_match_games, GameArgs, MatchGameArgs};
+use crate::players::Players;
 use crate::progress::ProgressLine;
 use anyhow::{bail, Result};
 use eval::arena::{play_match, Control, GameResult, MatchConfig, Openings};
-use eval::{PlayerFactory, PlayerSpec};
+use eval::PlayerSpec;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -22,11 +23,13 @@ pub struct Args {
     /// Number of games; each opening is played twice, A with Black then with White.
     #[arg(long, default_value_t = default_match_games())]
     pub games: usize,
+    /// How the games start and end (`--openings`, `--max-plies`, `--seed`).
     #[command(flatten)]
     pub play: MatchGameArgs,
     /// Games played in parallel (default: the number of CPU cores).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// The variant and rules (`--variant`, `--rules`).
     #[command(flatten)]
     pub game: GameArgs,
     /// Output directory for games/NNNNN.txt and results.jsonl (default
@@ -39,7 +42,7 @@ pub struct Args {
 }
 
 /// Plays the match and prints W/D/L, score and Elo of A over B with a 95% interval.
-pub fn run(args: Args) -> Result<()> {
+pub fn run(args: Args, players: Players) -> Result<()> {
     let a = PlayerSpec::parse(&args.a)?;
     let b = PlayerSpec::parse(&args.b)?;
     if args.games == 0 {
@@ -68,7 +71,7 @@ pub fn run(args: Args) -> Result<()> {
         // A signal stops the match after the games under way (see below).
         cancel: Default::default(),
     };
-    let factory = player_factory();
+    let factory = players.match_factory();
     eprintln!(
         "match: A = {a}, B = {b}; {} games, {} threads, {} {}, output {}",
         args.games,
@@ -138,47 +141,4 @@ pub fn run(args: Args) -> Result<()> {
         return Err(crate::interrupt::Interrupted.into());
     }
     Ok(())
-}
-
-/// The factory `match` builds players with ([`super::net::eval_player_factory`]): one
-/// thread a search unless a spec says otherwise, as games are played side by side.
-pub fn player_factory() -> PlayerFactory {
-    super::net::eval_player_factory(false)
-}
-
-/// The factory of players that think against a clock (`engine`): `model:` players infer
-/// on one torch thread without waiting for more requests.
-pub fn timed_player_factory() -> PlayerFactory {
-    super::net::eval_player_factory(true)
-}
-
-/// The factory of one game that has the machine to itself (`engine`, `bestmove`):
-/// [`timed_player_factory`] with every core for a search whose spec gives no `threads=`.
-pub fn whole_machine_factory() -> PlayerFactory {
-    timed_player_factory().with_default_threads(eval::player::threads::all_cores())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use eval::player::threads::all_cores;
-
-    /// A search without `threads=` gets one thread in a match (games side by side) and every
-    /// core where one game has the machine (`engine`, `bestmove`); a spec's own count wins.
-    #[test]
-    fn one_game_gets_every_core_and_a_match_one_per_search() {
-        let spec = |t: &str| PlayerSpec::parse(t).unwrap();
-        for kind in ["alphabeta:ms=300", "model:path=m.safetensors,ms=300"] {
-            assert_eq!(player_factory().threads_of(&spec(kind)), 1, "{kind}");
-            assert_eq!(timed_player_factory().threads_of(&spec(kind)), 1, "{kind}");
-            assert_eq!(
-                whole_machine_factory().threads_of(&spec(kind)),
-                all_cores(),
-                "{kind}"
-            );
-            let given = spec(&format!("{kind},threads=3"));
-            assert_eq!(whole_machine_factory().threads_of(&given), 3, "{kind}");
-            assert_eq!(player_factory().threads_of(&given), 3, "{kind}");
-        }
-    }
 }

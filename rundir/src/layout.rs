@@ -167,22 +167,13 @@ impl RunDir {
     /// process dies). Errors if another process holds it.
     pub fn lock(&self) -> Result<File> {
         let path = self.root.join("lock");
-        let file = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .with_context(|| format!("cannot open {}", path.display()))?;
-        match file.try_lock() {
-            Ok(()) => Ok(file),
-            Err(std::fs::TryLockError::WouldBlock) => bail!(
+        match try_lock_file(&path)? {
+            Some(file) => Ok(file),
+            None => bail!(
                 "{} is in use by another `loazero run` (lock {})",
                 self.root.display(),
                 path.display()
             ),
-            Err(std::fs::TryLockError::Error(e)) => {
-                Err(e).with_context(|| format!("cannot lock {}", path.display()))
-            }
         }
     }
 
@@ -288,6 +279,38 @@ impl RunDir {
 fn temp_file_pid(name: &str) -> Option<u32> {
     let (_, after) = name.rsplit_once(".tmp.")?;
     after.split('.').next()?.parse().ok()
+}
+
+/// Opens the lock file `path` (creating it) and takes its exclusive lock (`flock`) without
+/// waiting: `None` when another process holds it. The lock is released when the returned
+/// file is dropped or the process dies. Every lock of a run and of its store caches (the
+/// run directory's, a trainer's, a worker's, a view's) is taken here or in [`lock_file`].
+pub fn try_lock_file(path: &Path) -> Result<Option<File>> {
+    let file = open_lock_file(path)?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(e).with_context(|| format!("cannot lock {}", path.display()))
+        }
+    }
+}
+
+/// [`try_lock_file`], waiting for the lock while another process holds it.
+pub fn lock_file(path: &Path) -> Result<File> {
+    let file = open_lock_file(path)?;
+    file.lock()
+        .with_context(|| format!("cannot lock {}", path.display()))?;
+    Ok(file)
+}
+
+fn open_lock_file(path: &Path) -> Result<File> {
+    File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .with_context(|| format!("cannot open {}", path.display()))
 }
 
 /// Whether a process with this pid runs on this host (or may: a pid we cannot signal

@@ -1,7 +1,7 @@
 //! Local copies of a run kept in a store, kept in step incrementally: the one sync routine
 //! behind the trainer's working copy (rebuilt at every start, workers' shards pulled into it:
-//! [`super::remote`]) and the read-only views of `serve`, `plot`, `ratings` and `replay`
-//! with `--store` ([`super::store_view`]).
+//! `src/run/remote.rs`) and the read-only views of `serve`, `plot`, `ratings` and `replay`
+//! with `--store` ([`crate::store_view`]).
 //!
 //! A [`LocalCopy`] is a directory whose files are copies of store objects, with a manifest
 //! beside it (`<dir>.manifest.json`) that records, for each object copied into it (or
@@ -28,8 +28,8 @@
 //! trainer epoch, laid out as a run directory, and workers' shard bundles unpacked as
 //! `shards/joined-<stem>.shard` with their records `games/joined-<stem>-NNN.txt`.
 
-use super::bundle;
-use super::layout::write_atomically;
+use crate::bundle;
+use crate::layout::write_atomically;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
@@ -509,7 +509,7 @@ fn sync_file_system(dir: &Path) -> Result<()> {
 
 /// Every file under `dir` (any name), as paths relative to the copy's root.
 fn walk_files(dir: &Path, relative: &str, out: &mut Vec<String>) -> Result<()> {
-    for name in super::layout::list_names(dir)? {
+    for name in crate::layout::list_names(dir)? {
         let path = dir.join(&name);
         let rel = if relative.is_empty() {
             name.clone()
@@ -534,17 +534,8 @@ pub fn newest_loop_epoch(
     below: Option<u64>,
     retry: &Retry,
 ) -> Result<Option<u64>> {
-    let mut epochs: Vec<u64> = retry
-        .run(|| store.list("epochs"))?
-        .iter()
-        .filter_map(|l| {
-            l.key
-                .as_str()
-                .strip_prefix("epochs/")?
-                .strip_suffix(".json")?
-                .parse()
-                .ok()
-        })
+    let mut epochs: Vec<u64> = commit::claimed_epochs(store, retry)?
+        .into_iter()
         .filter(|e| below.is_none_or(|b| *e < b))
         .collect();
     epochs.sort_unstable_by(|a, b| b.cmp(a));
@@ -673,90 +664,15 @@ pub fn bundles(listed: impl IntoIterator<Item = Listed>) -> Vec<Wanted> {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
+    use crate::testing::{bundle_bytes, Counting};
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::{Arc, Mutex};
     use store::MemoryStore;
 
-    /// A store that records every key read and counts writes, refusing them when
-    /// `refuse_writes`: what a sync does to a store, made visible.
-    #[derive(Debug, Default)]
-    pub(crate) struct Counting {
-        pub inner: MemoryStore,
-        pub refuse_writes: bool,
-        pub got: std::sync::Mutex<Vec<String>>,
-        pub writes: AtomicUsize,
-    }
-
-    impl Counting {
-        /// A store that takes no writes.
-        pub fn read_only() -> Counting {
-            Counting {
-                refuse_writes: true,
-                ..Counting::default()
-            }
-        }
-        pub fn gets(&self) -> usize {
-            self.got.lock().unwrap().len()
-        }
-        pub fn writes(&self) -> usize {
-            self.writes.load(Ordering::SeqCst)
-        }
-        fn write(&self, operation: &'static str, key: &Key) -> store::Result<()> {
-            self.writes.fetch_add(1, Ordering::SeqCst);
-            if !self.refuse_writes {
-                return Ok(());
-            }
-            Err(store::Error::Refused {
-                store: "counting".into(),
-                operation,
-                key: key.to_string(),
-                message: "this test's store takes no writes".into(),
-            })
-        }
-    }
-
-    impl Store for Counting {
-        fn describe(&self) -> String {
-            "counting".into()
-        }
-        fn get(&self, key: &Key) -> store::Result<Vec<u8>> {
-            self.got.lock().unwrap().push(key.to_string());
-            self.inner.get(key)
-        }
-        fn put(&self, key: &Key, bytes: &[u8]) -> store::Result<()> {
-            self.write("put", key)?;
-            self.inner.put(key, bytes)
-        }
-        fn put_if_absent(&self, key: &Key, bytes: &[u8]) -> store::Result<()> {
-            self.write("create", key)?;
-            self.inner.put_if_absent(key, bytes)
-        }
-        fn list(&self, folder: &str) -> store::Result<Vec<Listed>> {
-            self.inner.list(folder)
-        }
-        fn delete(&self, key: &Key) -> store::Result<()> {
-            self.write("delete", key)?;
-            self.inner.delete(key)
-        }
-        fn size(&self, key: &Key) -> store::Result<Option<u64>> {
-            self.inner.size(key)
-        }
-    }
-
     fn key(text: &str) -> Key {
         Key::new(text).unwrap()
-    }
-
-    /// A bundle of a shard `stem` with one record.
-    pub(crate) fn bundle_bytes(stem: &str) -> Vec<u8> {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join(format!("{stem}.shard")), b"samples").unwrap();
-        std::fs::write(dir.path().join(format!("{stem}-000.txt")), b"1. a1-a2 *").unwrap();
-        bundle::pack(&dir.path().join(format!("{stem}.shard")), dir.path())
-            .unwrap()
-            .0
     }
 
     fn wanted(store: &dyn Store) -> Vec<Wanted> {

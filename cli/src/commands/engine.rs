@@ -1,5 +1,6 @@
 //! `loazero engine`: the line protocol of eval/PROTOCOL.md on stdin/stdout.
 
+use crate::players::Players;
 use anyhow::Result;
 use eval::protocol::{Reply, Session};
 use eval::PlayerSpec;
@@ -17,9 +18,9 @@ pub struct Args {
 
 /// Reads commands until `quit` or end of input; answers every command (errors as
 /// `error …` lines), flushing after each.
-pub fn run(args: Args) -> Result<()> {
+pub fn run(args: Args, players: Players) -> Result<()> {
     let spec = PlayerSpec::parse(&args.player)?;
-    let factory = super::match_cmd::whole_machine_factory();
+    let factory = players.whole_machine_factory();
     let mut session = Session::new(&factory, spec);
     let stdin = std::io::stdin();
     let mut out = std::io::stdout().lock();

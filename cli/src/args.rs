@@ -1,9 +1,11 @@
-//! Arguments shared by several subcommands.
+//! Arguments shared by several subcommands, of both binaries: each flag is declared once
+//! here and flattened (`#[command(flatten)]`) where it is taken.
 
 use anyhow::{anyhow, Result};
 use clap::Args;
 use eval::arena::MatchConfig;
 use loa::{Position, Rules, Variant};
+use std::path::PathBuf;
 
 /// How the games of a match start and end, with the defaults of [`MatchConfig`] (one
 /// default each): `match`, `benchmark` and `ladder` flatten it.
@@ -35,6 +37,47 @@ pub struct GameArgs {
     pub rules: Rules,
 }
 
+/// The forms a `--store` value takes, for every help text that names them (one list).
+#[macro_export]
+macro_rules! store_forms {
+    () => {
+        "s3://BUCKET/PREFIX (endpoint, region and credentials from AWS_* variables), gs://…, \
+         az://…, file:///PATH or a directory; docs/distributed.md"
+    };
+}
+
+/// Where a `--cache` is by default, for every help text that says it.
+#[macro_export]
+macro_rules! cache_default {
+    () => {
+        "Default: ~/.cache/loazero/stores/<hash of the store URL> ($XDG_CACHE_HOME if set)."
+    };
+}
+
+/// `--store URL` and `--cache DIR` of the commands that read a run kept in a store
+/// (`plot`, `ratings`, `replay`): they read a local, read-only view of it
+/// (`rundir::store_view`) as they read a run directory.
+#[derive(Args, Clone, Debug, Default)]
+#[allow(missing_docs)] // each field's clap help is its doc (built from the macros above)
+pub struct StoreViewArgs {
+    #[arg(
+        long,
+        value_name = "URL",
+        help = concat!(
+            "Read the run kept in this store (", store_forms!(), "), read-only: a local \
+             view of the run (--cache) is brought up to date first"
+        )
+    )]
+    pub store: Option<String>,
+    #[arg(
+        long,
+        value_name = "DIR",
+        requires = "store",
+        help = concat!("With --store: the local cache of the view (CACHE/view). ", cache_default!())
+    )]
+    pub cache: Option<PathBuf>,
+}
+
 /// Games of a match by default ([`MatchConfig`]'s), for every `--games` of a match.
 pub fn default_match_games() -> usize {
     MatchConfig::default().games
@@ -48,6 +91,22 @@ impl GameArgs {
             Some(t) => Position::from_text(t, self.variant).map_err(|e| anyhow!("{e}")),
         }
     }
+}
+
+/// The comma-separated whole numbers of `text` (empty or `none`: no number); an error
+/// names `flag`, the text and the part that is not a number.
+pub fn parse_list<T: std::str::FromStr>(flag: &str, text: &str) -> Result<Vec<T>> {
+    let text = text.trim();
+    if text.is_empty() || text.eq_ignore_ascii_case("none") {
+        return Ok(Vec::new());
+    }
+    text.split(',')
+        .map(|p| {
+            p.trim()
+                .parse()
+                .map_err(|_| anyhow!("{flag} {text}: '{}' is not a whole number", p.trim()))
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -1,10 +1,11 @@
 //! `loazero ratings`: Bradley–Terry Elo over every game in results files, or over the
 //! rating games of runs (in directories, or kept in a store: `--store`).
 
-use crate::run::layout::RunDir;
-use crate::run::rated_games::{rated_games, read_games};
+use crate::args::StoreViewArgs;
 use anyhow::{bail, Result};
 use eval::ratings::{fit, RatedGame};
+use rundir::layout::RunDir;
+use rundir::rated_games::{rated_games, read_games};
 use std::path::{Path, PathBuf};
 
 /// Arguments of `loazero ratings`.
@@ -13,24 +14,17 @@ pub struct Args {
     /// Directories searched recursively for results files (*.jsonl written by
     /// `loazero match`), such files, or run directories (`runs/default`: its finished
     /// rating and anchor matches, models named as in its `ratings.csv`). Several are
-    /// fitted together (models of several runs are named RUN/gen-NNNN; the anchors they
-    /// share join their scales).
+    /// fitted together (models of several runs are named RUN/gen-NNNN, those of a --store
+    /// run by the store's last path segment; the anchors they share join their scales).
     #[arg(required_unless_present_any = ["store", "dir_flags"])]
     pub dirs: Vec<PathBuf>,
     /// A run directory (or results directory or file), as every command spells it;
     /// repeatable, joined to the ones given without the flag.
     #[arg(long = "dir", value_name = "RUN_DIR")]
     pub dir_flags: Vec<PathBuf>,
-    /// Rate the run kept in this store too (s3://BUCKET/PREFIX, gs://…, az://…,
-    /// file:///PATH or a directory; docs/distributed.md), read-only: a local view of the run
-    /// (--cache) is brought up to date first. Its models are named by the store's last path
-    /// segment when several runs are rated together.
-    #[arg(long, value_name = "URL")]
-    pub store: Option<String>,
-    /// With --store: the local cache of the view (CACHE/view). Default:
-    /// ~/.cache/loazero/stores/<hash of the store URL> ($XDG_CACHE_HOME if set).
-    #[arg(long, value_name = "DIR", requires = "store")]
-    pub cache: Option<PathBuf>,
+    /// `--store` and `--cache`: a run kept in a store.
+    #[command(flatten)]
+    pub view: StoreViewArgs,
     /// Where to write the table as CSV (default: DIR/ratings.csv, or beside the file, for
     /// one results directory or file; none for run directories, whose loop writes their
     /// own `ratings.csv`, or for several).
@@ -56,7 +50,7 @@ fn games_of(path: &Path, run: bool, prefix: Option<&str>) -> Result<Vec<RatedGam
     if run {
         let run_models: Vec<String> = {
             let run = RunDir::new(path);
-            crate::run::layout::list_names(&run.models())?
+            rundir::layout::list_names(&run.models())?
                 .into_iter()
                 .filter_map(|n| n.strip_suffix(".safetensors").map(str::to_string))
                 .collect()
@@ -145,8 +139,8 @@ pub fn run(mut args: Args) -> Result<()> {
             shown: dir.display().to_string(),
         });
     }
-    if let Some(spec) = &args.store {
-        let view = crate::run::store_view::materialise(spec, args.cache.as_deref())?;
+    if let Some(spec) = &args.view.store {
+        let view = rundir::store_view::materialise(spec, args.view.cache.as_deref())?;
         let label = spec
             .split_once("://")
             .map_or(spec.as_str(), |(_, rest)| rest);
