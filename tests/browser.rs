@@ -641,11 +641,23 @@ async fn analyse(c: &Client, s: &Server) {
         (sum - 100.0).abs() < 0.5,
         "the policy overlay sums to {sum}%"
     );
-    let wdl = c
-        .find_all(Locator::Css("#an-value .wdl div"))
+    // The value bar: the two sides' values, no probabilities (the network's draw share is
+    // a training target's, not how often games are drawn).
+    let bar = c
+        .execute(
+            "return [...document.querySelectorAll('#an-value .value-bar div')].map(d => d.textContent);",
+            vec![],
+        )
         .await
         .unwrap();
-    assert_eq!(wdl.len(), 3, "win/draw/loss bar");
+    let parts: Vec<String> = serde_json::from_value(bar).unwrap();
+    assert_eq!(parts.len(), 2, "the value bar: {parts:?}");
+    assert!(
+        parts
+            .iter()
+            .all(|p| !p.contains('%') && !p.contains("draw")),
+        "the value is not shown as probabilities: {parts:?}"
+    );
     println!("policy overlay: {arrows} moves, {sum:.2}%");
     // The percentage labels: some drawn, no two boxes overlapping (as laid out on screen).
     let boxes = c

@@ -75,3 +75,39 @@ fn model_commands_run_in_loazero_torch() {
     assert_eq!(exe_and_torch(&e), ("loazero-torch".to_string(), true));
     assert!(e.ask_last("genmove").starts_with("move "));
 }
+
+/// The model that ships with loazero (`data/shipped`) works before any training: `bestmove`
+/// plays it and its learned alpha-beta, and `export` writes both.
+#[test]
+fn the_shipped_model_plays_and_exports_before_any_training() {
+    let shipped = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/shipped/models");
+    for player in [
+        format!(
+            "model:path={},sims=16",
+            shipped.join("gen-0099.safetensors").display()
+        ),
+        format!(
+            "alphabeta:depth=2,eval={}",
+            shipped.join("nnue-0001.safetensors").display()
+        ),
+    ] {
+        let o = Command::new(bin())
+            .args(["bestmove", "--player", &player])
+            .output()
+            .unwrap();
+        assert_a_first_move(&o);
+    }
+    let out = tempfile::tempdir().unwrap();
+    for file in ["gen-0099.safetensors", "nnue-0001.safetensors"] {
+        let o = Command::new(bin())
+            .arg("export")
+            .arg(shipped.join(file))
+            .arg("--out")
+            .arg(out.path())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{file}: {}", text(&o));
+    }
+    assert!(out.path().join("model.safetensors").is_file());
+    assert!(out.path().join("nnue-0001.safetensors").is_file());
+}

@@ -208,6 +208,47 @@ fn bestmove_prints_a_legal_move_last() {
     }
 }
 
+/// `--threads 0` means one per core, as in every command that counts things run at once
+/// (it used to start a match of zero threads).
+#[test]
+fn match_threads_zero_is_one_per_core() {
+    let tmp = temp_dir();
+    let out = Command::new(bin())
+        .args([
+            "match",
+            "--a",
+            "random",
+            "--b",
+            "first-legal",
+            "--games",
+            "2",
+            "--variant",
+            "6x6",
+            "--threads",
+            "0",
+            "--out",
+        ])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert!(
+        stderr.contains(&format!(" {cores} threads")),
+        "{stderr}{stdout}"
+    );
+    assert_eq!(
+        eval::arena::read_results(tmp.path()).unwrap().games.len(),
+        2
+    );
+}
+
 #[test]
 fn match_writes_replayable_records_and_ratings_read_them() {
     let tmp = temp_dir();

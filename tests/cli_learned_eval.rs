@@ -107,6 +107,55 @@ fn a_run_trains_promotes_and_rates_learned_generations() {
         text(&o)
     );
     assert!(!run.join("candidates/nnue-0003.safetensors").exists());
+
+    // The ladder: the learned alpha-beta climbs its own rung after the models, at the
+    // run's last training time (a candidate stands in when none was promoted).
+    let nnue = match promoted.last() {
+        Some(best) => best.clone(),
+        None => {
+            std::fs::copy(
+                run.join("candidates/nnue-0001.safetensors"),
+                run.join("models/nnue-0001.safetensors"),
+            )
+            .unwrap();
+            "nnue-0001".to_string()
+        }
+    };
+    let ladder = dir.path().join("ladder");
+    let o = loazero(&[
+        "ladder",
+        "--dir",
+        run.to_str().unwrap(),
+        "--points",
+        "1",
+        "--ms",
+        "5",
+        "--games",
+        "2",
+        "--max-plies",
+        "40",
+        "--out",
+        ladder.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let csv = std::fs::read_to_string(ladder.join("ladder.csv")).unwrap();
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2, "{csv}");
+    assert!(rows[0].starts_with("gen-"), "{csv}");
+    assert!(
+        rows[1].starts_with(&format!("{nnue},,"))
+            && rows[1].contains("alphabeta:")
+            && rows[1].contains(&format!("{nnue}.safetensors")),
+        "{csv}"
+    );
+    let minutes = |row: &str| row.split(',').nth(2).unwrap().parse::<f64>().unwrap();
+    assert_eq!(minutes(rows[1]), minutes(rows[0]), "{csv}");
+    assert!(ladder.join(format!("{nnue}/time-5ms/done.json")).is_file());
+    assert!(
+        stdout(&o).contains(&format!("{nnue} (learned alpha-beta)")),
+        "{}",
+        text(&o)
+    );
 }
 
 #[test]

@@ -250,10 +250,32 @@ fn players_move_and_bad_players_are_refused() {
             400,
             "cpu only",
         ),
+        // A missing file outside the served directories is outside (403), one inside is
+        // missing (404); a run's name and a model's name stand for its file.
         (
             json!({"player": format!("model:path={}/../tiny/../../x.safetensors", tiny().display())}),
+            403,
+            "outside",
+        ),
+        (
+            json!({"player": "model:path=/nonexistent/x.safetensors"}),
+            403,
+            "outside",
+        ),
+        (
+            json!({"player": format!("model:path={}/models/gen-0999.safetensors", tiny().display())}),
             404,
             "no such file",
+        ),
+        (
+            json!({"player": "model:path=tiny/gen-0999,sims=4"}),
+            404,
+            "no such file",
+        ),
+        (
+            json!({"player": "model:path=tiny/../../x.safetensors"}),
+            403,
+            "outside",
         ),
         (
             json!({"player": "random", "moves": ["b1-b2"]}),
@@ -388,6 +410,18 @@ fn a_served_learned_evaluation_is_listed_and_analyses() {
     );
     assert_eq!(r["alphabeta"]["eval"], "nnue-0009", "{r}");
     assert_eq!(r["alphabeta"]["depth"], 2);
+    // By name: the served run's name and the model's.
+    let r = s.post_json(
+        "/api/analyse",
+        &json!({"variant": "standard", "moves": [], "sims": 8, "ab_depth": 1,
+                "ab_eval": "tiny/nnue-0009"}),
+    );
+    assert_eq!(r["alphabeta"]["eval"], "nnue-0009", "{r}");
+    let r = s.post_json(
+        "/api/play",
+        &json!({"variant": "standard", "moves": [], "player": "alphabeta:depth=1,eval=tiny/nnue-0009"}),
+    );
+    assert_eq!(r["info"]["eval"], "nnue-0009", "{r}");
     let r = s.post_json(
         "/api/analyse",
         &json!({"variant": "standard", "moves": [], "sims": 8, "ab_depth": 1}),
@@ -406,6 +440,31 @@ fn run_games_metrics_and_records() {
     assert_eq!(run["current"], "gen-0002");
     assert_eq!(run["current_label"], "best by gate");
     assert_eq!(run["models"].as_array().unwrap().len(), 3);
+    // Play's levels: the rated players with their Elo, weakest first, each a spec that
+    // plays (a model at the rating's simulations).
+    let levels = run["levels"].as_array().unwrap();
+    let elos: Vec<f64> = levels.iter().map(|l| l["elo"].as_f64().unwrap()).collect();
+    assert!(levels.len() >= 4, "{levels:?}");
+    assert!(elos.windows(2).all(|w| w[0] <= w[1]), "{elos:?}");
+    assert!(
+        levels
+            .iter()
+            .any(|l| l["name"] == "random" && l["elo"] == 0.0),
+        "{levels:?}"
+    );
+    let model_level = levels
+        .iter()
+        .find(|l| l["name"].as_str().unwrap().starts_with("gen-"))
+        .unwrap_or_else(|| panic!("no model among {levels:?}"));
+    assert!(
+        model_level["spec"].as_str().unwrap().ends_with(",sims=8"),
+        "{model_level}"
+    );
+    let r = s.post_json(
+        "/api/play",
+        &json!({"variant": "6x6", "moves": [], "player": model_level["spec"]}),
+    );
+    assert!(r["move"]["text"].is_string(), "{r}");
 
     let m = s.get_json("/api/runs/tiny/metrics");
     let elo = m["elo"].as_array().unwrap();
@@ -508,6 +567,42 @@ fn run_games_metrics_and_records() {
         assert_eq!(st, status, "{path}: {text}");
         assert!(error_of(&text).contains(needle), "{path}: {text}");
     }
+}
+
+/// Without `--dir`, `serve` shows the small model that ships with loazero (`data/shipped`,
+/// rated, with its learned alpha-beta), until `make run` has promoted a model in
+/// `runs/default`, which then replaces it.
+#[test]
+fn without_a_dir_the_shipped_model_is_served_until_a_run_has_one() {
+    let cwd = temp_dir();
+    let s = Server::start_in(cwd.path());
+    let runs = s.get_json("/api/runs");
+    let run = &runs["runs"][0];
+    assert_eq!(run["name"], "shipped", "{runs}");
+    assert!(!run["models"].as_array().unwrap().is_empty(), "{runs}");
+    assert!(!run["learned"].as_array().unwrap().is_empty(), "{runs}");
+    let levels = run["levels"].as_array().unwrap();
+    assert!(levels.len() >= 5, "{levels:?}");
+    // The shipped model plays, by name.
+    let r = s.post_json(
+        "/api/play",
+        &json!({"variant": "standard", "moves": [], "player": "model:path=shipped/gen-0099,sims=8"}),
+    );
+    assert!(r["move"]["text"].is_string(), "{r}");
+    drop(s);
+
+    let default = cwd.path().join("runs/default");
+    std::fs::create_dir_all(default.join("models")).unwrap();
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/shipped");
+    std::fs::copy(
+        shipped.join("models/gen-0099.safetensors"),
+        default.join("models/gen-0001.safetensors"),
+    )
+    .unwrap();
+    let s = Server::start_in(cwd.path());
+    let runs = s.get_json("/api/runs");
+    assert_eq!(runs["runs"].as_array().unwrap().len(), 1, "{runs}");
+    assert_eq!(runs["runs"][0]["name"], "default", "{runs}");
 }
 
 #[test]

@@ -264,26 +264,42 @@ const Play = {
     const sel = $('play-opponent');
     const keep = sel.value;
     sel.textContent = '';
-    // The served kinds' opponents, from the registry of players (GET /api/players).
-    const opts = App.players.filter((k) => k.served).flatMap((k) => k.opponents.map((o) => [o.spec, o.label]));
+    el('option', { value: '' }, sel, '(custom spec)');
+    const specs = [];
+    const add = (group, spec, label) => {
+      if (specs.includes(spec)) return;
+      specs.push(spec);
+      el('option', { value: spec }, group, label);
+    };
     for (const r of App.runs.filter((x) => x.variant === $('play-variant').value)) {
-      // The best model by the run's ratings; the model its self-play plays now (the newest
-      // without a gate) when that is another one.
+      // Calibrated levels: the players of the run's last rating round, each played as it
+      // was rated (a model at the rating's simulations), weakest first, with its Elo.
+      if ((r.levels || []).length) {
+        const g = el('optgroup', { label: `${r.name}: rated levels, weakest first (Elo, random = 0; ± is the 95% interval)` }, sel);
+        for (const l of r.levels) {
+          const pm = l.interval == null ? '' : ` ± ${l.interval.toFixed(0)}`;
+          add(g, l.spec, `${r.name}: ${l.name} · Elo ${l.elo.toFixed(0)}${pm}`);
+        }
+      }
+      // The run's strongest players at Play's time per move (not rated at that time): the
+      // best model by the ratings, the model its self-play plays now when that is another
+      // one, the newest learned alpha-beta, and UBFM on the best network.
+      const g = el('optgroup', { label: `${r.name}: at the time per move (not rated at it)` }, sel);
       const rated = r.models.find((m) => m.name === r.best);
       const current = r.models.find((m) => m.name === r.current);
       const best = rated || current || r.models[r.models.length - 1];
       const learned = (r.learned || []).slice().reverse();
-      if (learned.length) opts.push([learned[0].spec, `${r.name}: learned alpha-beta ${learned[0].name}`]);
-      if (rated) opts.push([rated.spec, `${r.name}: best model ${rated.name} (by its ratings)`]);
-      if (current && current !== rated) opts.push([current.spec, `${r.name}: ${r.current_label} model ${current.name}`]);
-      if (best && !rated && !current) opts.push([best.spec, `${r.name}: newest model ${best.name}`]);
+      if (learned.length) add(g, learned[0].spec, `${r.name}: learned alpha-beta ${learned[0].name}`);
+      if (rated) add(g, rated.spec, `${r.name}: best model ${rated.name} (by its ratings)`);
+      if (current && current !== rated) add(g, current.spec, `${r.name}: ${r.current_label} model ${current.name}`);
+      if (best && !rated && !current) add(g, best.spec, `${r.name}: newest model ${best.name}`);
       // The same network's values searched by best-first minimax instead of MCTS.
-      if (best) opts.push([best.spec.replace(/^model:/, 'ubfm:'), `${r.name}: UBFM on ${best.name}`]);
-      for (const m of r.models.slice().reverse()) if (!opts.some((o) => o[0] === m.spec)) opts.push([m.spec, `${r.name}: ${m.name}`]);
+      if (best) add(g, best.spec.replace(/^model:/, 'ubfm:'), `${r.name}: UBFM on ${best.name}`);
     }
-    el('option', { value: '' }, sel, '(custom spec)');
-    for (const [v, t] of opts) el('option', { value: v }, sel, t);
-    sel.value = opts.some((o) => o[0] === keep) ? keep : 'alphabeta:depth=1';
+    // The built-in players of the registry (GET /api/players) not listed above.
+    const builtIn = el('optgroup', { label: 'built-in players' }, sel);
+    for (const k of App.players.filter((x) => x.served)) for (const o of k.opponents) add(builtIn, o.spec, o.label);
+    sel.value = specs.includes(keep) ? keep : 'alphabeta:depth=1';
     if (sel.value !== keep) $('play-spec').value = sel.value;
   },
 
@@ -558,13 +574,15 @@ const Analyse = {
     const v = $('an-value');
     v.textContent = '';
     el('div', {}, v, `${r.to_move} to move · evaluator ${r.evaluator.split('/').slice(-3).join('/')}`);
-    if (r.wdl) {
-      const bar = el('div', { class: 'wdl' }, v);
-      for (const k of ['win', 'draw', 'loss']) {
-        const d = el('div', { class: 'wdl-' + k }, bar, `${k} ${(r.wdl[k] * 100).toFixed(1)}%`);
-        d.style.flexGrow = String(Math.max(r.wdl[k], 0.02));
-      }
-    }
+    // The value as a bar between the side to move and its opponent, not as probabilities:
+    // the network's win/draw/loss head learns search values blended with results, so its
+    // draw share (about half at the start) is not how often games are drawn (about 1%).
+    const other = r.to_move === 'black' ? 'white' : 'black';
+    const share = (Math.max(-1, Math.min(1, r.value)) + 1) / 2;
+    const bar = el('div', { class: 'value-bar', title: 'value for the side to move, −1 (lost) … +1 (won); not a probability' }, v);
+    const sign = (x) => (x >= 0 ? '+' : '−') + Math.abs(x).toFixed(2);
+    el('div', { class: 'value-mover' }, bar, `${r.to_move} ${sign(r.value)}`).style.flexGrow = String(Math.max(share, 0.02));
+    el('div', { class: 'value-other' }, bar, `${other} ${sign(-r.value)}`).style.flexGrow = String(Math.max(1 - share, 0.02));
     el('div', {}, v, `value ${r.value.toFixed(3)} (for the side to move, −1 … +1) · MCTS root value ${r.mcts.value.toFixed(3)}`);
     const t = $('an-mcts');
     t.textContent = '';

@@ -78,6 +78,15 @@ pub struct StoreViewArgs {
     pub cache: Option<PathBuf>,
 }
 
+/// What `--threads N` means wherever it counts things that run at once (games, workers,
+/// searches): N of them; absent or 0, one per core.
+pub fn threads_or_all_cores(threads: Option<usize>) -> usize {
+    match threads {
+        None | Some(0) => eval::player::threads::all_cores(),
+        Some(n) => n,
+    }
+}
+
 /// Games of a match by default ([`MatchConfig`]'s), for every `--games` of a match.
 pub fn default_match_games() -> usize {
     MatchConfig::default().games

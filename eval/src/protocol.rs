@@ -310,6 +310,33 @@ mod tests {
         assert_eq!(s.handle("quit"), Reply::Quit(vec!["ok bye".into()]));
     }
 
+    /// A bad player spec is one kind of error line however it fails (parse, key, build,
+    /// network load): `error player 'SPEC': WHY`, with the loader's own words once.
+    #[test]
+    fn a_bad_player_is_named_one_way() {
+        let f = PlayerFactory::new().with_model_loader(std::sync::Arc::new(|path, _| {
+            anyhow::bail!("cannot load model {}: no such file", path.display())
+        }));
+        let mut s = Session::new(&f, PlayerSpec::parse("alphabeta:depth=2").unwrap());
+        for (bad, spec) in [
+            ("player minimax", "minimax"),
+            ("player alphabeta:depth=zero", "alphabeta:depth=zero"),
+            ("player alphabeta:colour=red", "alphabeta:colour=red"),
+            (
+                "player model:path=gone.safetensors,sims=8",
+                "model:path=gone.safetensors",
+            ),
+        ] {
+            let out = lines(s.handle(bad));
+            assert_eq!(out.len(), 1, "{bad}: {out:?}");
+            assert!(
+                out[0].starts_with(&format!("error player '{spec}")),
+                "{bad}: {out:?}"
+            );
+            assert!(out[0].matches("cannot load model").count() <= 1, "{out:?}");
+        }
+    }
+
     #[test]
     fn move_budget_follows_the_formula() {
         let ms = |my, inc, ply| move_budget(my, inc, ply).as_millis() as u64;

@@ -50,6 +50,11 @@ pub fn learned_name(k: u32) -> String {
     format!("nnue-{k:04}")
 }
 
+/// The learned generation of a learned evaluation's name (`nnue-0002` → 2).
+pub fn learned_generation_of(name: &str) -> Option<u32> {
+    name.strip_prefix("nnue-")?.parse().ok()
+}
+
 impl RunDir {
     /// The layout under `root`.
     pub fn new(root: impl Into<PathBuf>) -> RunDir {
@@ -349,6 +354,45 @@ pub fn list_names(dir: &Path) -> Result<Vec<String>> {
         out.push(e.file_name().to_string_lossy().into_owned());
     }
     out.sort();
+    Ok(out)
+}
+
+/// Every regular file below `root` (links are neither followed nor listed), sorted by
+/// name at each level, as (its path relative to `root` with `/` between folders, its
+/// path): `keep(folder, name)` is asked of every entry with the relative folder it is in
+/// (`""` at the root), and an entry it refuses is skipped (a folder, with all it holds).
+pub fn walk_files(
+    root: &Path,
+    keep: &dyn Fn(&str, &str) -> bool,
+) -> Result<Vec<(String, PathBuf)>> {
+    fn walk(
+        dir: &Path,
+        relative: &str,
+        keep: &dyn Fn(&str, &str) -> bool,
+        out: &mut Vec<(String, PathBuf)>,
+    ) -> Result<()> {
+        for name in list_names(dir)? {
+            if !keep(relative, &name) {
+                continue;
+            }
+            let path = dir.join(&name);
+            let rel = if relative.is_empty() {
+                name.clone()
+            } else {
+                format!("{relative}/{name}")
+            };
+            let kind = std::fs::symlink_metadata(&path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            if kind.is_dir() {
+                walk(&path, &rel, keep, out)?;
+            } else if kind.is_file() {
+                out.push((rel, path));
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    walk(root, "", keep, &mut out)?;
     Ok(out)
 }
 

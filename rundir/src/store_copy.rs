@@ -411,13 +411,10 @@ impl LocalCopy {
             .values()
             .flat_map(|held| held.files.iter().map(|f| f.path.as_str()))
             .collect();
-        let mut files = Vec::new();
-        walk_files(&self.root, "", &mut files)?;
-        for relative in files {
+        for (relative, path) in crate::layout::walk_files(&self.root, &|_, _| true)? {
             if keep.contains(relative.as_str()) {
                 continue;
             }
-            let path = self.root.join(&relative);
             match std::fs::remove_file(&path) {
                 Ok(()) => report.removed += 1,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -503,26 +500,6 @@ fn sync_file_system(dir: &Path) -> Result<()> {
     if unsafe { libc::syncfs(handle.as_raw_fd()) } != 0 {
         return Err(std::io::Error::last_os_error())
             .with_context(|| format!("cannot sync the file system of {}", dir.display()));
-    }
-    Ok(())
-}
-
-/// Every file under `dir` (any name), as paths relative to the copy's root.
-fn walk_files(dir: &Path, relative: &str, out: &mut Vec<String>) -> Result<()> {
-    for name in crate::layout::list_names(dir)? {
-        let path = dir.join(&name);
-        let rel = if relative.is_empty() {
-            name.clone()
-        } else {
-            format!("{relative}/{name}")
-        };
-        let kind = std::fs::symlink_metadata(&path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
-        if kind.is_dir() {
-            walk_files(&path, &rel, out)?;
-        } else {
-            out.push(rel);
-        }
     }
     Ok(())
 }

@@ -17,6 +17,7 @@ use eval::strength::{self, Level, PairingResult, StrengthConfig};
 use loazero::args::{default_match_games, parse_list, GameArgs};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::ops::Range;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -43,7 +44,7 @@ pub struct Args {
     /// interval of about ±70 near even strength, 200 about ±50.
     #[arg(long, default_value_t = default_match_games())]
     pub games: usize,
-    /// Games played at once in the depth pairings (default: the number of CPU cores).
+    /// Games played at once in the depth pairings (absent or 0: one per CPU core).
     /// Timed pairings play one game at a time (see --timed-threads).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -83,9 +84,7 @@ pub fn run(args: Args) -> Result<()> {
         sims: args.sims,
         games: args.games,
         timed_threads: args.timed_threads,
-        depth_threads: args
-            .threads
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        depth_threads: loazero::args::threads_or_all_cores(args.threads),
         variant,
         rules: args.game.rules,
         openings: Openings::parse(&args.pairing.play.openings, variant, args.game.rules)?,
@@ -141,24 +140,38 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
-/// `x` if it is (within 2%) 1, 2 or 5 times a power of ten: the only ticks labelled on the
-/// log-scale time axis, so that labels neither crowd nor repeat.
-fn round_tick(x: f64) -> Option<f64> {
-    if !(x.is_finite() && x > 0.0) {
-        return None;
+/// The labelled ticks of the log-scale time axis over `range`: every pairing's time per
+/// move, and the 1-2-5 times of each decade that are not within a quarter (in ratio) of a
+/// pairing's, so that a narrow range (one pairing) still has labels and none crowd.
+fn time_ticks(range: &Range<f64>, times: &[f64]) -> Vec<f64> {
+    let mut ticks: Vec<f64> = times
+        .iter()
+        .copied()
+        .filter(|t| range.contains(t))
+        .collect();
+    if !(range.start > 0.0 && range.end.is_finite()) {
+        return ticks;
     }
-    let decade = 10f64.powf(x.log10().floor());
-    let m = x / decade;
-    [1.0, 2.0, 5.0, 10.0]
-        .into_iter()
-        .find(|n| (m - n).abs() < 0.02 * n)
-        .map(|n| n * decade)
+    let mut decade = 10f64.powf(range.start.log10().floor());
+    while decade <= range.end {
+        for m in [1.0, 2.0, 5.0] {
+            let t = m * decade;
+            let near = times.iter().any(|&p| (t / p).ln().abs() < 1.25f64.ln());
+            if range.contains(&t) && !near {
+                ticks.push(t);
+            }
+        }
+        decade *= 10.0;
+    }
+    ticks.sort_by(f64::total_cmp);
+    ticks.dedup();
+    ticks
 }
 
 /// Elo ± 95% of the timed pairings against time per move (log scale); depth pairings as
 /// labelled dashed lines.
 fn draw(root: &Root, results: &[PairingResult]) -> Result<()> {
-    const TITLE: &str = "Model vs alpha-beta at equal time per move";
+    const TITLE: &str = "Elo of the model over alpha-beta at equal time per move";
     let timed: Vec<(f64, &PairingResult)> = results
         .iter()
         .filter_map(|r| match r.level {
@@ -187,23 +200,27 @@ fn draw(root: &Root, results: &[PairingResult]) -> Result<()> {
     }
     // Room on the right for the last point's label.
     let x_range = (x_lo / 1.6)..(x_hi * 3.0);
+    let times: Vec<f64> = timed.iter().map(|&(t, _)| t).collect();
     let mut chart = ChartBuilder::on(root)
         .caption(TITLE, ("sans-serif", px(28.0, s)))
         .margin(px(15.0, s))
         .x_label_area_size(px(55.0, s))
         .y_label_area_size(px(75.0, s))
         .build_cartesian_2d(
-            x_range.clone().log_scale(),
+            x_range
+                .clone()
+                .log_scale()
+                .with_key_points(time_ticks(&x_range, &times)),
             elo_axis_range(results.iter().map(PairingResult::elo_estimate)),
         )?;
+    // No rotated y description (plotters spaces rotated text unevenly: "El o"): the
+    // title says what the y axis is.
     chart
         .configure_mesh()
-        .x_desc("time per move, ms (both sides; log scale)")
-        .y_desc(format!(
-            "Elo of the model (±95%; beyond ±{ELO_CLIP:.0} drawn at the edge)"
+        .x_desc(format!(
+            "time per move, ms (both sides; log scale). Elo ±95%; beyond ±{ELO_CLIP:.0} drawn at the edge"
         ))
-        .x_labels(30)
-        .x_label_formatter(&|x| round_tick(*x).map_or_else(String::new, |t| format!("{t:.0}")))
+        .x_label_formatter(&|x| format!("{x:.0}"))
         .y_label_formatter(&|y| format!("{y:.0}"))
         .label_style(("sans-serif", px(16.0, s)))
         .axis_desc_style(("sans-serif", px(18.0, s)))
@@ -252,21 +269,22 @@ fn draw(root: &Root, results: &[PairingResult]) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::round_tick;
+    use super::time_ticks;
 
+    /// Every pairing's time is labelled, round times fill the rest of the axis without
+    /// crowding a pairing's label, and one pairing alone (a narrow range, where plotters'
+    /// own ticks left one label or none) still gets its own and round neighbours.
     #[test]
-    fn only_round_times_are_labelled() {
-        for (x, want) in [
-            (50.0, Some(50.0)),
-            (200.0, Some(200.0)),
-            (999.9, Some(1000.0)),
-            (1000.0, Some(1000.0)),
-            (900.0, None),
-            (300.0, None),
-            (0.0, None),
-            (f64::NAN, None),
-        ] {
-            assert_eq!(round_tick(x), want, "{x}");
-        }
+    fn every_pairings_time_is_a_tick_and_round_times_fill_in() {
+        let ticks = time_ticks(&(50.0 / 1.6..1000.0 * 3.0), &[50.0, 200.0, 1000.0]);
+        assert_eq!(ticks, [50.0, 100.0, 200.0, 500.0, 1000.0, 2000.0]);
+        let ticks = time_ticks(&(300.0 / 1.6..300.0 * 3.0), &[300.0]);
+        assert_eq!(ticks, [200.0, 300.0, 500.0]);
+        let ticks = time_ticks(&(900.0 / 1.6..900.0 * 3.0), &[900.0]);
+        assert_eq!(ticks, [900.0, 2000.0], "1000 is too near 900 to label");
+        assert_eq!(
+            time_ticks(&(10.0..1000.0), &[]),
+            [10.0, 20.0, 50.0, 100.0, 200.0, 500.0]
+        );
     }
 }

@@ -13,9 +13,12 @@
 //! * `gen-NNNN/`: the model's [`eval::strength::run`] directory (`time-200ms/`, its
 //!   `results.csv`): a rerun of the same command reuses every complete pairing there and
 //!   plays only what is missing.
+//! * `nnue-NNNN/`: the same for the run's newest learned alpha-beta
+//!   (`alphabeta:eval=models/nnue-NNNN.safetensors`, made at the end of the run: its rung
+//!   stands at the run's last training time; `--no-learned` leaves it out).
 //! * `ladder.csv`, `ladder.md` and `ladder.png` (Elo ± 95% against training time in
-//!   minutes, one line per time per move): every finished pairing (by time per move, then
-//!   training time), rewritten after each.
+//!   minutes, one line per time per move, the learned alpha-beta as its own marks): every
+//!   finished pairing (by time per move, then training time), rewritten after each.
 
 use crate::metrics_view::{read_metrics, GenerationPoint};
 use crate::pairings::{game_progress, report_pairing, PairingArgs, Search};
@@ -31,7 +34,10 @@ use eval::strength::{self, Level, PairingResult, StrengthConfig};
 use loazero::args::{default_match_games, parse_list};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use rundir::layout::{generation_of, list_names, model_name, write_atomically, RunDir};
+use rundir::layout::{
+    generation_of, learned_generation_of, learned_name, list_names, model_name, write_atomically,
+    RunDir,
+};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -78,6 +84,49 @@ pub struct Args {
     /// Output directory (default RUN/ladder).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Leave out the run's learned alpha-beta (by default its newest promoted learned
+    /// evaluation, `models/nnue-NNNN.safetensors`, climbs too, at the run's last training
+    /// time).
+    #[arg(long)]
+    pub no_learned: bool,
+}
+
+/// What climbs a rung: a promoted MCTS model, or the run's learned alpha-beta.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Climber {
+    /// The model of a generation (`models/gen-NNNN.safetensors`), searched as the run's
+    /// algorithm searches.
+    Model(u32),
+    /// Learned generation k (`models/nnue-NNNN.safetensors`) inside alpha-beta.
+    Learned(u32),
+}
+
+impl Climber {
+    /// Its file's name without the extension (`gen-0003`, `nnue-0001`): the name of its
+    /// output folder and of its row.
+    pub fn name(&self) -> String {
+        match *self {
+            Climber::Model(g) => model_name(g),
+            Climber::Learned(k) => learned_name(k),
+        }
+    }
+
+    /// The generation of a model; `None` for the learned alpha-beta.
+    pub fn generation(&self) -> Option<u32> {
+        match *self {
+            Climber::Model(g) => Some(g),
+            Climber::Learned(_) => None,
+        }
+    }
+}
+
+/// The newest promoted learned evaluation of `run` (`models/nnue-NNNN.safetensors`, the
+/// highest NNNN), if any.
+pub fn newest_learned(run: &RunDir) -> Result<Option<u32>> {
+    Ok(list_names(&run.models())?
+        .iter()
+        .filter_map(|name| learned_generation_of(name.strip_suffix(".safetensors")?))
+        .max())
 }
 
 /// A promoted model of a run and its training time.
@@ -209,12 +258,12 @@ pub fn pick(
         .collect()
 }
 
-/// One model at one time per move: a row of `ladder.csv`.
+/// One player at one time per move: a row of `ladder.csv`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Rung {
-    /// The model's generation.
-    pub generation: u32,
-    /// Its training time in minutes.
+    /// The model, or the learned alpha-beta.
+    pub climber: Climber,
+    /// Its training time in minutes (the learned alpha-beta's: the run's last).
     pub minutes: f64,
     /// Its timed pairing against `alphabeta:ms=T`.
     pub result: PairingResult,
@@ -236,27 +285,31 @@ impl Rung {
 pub fn in_table_order(rungs: &[Rung]) -> Vec<Rung> {
     let mut sorted = rungs.to_vec();
     sorted.sort_by(|a, b| {
-        (a.ms(), a.generation)
-            .cmp(&(b.ms(), b.generation))
+        (a.ms(), a.climber)
+            .cmp(&(b.ms(), b.climber))
             .then(a.minutes.total_cmp(&b.minutes))
     });
     sorted
 }
 
 /// The header of `ladder.csv`.
-pub const CSV_HEADER: &str = "generation,training_minutes,ms,model,baseline,games,wins,draws,\
-losses,score,elo,elo_lower,elo_upper,model_ms_per_move,alphabeta_ms_per_move";
+pub const CSV_HEADER: &str = "name,generation,training_minutes,ms,model,baseline,games,wins,\
+draws,losses,score,elo,elo_lower,elo_upper,model_ms_per_move,alphabeta_ms_per_move";
 
-/// `ladder.csv`: [`CSV_HEADER`], then one row per rung (`ms` is the time per move each side
-/// was given; the last two columns the mean time each used; infinite Elo bounds read
-/// `inf` / `-inf`).
+/// `ladder.csv`: [`CSV_HEADER`], then one row per rung (`name` is `gen-NNNN` or the
+/// learned alpha-beta's `nnue-NNNN`, whose `generation` is empty; `model` is the spec that
+/// played; `ms` is the time per move each side was given; the last two columns the mean
+/// time each used; infinite Elo bounds read `inf` / `-inf`).
 pub fn csv(rungs: &[Rung]) -> String {
     let mut s = String::from(CSV_HEADER);
     s.push('\n');
     for r in rungs {
         s += &format!(
-            "{},{:.2},{},{}\n",
-            r.generation,
+            "{},{},{:.2},{},{}\n",
+            r.climber.name(),
+            r.climber
+                .generation()
+                .map_or(String::new(), |g| g.to_string()),
             r.minutes,
             r.ms(),
             r.result.csv_columns()
@@ -281,7 +334,10 @@ fn rows(rungs: &[Rung]) -> Vec<Vec<String>> {
         .iter()
         .map(|r| {
             let rung = [
-                model_name(r.generation),
+                match r.climber {
+                    Climber::Model(_) => r.climber.name(),
+                    Climber::Learned(_) => format!("{} (learned alpha-beta)", r.climber.name()),
+                },
                 format!("{:.1} min", r.minutes),
                 format!("{} ms", r.ms()),
             ];
@@ -304,8 +360,8 @@ pub fn markdown(run: &Path, games: usize, rungs: &[Rung]) -> String {
          same balanced openings, each with both colours, one game at a time\n"
     );
     s += "- Elo of the model over alpha-beta with its 95% interval; trained: the run's active \
-          minutes when the model was made; ms/move: the mean thinking time measured by the \
-          arena\n\n";
+          minutes when the model was made (the learned alpha-beta, made at the run's end: \
+          the last model's); ms/move: the mean thinking time measured by the arena\n\n";
     s += &strength::markdown_table(&HEADERS, &rows(rungs));
     s
 }
@@ -351,9 +407,11 @@ fn draw(root: &Root, rungs: &[Rung]) -> Result<()> {
         )?;
     chart
         .configure_mesh()
-        .x_desc("training time of the model (minutes)")
-        .y_desc(format!(
-            "Elo over alpha-beta at equal time (±95%; beyond ±{ELO_CLIP:.0} at the edge)"
+        // No rotated y description (plotters spaces rotated text unevenly): the title
+        // says what the y axis is.
+        .x_desc(format!(
+            "training time of the model (minutes). Elo over alpha-beta at equal time, ±95%; \
+             beyond ±{ELO_CLIP:.0} at the edge"
         ))
         .y_label_formatter(&|y| format!("{y:.0}"))
         .label_style(("sans-serif", px(16.0, s)))
@@ -362,36 +420,66 @@ fn draw(root: &Root, rungs: &[Rung]) -> Result<()> {
     draw_even_line(&mut chart, &x, s)?;
     let span = x.end - x.start;
     let times = times(rungs);
-    let mut labelled: Vec<u32> = Vec::new();
+    let mut labelled: Vec<Climber> = Vec::new();
     // Names right of the last line's points.
     let label_dx = (times.len() as f64 - 1.0) * 0.003 * span + 0.012 * span;
     for (i, &ms) in times.iter().enumerate() {
         let c = color(i);
         // The lines of several times side by side, so that equal points stay visible.
         let dodge = (i as f64 - (times.len() - 1) as f64 / 2.0) * 0.006 * span;
-        let mut line: Vec<&Rung> = rungs.iter().filter(|r| r.ms() == ms).collect();
+        let mut line: Vec<&Rung> = rungs
+            .iter()
+            .filter(|r| r.ms() == ms && matches!(r.climber, Climber::Model(_)))
+            .collect();
         line.sort_by(|a, b| a.minutes.total_cmp(&b.minutes));
         let points: Vec<(f64, EloEstimate)> = line
             .iter()
             .map(|r| (r.minutes + dodge, r.result.elo_estimate()))
             .collect();
         let label = format!("{ms} ms per move vs alphabeta:ms={ms}");
-        draw_elo_curve(&mut chart, &points, c, s, Some(&label))?;
+        if !points.is_empty() {
+            draw_elo_curve(&mut chart, &points, c, s, Some(&label))?;
+        }
+        // The learned alpha-beta: its own marks (a triangle) in the time's colour.
+        for r in rungs
+            .iter()
+            .filter(|r| r.ms() == ms && matches!(r.climber, Climber::Learned(_)))
+        {
+            let e = r.result.elo_estimate();
+            let x = r.minutes + dodge;
+            chart.draw_series(std::iter::once(ErrorBar::new_vertical(
+                x,
+                clip_elo(e.lower),
+                clip_elo(e.elo),
+                clip_elo(e.upper),
+                c.stroke_width(px(1.5, s)),
+                px(10.0, s),
+            )))?;
+            chart
+                .draw_series(std::iter::once(TriangleMarker::new(
+                    (x, clip_elo(e.elo)),
+                    px(9.0, s),
+                    c.filled(),
+                )))?
+                .label(format!("learned alpha-beta {}, {ms} ms", r.climber.name()))
+                .legend(move |(x, y)| TriangleMarker::new((x + 10, y), 6, c.filled()));
+        }
         // Each model is named once, beside its first point.
         let style = TextStyle::from(("sans-serif", px(13.0, s)).into_font())
             .color(&c)
             .pos(Pos::new(HPos::Left, VPos::Top));
         let unnamed: Vec<&Rung> = line
             .into_iter()
-            .filter(|r| !labelled.contains(&r.generation))
+            .filter(|r| !labelled.contains(&r.climber))
             .collect();
-        labelled.extend(unnamed.iter().map(|r| r.generation));
-        chart.draw_series(unnamed.iter().map(|r| {
-            Text::new(
-                format!("gen {}", r.generation),
+        labelled.extend(unnamed.iter().map(|r| r.climber));
+        chart.draw_series(unnamed.iter().filter_map(|r| {
+            let g = r.climber.generation()?;
+            Some(Text::new(
+                format!("gen {g}"),
                 (r.minutes + label_dx, clip_elo(r.result.elo)),
                 style.clone(),
-            )
+            ))
         }))?;
     }
     // Elo usually climbs with training: the upper left is the emptiest corner.
@@ -481,9 +569,33 @@ fn run_with(args: Args, dir: PathBuf) -> Result<()> {
     };
     let search = args.pairing.search.unwrap_or(Search::of(algorithm));
     let openings = Openings::parse(&args.pairing.play.openings, variant, rules)?;
-    let config_of = |c: &Checkpoint| -> Result<StrengthConfig> {
+    // The climbers: the chosen models, then (unless --no-learned) the newest learned
+    // alpha-beta at the run's last training time.
+    let mut climbers: Vec<(Climber, f64)> = chosen
+        .iter()
+        .map(|c| (Climber::Model(c.generation), c.minutes.unwrap_or(0.0)))
+        .collect();
+    // (Only where the learned evaluation's feature set covers the run's variant.)
+    if !args.no_learned && eval::learned::supports(variant) {
+        if let Some(k) = newest_learned(&run_dir)? {
+            let last = all.iter().filter_map(|c| c.minutes).fold(0.0, f64::max);
+            climbers.push((Climber::Learned(k), last));
+        }
+    }
+    let file_of = |climber: Climber| match climber {
+        Climber::Model(g) => run_dir.model(g),
+        Climber::Learned(k) => run_dir.learned_model(k),
+    };
+    let config_of = |climber: Climber| -> Result<StrengthConfig> {
+        let player = match climber {
+            Climber::Model(_) => search.spec(&file_of(climber), 1, args.pairing.device)?,
+            Climber::Learned(_) => eval::PlayerSpec::parse("alphabeta")?.with(
+                "eval",
+                Some(eval::player::spec::Value::File(file_of(climber))),
+            )?,
+        };
         Ok(StrengthConfig {
-            player: search.spec(&run_dir.model(c.generation), 1, args.pairing.device)?,
+            player,
             times_ms: times_ms.clone(),
             depths: Vec::new(),
             sims: 1,
@@ -503,24 +615,18 @@ fn run_with(args: Args, dir: PathBuf) -> Result<()> {
         train::players::timed_inference(selfplay::Device::Cpu),
         Some(variant),
     );
-    // Every argument and model is checked before the first game.
-    for c in &chosen {
-        let pairings = config_of(c)?.pairings()?;
+    // Every argument and file is checked before the first game.
+    for &(climber, _) in &climbers {
+        let pairings = config_of(climber)?.pairings()?;
         factory
             .build(&pairings[0].player, 0)
-            .with_context(|| format!("model {}", run_dir.model(c.generation).display()))?;
+            .with_context(|| format!("{}", file_of(climber).display()))?;
     }
     let out = args.out.clone().unwrap_or_else(|| dir.join("ladder"));
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
-    let listed: Vec<String> = chosen
+    let listed: Vec<String> = climbers
         .iter()
-        .map(|c| {
-            format!(
-                "{} ({:.1} min)",
-                model_name(c.generation),
-                c.minutes.unwrap_or(0.0)
-            )
-        })
+        .map(|(climber, minutes)| format!("{} ({minutes:.1} min)", climber.name()))
         .collect();
     eprintln!(
         "ladder: {} vs alphabeta at {} ms per move: {}; {} games each; {variant} {rules}; \
@@ -538,19 +644,18 @@ fn run_with(args: Args, dir: PathBuf) -> Result<()> {
     register_font()?;
     let start = Instant::now();
     let mut rungs: Vec<Rung> = Vec::new();
-    for c in &chosen {
-        let name = model_name(c.generation);
+    for &(climber, minutes) in &climbers {
+        let name = climber.name();
         let prefix = format!("{name} ");
-        let minutes = c.minutes.unwrap_or(0.0);
         let rung = |r: &PairingResult| Rung {
-            generation: c.generation,
+            climber,
             minutes,
             result: r.clone(),
         };
         let on_game = game_progress(args.games, &prefix);
         let results = strength::run(
             &factory,
-            &config_of(c)?,
+            &config_of(climber)?,
             &out.join(&name),
             &on_game,
             &mut |p, all, reused| {
@@ -734,7 +839,7 @@ mod tests {
         };
         let elo = EloEstimate::from_tally(&tally);
         Rung {
-            generation,
+            climber: Climber::Model(generation),
             minutes,
             result: PairingResult {
                 pairing: Level::Time(ms).label(),
@@ -759,7 +864,7 @@ mod tests {
         assert_eq!(lines[0], CSV_HEADER);
         assert!(
             lines[1].starts_with(
-                "4,2.00,200,\"model:path=m4.safetensors,ms=200\",alphabeta:ms=200,4,1,0,3,0.2500,"
+                "gen-0004,4,2.00,200,\"model:path=m4.safetensors,ms=200\",alphabeta:ms=200,4,1,0,3,0.2500,"
             ),
             "{}",
             lines[1]
@@ -780,11 +885,29 @@ mod tests {
             rung(8, 4.0, 200, 1, 1),
             rung(8, 4.0, 50, 1, 1),
         ];
-        let order: Vec<(u64, u32)> = in_table_order(&played)
+        let order: Vec<(u64, Climber)> = in_table_order(&played)
             .iter()
-            .map(|r| (r.ms(), r.generation))
+            .map(|r| (r.ms(), r.climber))
             .collect();
-        assert_eq!(order, [(50, 4), (50, 8), (200, 4), (200, 8)]);
+        let m = Climber::Model;
+        assert_eq!(order, [(50, m(4)), (50, m(8)), (200, m(4)), (200, m(8))]);
+        // The learned alpha-beta: its own rows after the models of its time, named by its
+        // file, its generation column empty.
+        let learned = Rung {
+            climber: Climber::Learned(1),
+            ..rung(8, 4.0, 200, 3, 1)
+        };
+        let with_learned = in_table_order(&[learned.clone(), played[2].clone(), played[0].clone()]);
+        assert_eq!(with_learned.last(), Some(&learned));
+        let text = csv(&with_learned);
+        assert!(
+            text.lines()
+                .last()
+                .unwrap()
+                .starts_with("nnue-0001,,4.00,200,"),
+            "{text}"
+        );
+        assert!(table(&with_learned).contains("nnue-0001 (learned alpha-beta)"));
         let more = [
             rung(4, 2.0, 200, 1, 1),
             rung(4, 2.0, 50, 1, 1),

@@ -2,13 +2,19 @@
 
 use anyhow::{bail, Result};
 use std::net::IpAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+/// The small trained model that ships with loazero, as a run directory (its models,
+/// ratings and metrics; how it was made: its README.md), relative to the repository root.
+pub const SHIPPED_RUN: &str = "data/shipped";
 
 /// Arguments of `loazero serve`.
 #[derive(clap::Args)]
 pub struct Args {
     /// A run directory to serve (its games, metrics and promoted models); repeat for
-    /// several. Model files outside the served directories cannot be loaded.
+    /// several. Model files outside the served directories cannot be loaded. Without
+    /// --dir and --store: runs/default once it has a promoted model, else the small
+    /// trained model that ships with loazero (data/shipped).
     #[arg(long = "dir", value_name = "RUN_DIR")]
     pub dirs: Vec<PathBuf>,
     #[arg(
@@ -74,12 +80,47 @@ pub fn run(args: Args) -> Result<()> {
             args.cache.as_deref(),
         )?);
     }
+    let dirs = if args.dirs.is_empty() && args.stores.is_empty() {
+        let run = default_run();
+        match &run {
+            Some(d) => eprintln!("serving {} (no --dir given)", d.display()),
+            None => eprintln!(
+                "no --dir given, and neither runs/default nor {SHIPPED_RUN} has a model: \
+                 serving the app without a run"
+            ),
+        }
+        run.into_iter().collect()
+    } else {
+        args.dirs
+    };
     crate::serve::serve(crate::serve::ServeConfig {
-        dirs: args.dirs,
+        dirs,
         views,
         refresh: std::time::Duration::from_secs_f64(args.refresh),
         bind: args.bind,
         port: args.port,
         searches: searches.max(1),
     })
+}
+
+/// The run `serve` shows when given none: `runs/default` once `make run` has promoted a
+/// model there, else the model that ships with loazero ([`SHIPPED_RUN`], in the working
+/// directory or in the repository this binary was built from).
+fn default_run() -> Option<PathBuf> {
+    let has_model = |dir: &Path| {
+        std::fs::read_dir(dir.join("models")).is_ok_and(|entries| {
+            entries.filter_map(|e| e.ok()).any(|e| {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                name.starts_with("gen-") && name.ends_with(".safetensors")
+            })
+        })
+    };
+    [
+        PathBuf::from("runs/default"),
+        PathBuf::from(SHIPPED_RUN),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(SHIPPED_RUN),
+    ]
+    .into_iter()
+    .find(|dir| has_model(dir))
 }

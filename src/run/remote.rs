@@ -36,7 +36,7 @@ use rundir::store_copy::{
     self, LocalCopy, LoopFiles, Place, Reuse, SyncReport, Wanted, CONFIG_KEY,
 };
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 use store::commit::{self, Retry};
@@ -308,8 +308,12 @@ impl StoreTrainer {
     pub fn mirror(&mut self, run: &RunDir) -> Result<()> {
         let mut seen = HashSet::new();
         let mut changed = false;
-        let mut files = Vec::new();
-        walk(run.root(), "", &mut files)?;
+        // The run's files but the lock, plots, temporary files and pulled shards.
+        let files = rundir::layout::walk_files(run.root(), &|folder, name| {
+            !(name.starts_with('.')
+                || name.starts_with(JOINED_PREFIX)
+                || (folder.is_empty() && (name == "lock" || name == "plots")))
+        })?;
         let folder = self.epoch_folder();
         for (relative, path) in files {
             let meta = std::fs::metadata(&path)
@@ -351,32 +355,6 @@ impl StoreTrainer {
         }
         Ok(())
     }
-}
-
-/// The files under `dir` that a trainer mirrors, as (relative path, path).
-fn walk(dir: &Path, relative: &str, out: &mut Vec<(String, PathBuf)>) -> Result<()> {
-    for name in rundir::layout::list_names(dir)? {
-        let skip = name.starts_with('.')
-            || name.starts_with(JOINED_PREFIX)
-            || (relative.is_empty() && (name == "lock" || name == "plots"));
-        if skip {
-            continue;
-        }
-        let path = dir.join(&name);
-        let rel = if relative.is_empty() {
-            name.clone()
-        } else {
-            format!("{relative}/{name}")
-        };
-        let kind = std::fs::symlink_metadata(&path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
-        if kind.is_dir() {
-            walk(&path, &rel, out)?;
-        } else if kind.is_file() {
-            out.push((rel, path));
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -537,6 +515,9 @@ mod tests {
             .unwrap();
         assert!(e.to_string().contains("in use by another"), "{e}");
         std::fs::write(run.model(0), b"model zero").unwrap();
+        // The learned evaluation the run's last stage promotes is published beside the
+        // models (and a store view, which takes every file but the checkpoints, shows it).
+        std::fs::write(run.learned_model(1), b"learned one").unwrap();
         let state = LoopState::new();
         state.save(&run.state()).unwrap();
         std::fs::write(run.root().join("lock"), b"").unwrap();
@@ -560,6 +541,14 @@ mod tests {
         );
         assert_eq!(LoopState::load(&run2.state()).unwrap(), state);
         assert_eq!(std::fs::read(run2.model(0)).unwrap(), b"model zero");
+        assert_eq!(
+            std::fs::read(run2.learned_model(1)).unwrap(),
+            b"learned one"
+        );
+        assert!(store
+            .size(&Key::new("loop/e00000001/models/nnue-0001.safetensors").unwrap())
+            .unwrap()
+            .is_some());
         // The zombie is fenced at its next publication.
         let mut next = state.clone();
         next.generation = 1;

@@ -99,7 +99,8 @@ pub async fn runs(State(state): State<Arc<AppState>>) -> ApiResult<Json<Value>> 
                 let s = state_of(r);
                 let config = config_of(r);
                 let records = records_of(r);
-                let best = best_by_ratings(last_rating(&records));
+                let rating = last_rating(&records);
+                let best = best_by_ratings(rating);
                 let current = current_model(&s, config.as_ref());
                 json!({
                     "name": r.name,
@@ -110,6 +111,7 @@ pub async fn runs(State(state): State<Arc<AppState>>) -> ApiResult<Json<Value>> 
                     "current_label": current.get("label"),
                     "models": models_of(r),
                     "learned": learned_of(r),
+                    "levels": levels_of(r, rating, config.as_ref()),
                     "variant": config.as_ref().map_or(Variant::Standard, RunConfig::variant).name(),
                 })
             })
@@ -161,6 +163,57 @@ fn best_by_ratings(rating: Option<&RatingRecord>) -> Value {
                 "stderr": row.stderr,
             })
         })
+}
+
+/// The Play screen's calibrated levels of `run`: every player of its last rating round
+/// that plays as it was rated — an anchor (its name is its spec), a model at
+/// `rating.simulations`, the learned alpha-beta at `learned_eval.rating_depth` — weakest
+/// first: `{"name", "spec", "elo", "interval"}` with `elo` the Bradley–Terry Elo (random =
+/// 0) and `interval` the half-width of its 95% interval (null when unknown). Models whose
+/// file is gone and anchors a client may not ask for are left out.
+fn levels_of(
+    run: &ServedRun,
+    rating: Option<&RatingRecord>,
+    config: Option<&RunConfig>,
+) -> Vec<Value> {
+    let defaults = RunConfig::default();
+    let config = config.unwrap_or(&defaults);
+    let models = run.root.join("models");
+    let mut levels: Vec<(f64, Value)> = rating
+        .into_iter()
+        .flat_map(|r| &r.ratings)
+        .filter(|row| row.elo.is_finite())
+        .filter_map(|row| {
+            let file = models.join(format!("{}.safetensors", row.name));
+            let spec = if row.generation.is_some() {
+                file.is_file().then(|| {
+                    format!(
+                        "model:path={},sims={}",
+                        file.display(),
+                        config.rating.simulations
+                    )
+                })?
+            } else if rundir::layout::learned_generation_of(&row.name).is_some() {
+                file.is_file().then(|| {
+                    format!(
+                        "alphabeta:eval={},depth={}",
+                        file.display(),
+                        config.learned_eval.rating_depth
+                    )
+                })?
+            } else {
+                eval::PlayerSpec::parse_for_client(&row.name).ok()?;
+                row.name.clone()
+            };
+            let interval = row.stderr.is_finite().then_some(1.96 * row.stderr);
+            Some((
+                row.elo,
+                json!({"name": row.name, "spec": spec, "elo": row.elo, "interval": interval}),
+            ))
+        })
+        .collect();
+    levels.sort_by(|a, b| a.0.total_cmp(&b.0));
+    levels.into_iter().map(|(_, v)| v).collect()
 }
 
 /// The model the run's self-play plays now (`state.json`'s `best`), `{"name", "label"}`:
@@ -640,6 +693,55 @@ mod tests {
             format!("alphabeta:eval={}", path.display())
         );
         assert_eq!(models_of(&run).len(), 1);
+    }
+
+    /// Play's levels are the rated players, weakest first, each with the spec that plays
+    /// as it was rated (a model at the rating's simulations, the learned alpha-beta at its
+    /// rating depth) and its Elo with the 95% interval; a rated model whose file is gone is
+    /// not offered.
+    #[test]
+    fn levels_are_the_rated_players_weakest_first_as_rated() {
+        let (_dir, run) = stopped_run(false);
+        let models = run.root.join("models");
+        std::fs::create_dir_all(&models).unwrap();
+        for f in ["gen-0024", "nnue-0001"] {
+            std::fs::write(models.join(format!("{f}.safetensors")), b"x").unwrap();
+        }
+        let mut records = records_of(&run);
+        let Some(Record::Rating(r)) = records.iter_mut().find(|r| matches!(r, Record::Rating(_)))
+        else {
+            panic!("no rating round")
+        };
+        r.ratings.push(row("nnue-0001", None, 1400.0));
+        r.ratings.push(row("(first move advantage)", None, 40.0));
+        let config = RunConfig::default();
+        let levels = levels_of(&run, last_rating(&records), Some(&config));
+        let names: Vec<&str> = levels.iter().map(|l| l["name"].as_str().unwrap()).collect();
+        assert_eq!(
+            names,
+            ["random", "gen-0024", "alphabeta:depth=3", "nnue-0001"],
+            "{levels:?}"
+        );
+        let elos: Vec<f64> = levels.iter().map(|l| l["elo"].as_f64().unwrap()).collect();
+        assert_eq!(elos, [0.0, 1320.0, 1335.0, 1400.0]);
+        assert_eq!(levels[1]["interval"], 1.96 * 40.0);
+        assert_eq!(
+            levels[1]["spec"],
+            format!(
+                "model:path={},sims={}",
+                models.join("gen-0024.safetensors").display(),
+                config.rating.simulations
+            )
+        );
+        assert_eq!(
+            levels[3]["spec"],
+            format!(
+                "alphabeta:eval={},depth={}",
+                models.join("nnue-0001.safetensors").display(),
+                config.learned_eval.rating_depth
+            )
+        );
+        assert_eq!(levels[2]["spec"], "alphabeta:depth=3");
     }
 
     #[test]

@@ -149,19 +149,29 @@ impl AppState {
         })
     }
 
-    /// `path` (absolute, or relative to the working directory) if it is an existing file
-    /// under a served directory: its canonical form. 403 for a path outside them, 404 for a
-    /// missing file.
+    /// `path` (absolute, relative to the working directory, or a model by name:
+    /// [`AppState::named_model`]) if it is an existing file under a served directory: its
+    /// canonical form. 403 for a path outside them (existing or not), 404 for a missing
+    /// file inside them.
     pub fn served_file(&self, path: &Path) -> ApiResult<PathBuf> {
         let shown = shorten(&path.display().to_string());
-        let canonical = path
-            .canonicalize()
-            .map_err(|_| ApiError::not_found(format!("no such file: {shown}")))?;
-        if !self.runs.iter().any(|r| canonical.starts_with(&r.root)) {
+        let named = self.named_model(path);
+        let path = named.as_deref().unwrap_or(path);
+        // Where the path leads: canonical when it exists; otherwise its longest existing
+        // ancestor made canonical with the rest appended, so that a missing file outside
+        // the served directories is refused as outside (403), not reported missing.
+        let resolved = path.canonicalize().ok().or_else(|| resolve_missing(path));
+        if !resolved
+            .as_ref()
+            .is_some_and(|p| self.runs.iter().any(|r| p.starts_with(&r.root)))
+        {
             return Err(ApiError::forbidden(format!(
                 "{shown} is outside the served directories"
             )));
         }
+        let canonical = path
+            .canonicalize()
+            .map_err(|_| ApiError::not_found(format!("no such file: {shown}")))?;
         if !canonical.is_file() {
             return Err(ApiError::not_found(format!("{shown} is not a file")));
         }
@@ -246,9 +256,54 @@ impl AppState {
         }
         Ok(spec)
     }
+
+    /// A model given by name instead of by path: `RUN/NAME` with RUN a served run's name
+    /// (`GET /api/runs`) is that run's `models/NAME.safetensors` (`default/gen-0099`,
+    /// `default/nnue-0001`), and `RUN/REST` the file REST in that run's directory. `None`
+    /// when `path` exists as given (relative to the server's working directory), so a
+    /// path always means what it says.
+    pub fn named_model(&self, path: &Path) -> Option<PathBuf> {
+        if path.is_absolute() || path.exists() {
+            return None;
+        }
+        let mut parts = path.components();
+        let Some(Component::Normal(first)) = parts.next() else {
+            return None;
+        };
+        let run = self.runs.iter().find(|r| first == r.name.as_str())?;
+        let rest = parts.as_path();
+        let in_models = run
+            .root
+            .join("models")
+            .join(format!("{}.safetensors", rest.display()));
+        if rest.components().count() == 1 && in_models.is_file() {
+            return Some(in_models);
+        }
+        Some(run.root.join(rest))
+    }
 }
 
 pub use super::error::shorten;
+
+/// A path that does not exist, resolved as far as it does: its longest existing ancestor
+/// made canonical, then the missing rest appended; `None` when the rest steps up (`..`),
+/// as nothing can say where that leads.
+fn resolve_missing(path: &Path) -> Option<PathBuf> {
+    let mut missing = Vec::new();
+    let mut ancestor = path;
+    let base = loop {
+        if let Ok(c) = ancestor.canonicalize() {
+            break c;
+        }
+        missing.push(ancestor.file_name()?.to_owned());
+        ancestor = match ancestor.parent() {
+            Some(p) if p.as_os_str().is_empty() => Path::new("."),
+            Some(p) => p,
+            None => return None,
+        };
+    };
+    Some(missing.iter().rev().fold(base, |p, part| p.join(part)))
+}
 
 /// Runs `work` on the blocking pool once a search permit is free, and returns its result.
 /// A panic of `work` becomes a 500 naming it (the server goes on).

@@ -248,12 +248,25 @@ impl Server {
         env: &[(String, String)],
         stderr: Stdio,
     ) -> Server {
-        use std::io::BufRead;
         let mut cmd = Command::new(bin());
         cmd.args(["serve", "--port", "0"]).args(args);
         for (k, v) in env {
             cmd.env(k, v);
         }
+        Server::from_command(cmd, stderr)
+    }
+
+    /// Starts `loazero serve --port 0` without a run directory, in the working directory
+    /// `cwd` (where it looks for `runs/default`).
+    pub fn start_in(cwd: &Path) -> Server {
+        let mut cmd = Command::new(bin());
+        cmd.args(["serve", "--port", "0"]).current_dir(cwd);
+        Server::from_command(cmd, Stdio::null())
+    }
+
+    /// Spawns `cmd` (a `serve` command line) and waits for the URL it prints.
+    fn from_command(mut cmd: Command, stderr: Stdio) -> Server {
+        use std::io::BufRead;
         let mut child = cmd
             .stdout(Stdio::piped())
             .stderr(stderr)

@@ -58,3 +58,39 @@ pub fn run(args: Args, players: Players) -> Result<()> {
     println!("{mv}");
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use eval::PlayerFactory;
+    use loa::{Rules, Variant};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// How many factories of each kind were asked for: (match, timed).
+    static MADE: [AtomicUsize; 2] = [AtomicUsize::new(0), AtomicUsize::new(0)];
+
+    fn recording(timed: bool) -> PlayerFactory {
+        MADE[timed as usize].fetch_add(1, Ordering::SeqCst);
+        PlayerFactory::new()
+    }
+
+    /// `bestmove` builds its player as `engine` does (the timed factory, every core): a
+    /// model player then infers as soon as its search asks, where the match factory's
+    /// would wait for a batch that one search never fills (6–7× slower at `sims=400`).
+    #[test]
+    fn bestmove_plays_with_the_engines_players() {
+        let args = Args {
+            position: None,
+            moves: Some("b1-b3".into()),
+            game: GameArgs {
+                variant: Variant::Standard,
+                rules: Rules::classic(),
+            },
+            player: "alphabeta:depth=1".into(),
+            seed: 1,
+        };
+        run(args, Players { factory: recording }).unwrap();
+        let made = |i: usize| MADE[i].load(Ordering::SeqCst);
+        assert_eq!((made(0), made(1)), (0, 1), "(match, timed) factories made");
+    }
+}

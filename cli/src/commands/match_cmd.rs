@@ -26,7 +26,7 @@ pub struct Args {
     /// How the games start and end (`--openings`, `--max-plies`, `--seed`).
     #[command(flatten)]
     pub play: MatchGameArgs,
-    /// Games played in parallel (default: the number of CPU cores).
+    /// Games played in parallel (absent or 0: one per CPU core).
     #[arg(long)]
     pub threads: Option<usize>,
     /// The variant and rules (`--variant`, `--rules`).
@@ -55,9 +55,7 @@ pub fn run(args: Args, players: Players) -> Result<()> {
             .map_or(0, |d| d.as_secs());
         PathBuf::from(format!("matches/{secs}"))
     });
-    let threads = args
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let threads = crate::args::threads_or_all_cores(args.threads);
     let config = MatchConfig {
         games: args.games,
         variant: args.game.variant,

@@ -166,8 +166,7 @@ impl PlayerFactory {
                  build of loazero does not provide yet"
             )
         })?;
-        let load =
-            || loader(path, net).with_context(|| format!("player '{spec}': cannot load model"));
+        let load = || loader(path, net).with_context(|| format!("player '{spec}'"));
         if self.private_timed && net.timed {
             return load();
         }

@@ -245,11 +245,11 @@ impl PlayerSpec {
         }
         let kind = kind::find(&kind_name).ok_or_else(|| {
             anyhow!(
-                "player spec '{spec}': unknown player kind '{kind_name}' (expected {})",
+                "player '{spec}': unknown player kind '{kind_name}' (expected {})",
                 kind::kind_names()
             )
         })?;
-        let err = |msg: String| anyhow!("player spec '{spec}': {msg}");
+        let err = |msg: String| anyhow!("player '{spec}': {msg}");
         if audience == Audience::Client && !kind.served {
             return Err(err(format!("{} players are not served", kind.name)));
         }

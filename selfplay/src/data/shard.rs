@@ -800,6 +800,56 @@ mod tests {
         assert!(decode_shard(&path, &b).is_err());
     }
 
+    /// Shards written by each format version's own writer (`golden/README.md`: versions 1–3
+    /// built at the commits that wrote them, version 4 by `examples/golden_shard.rs`), read
+    /// by today's reader exactly as the writer's text file says: position, moves, policy,
+    /// values, and (version 4) the tree-only flag and final pieces; older versions read as
+    /// played positions without final pieces.
+    #[test]
+    fn golden_shards_read_as_their_writers_wrote() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/data/golden");
+        for version in OLDEST_READABLE_VERSION..=FORMAT_VERSION {
+            let shard = dir.join(format!("v{version}.shard"));
+            let bytes = fs::read(&shard).unwrap_or_else(|e| panic!("{}: {e}", shard.display()));
+            assert_eq!(
+                u32::from_le_bytes(bytes[8..12].try_into().unwrap()),
+                version
+            );
+            let samples = read_shard(&shard).unwrap();
+            let text = fs::read_to_string(dir.join(format!("v{version}.txt"))).unwrap();
+            let lines: Vec<&str> = text.lines().collect();
+            assert_eq!(samples.len(), lines.len(), "v{version}");
+            let mut variants: Vec<Variant> = samples.iter().map(|s| s.position.variant()).collect();
+            variants.dedup();
+            assert!(variants.len() >= 3, "v{version}: {variants:?}");
+            for (i, (s, line)) in samples.iter().zip(lines).enumerate() {
+                let at = format!("v{version} sample {i}");
+                let f: Vec<&str> = line.split('\t').collect();
+                assert_eq!(s.position.to_text(), f[0], "{at}");
+                let moves: Vec<String> = s.moves.iter().map(|m| m.to_string()).collect();
+                assert_eq!(moves.join(" "), f[1], "{at}");
+                let policy: Vec<f32> = f[2]
+                    .split_whitespace()
+                    .map(|p| p.parse().unwrap())
+                    .collect();
+                assert_eq!(s.policy, policy, "{at}");
+                assert_eq!(s.search_value, f[3].parse::<f32>().unwrap(), "{at}");
+                assert_eq!(s.outcome, f[4].parse::<f32>().unwrap(), "{at}");
+                assert_eq!(s.rules, Rules::classic(), "{at}");
+                let tree_only = f.get(5).is_some_and(|t| *t == "true");
+                assert_eq!(s.tree_only, tree_only, "{at}");
+                let final_pieces = f.get(6).filter(|p| **p != "-").and_then(|p| {
+                    let w: Vec<u64> = p
+                        .split_whitespace()
+                        .map(|x| u64::from_str_radix(x, 16).unwrap())
+                        .collect();
+                    (w.len() == 2).then(|| [w[0], w[1]])
+                });
+                assert_eq!(s.final_pieces, final_pieces, "{at}");
+            }
+        }
+    }
+
     #[test]
     fn version_1_shards_still_read() {
         let dir = tempfile::tempdir().unwrap();
