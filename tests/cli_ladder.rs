@@ -72,6 +72,8 @@ fn ladder_plays_the_runs_models_writes_csv_and_png_and_resumes() {
     let t = text(&o);
     assert!(o.status.success(), "{t}");
     assert!(!t.contains("(reused)"), "{t}");
+    // The run directory without `--dir`, the older spelling: read, with a note.
+    assert!(t.contains("`ladder RUN_DIR` is an older spelling"), "{t}");
 
     // One row per chosen model, in training order, the newest (gen 3) last.
     let csv = std::fs::read_to_string(out.join("ladder.csv")).unwrap();

@@ -85,12 +85,16 @@ fn plot_writes_every_png_with_the_requested_size() {
     // `-- --dir` tip), or as before.
     let out = dir.path().join("elsewhere");
     let o_str = out.to_str().unwrap();
-    for args in [
-        ["plot", "--dir", d, "--out", o_str].as_slice(),
-        &["plot", d, "--out", o_str],
+    for (args, older) in [
+        (["plot", "--dir", d, "--out", o_str].as_slice(), false),
+        (&["plot", d, "--out", o_str], true),
     ] {
         let o = loazero(args);
         assert!(o.status.success(), "{}", text(&o));
+        // The older spelling is read, with a note that names the one spelling.
+        let noted = text(&o).contains("`plot RUN_DIR` is an older spelling")
+            && text(&o).contains("`plot --dir RUN_DIR`");
+        assert_eq!(noted, older, "{}", text(&o));
     }
     for name in PLOTS {
         assert_png(&out.join(name), 1200, 800);

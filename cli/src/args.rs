@@ -78,6 +78,15 @@ pub struct StoreViewArgs {
     pub cache: Option<PathBuf>,
 }
 
+/// Says on standard error that `old` is an older spelling of `new`, still read, so that
+/// scripts keep working and their authors learn the one spelling (every command that keeps
+/// an older spelling says it this way).
+pub fn note_older_spelling(old: &str, new: &str) {
+    eprintln!(
+        "note: `{old}` is an older spelling, still read; the spelling of every command is `{new}`"
+    );
+}
+
 /// What `--threads N` means wherever it counts things that run at once (games, workers,
 /// searches): N of them; absent or 0, one per core.
 pub fn threads_or_all_cores(threads: Option<usize>) -> usize {

@@ -89,9 +89,23 @@ pub fn random_games(
 }
 
 /// `data/winands-thesis-games` of the repository (real game records; see
-/// `data/README.md`).
+/// `data/README.md`): looked for above the package whose test runs (cargo sets
+/// `CARGO_MANIFEST_DIR` for every test process), then above the one this crate was built
+/// in, so that a build moved or shared between checkouts still finds the checkout's
+/// records; the built-in path (which then says what is missing) when neither has them.
 pub fn thesis_games_dir() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/winands-thesis-games")
+    use std::path::{Path, PathBuf};
+    const RECORDS: &str = "data/winands-thesis-games";
+    let built = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let running = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
+    let found = running
+        .iter()
+        .map(PathBuf::as_path)
+        .chain([built])
+        .flat_map(Path::ancestors)
+        .map(|dir| dir.join(RECORDS))
+        .find(|dir| dir.is_dir());
+    found.unwrap_or_else(|| built.join("..").join(RECORDS))
 }
 
 #[cfg(test)]

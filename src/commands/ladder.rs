@@ -509,6 +509,9 @@ fn write_outputs(out: &Path, run: &Path, games: usize, rungs: &[Rung]) -> Result
 /// Chooses the models, plays every missing pairing (progress on stderr) and prints the
 /// table on stdout.
 pub fn run(mut args: Args) -> Result<()> {
+    if args.dir.is_none() {
+        loazero::args::note_older_spelling("ladder RUN_DIR", "ladder --dir RUN_DIR");
+    }
     let dir = args
         .dir
         .take()

@@ -38,7 +38,8 @@ pub struct Args {
 
 /// Writes the plots and prints the path of each.
 pub fn run(mut args: Args) -> Result<()> {
-    if args.dir.is_none() {
+    if args.dir.is_none() && args.dir_positional.is_some() {
+        loazero::args::note_older_spelling("plot RUN_DIR", "plot --dir RUN_DIR");
         args.dir = args.dir_positional.take();
     }
     let (dir, out) = match (&args.view.store, &args.dir) {
