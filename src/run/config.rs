@@ -787,7 +787,7 @@ mod tests {
             ("rating.anchors=[\"model:path=x\"]", "anchors"),
             (
                 "rating.anchors=[\"alphabeta:depth=0\"]",
-                "rating.anchors: player spec",
+                "rating.anchors: player 'alphabeta:depth=0'",
             ),
             ("selfplay.variant=chess", "variant"),
             ("train.device=tpu", "--set train.device=tpu: device 'tpu'"),
