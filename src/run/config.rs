@@ -218,7 +218,8 @@ pub struct LearnedEvalConfig {
     /// labels of the alpha-beta games' positions: `(1 − τ)·label + τ·value`.
     pub teacher_weight: f32,
     /// The newest self-play positions (the run's shards, valued by the MCTS teacher) added
-    /// to every learned generation's games; 0 = none.
+    /// to the games of a learned generation trained from random weights; later ones learn
+    /// from their own games alone; 0 = none.
     pub shard_positions: usize,
     /// Training passes over a generation's positions (`epochs` before the rename: an
     /// epoch is a store trainer's fencing token here).

@@ -2,8 +2,8 @@
 //! generation, alpha-beta plays itself at a fixed depth, its searches score the positions,
 //! and the learned evaluation of [`eval::learned`] is trained on those scores, the games'
 //! results (blended, with `learned_eval.teacher_weight`, with the run's best MCTS network's
-//! value of each position) and the run's own self-play positions (valued by the MCTS
-//! network's searches).
+//! value of each position) and, for a generation trained from random weights, the run's
+//! own self-play positions (valued by the MCTS network's searches; [`learns_from_shards`]).
 //!
 //! Learned generation `k` plays its games with the best learned evaluation before it (the
 //! hand-written one for `k = 1`), starts from its weights, is written to
@@ -79,6 +79,31 @@ pub fn best_learned(generations: &[LearnedGeneration]) -> Option<u32> {
 pub fn learned_spec(path: &Path, depth: u32) -> Result<PlayerSpec> {
     PlayerSpec::parse(&format!("alphabeta:depth={depth}"))?
         .with("eval", Some(Value::File(path.to_path_buf())))
+}
+
+/// Whether the learned generation trained from `best`'s weights (random weights when
+/// `None`) learns from the run's shards too. The shards teach what the MCTS network knows:
+/// only a generation from random weights learns from them. A later one starts from weights
+/// that hold it and learns from its own searched games alone (with the shards beside them
+/// it learned nearly the same function again: docs/experiments.md, batch 32).
+pub fn learns_from_shards(best: Option<u32>, shard_positions: usize) -> bool {
+    best.is_none() && shard_positions > 0
+}
+
+/// A learned generation's training positions: the shards' (read when
+/// [`learns_from_shards`] says so) first, then its games', last so that the held-out part
+/// is games.
+pub fn training_data(
+    best: Option<u32>,
+    shards: Option<&[LabelledPosition]>,
+    games: Vec<LabelledPosition>,
+) -> Vec<LabelledPosition> {
+    let mut data = match shards {
+        Some(shards) if best.is_none() => shards.to_vec(),
+        _ => Vec::new(),
+    };
+    data.extend(games);
+    data
 }
 
 /// What the stage works with; see the module docs.
@@ -157,8 +182,8 @@ impl LearnedStage<'_> {
     }
 
     /// Learned generation `k`'s positions: the scored games played in `games_s` seconds
-    /// (at most) with the best evaluation, after the shards' positions. `None` when too
-    /// few games finished in time.
+    /// (at most) with the best evaluation, after the shards' positions when it trains from
+    /// random weights (`best` is `None`). `None` when too few games finished in time.
     fn positions(
         &self,
         k: u32,
@@ -216,7 +241,7 @@ impl LearnedStage<'_> {
             ));
             return Ok(None);
         }
-        if shards.is_none() && l.shard_positions > 0 {
+        if learns_from_shards(best, l.shard_positions) && shards.is_none() {
             let read = labels_from_shards(&self.run.shards(), l.search_weight, l.shard_positions)?;
             self.display.line(&format!(
                 "learned evaluation: {} self-play positions of the run, valued by its \
@@ -231,10 +256,7 @@ impl LearnedStage<'_> {
                 .with_context(|| format!("the teacher {}", self.teacher.display()))?;
             blend_teacher_values(&mut games, &evaluator, l.teacher_weight)?;
         }
-        // The shards first, the games last: the held-out part is games.
-        let mut data = shards.clone().unwrap_or_default();
-        data.extend(games);
-        Ok(Some(data))
+        Ok(Some(training_data(best, shards.as_deref(), games)))
     }
 
     /// Trains learned generation `k` on `data` from the best one's weights and writes its
@@ -335,6 +357,40 @@ mod tests {
     use super::*;
     use eval::elo::Tally;
     use rundir::rated_games::{MatchDone, DONE};
+
+    /// The first learned generation (from random weights) trains on the shards and its
+    /// games, the shards first; a later one (from the best one's weights) on its games
+    /// alone, even with the shards already read.
+    #[test]
+    fn only_a_generation_from_random_weights_learns_from_the_shards() {
+        let labelled = |plies: usize, target: f32| {
+            let rules = loa::Rules::default();
+            let mut position = loa::Position::start(loa::Variant::Standard, &rules);
+            for _ in 0..plies {
+                let m = position.legal_moves(&rules)[0];
+                position.play(m);
+            }
+            LabelledPosition { position, target }
+        };
+        let shards = vec![labelled(0, 0.1), labelled(1, 0.2)];
+        let games = vec![labelled(2, 0.8), labelled(3, 0.9)];
+        let targets = |d: &[LabelledPosition]| d.iter().map(|p| p.target).collect::<Vec<_>>();
+
+        assert!(learns_from_shards(None, 2_000_000));
+        assert!(!learns_from_shards(None, 0));
+        assert!(!learns_from_shards(Some(1), 2_000_000));
+
+        let first = training_data(None, Some(&shards), games.clone());
+        assert_eq!(targets(&first), [0.1, 0.2, 0.8, 0.9]);
+        assert_eq!(first[1].position, shards[1].position);
+        assert_eq!(first[3].position, games[1].position);
+        for best in [1, 4] {
+            let later = training_data(Some(best), Some(&shards), games.clone());
+            assert_eq!(targets(&later), [0.8, 0.9], "from nnue-{best}");
+            assert!(later.iter().all(|p| shards.iter().all(|s| s.position != p.position)));
+        }
+        assert_eq!(targets(&training_data(None, None, games.clone())), [0.8, 0.9]);
+    }
 
     /// The verdicts are the files: candidates in order, a finished promotion match's score.
     #[test]
