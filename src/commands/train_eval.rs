@@ -2,6 +2,8 @@
 //! from a run directory's self-play shards, into the run's `models/nnue-NNNN.safetensors`
 //! (the next free number) or `--out`. See `train::learned_eval`.
 
+use crate::run::config::LearnedEvalConfig;
+use crate::run::learned_stage::learns_from_shards;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -29,9 +31,11 @@ pub struct Args {
     /// Weight λ of the search value in the target `λ·search + (1 − λ)·outcome`.
     #[arg(long, default_value_t = 0.75)]
     pub search_weight: f32,
-    /// The newest positions of the shards used at most (0: none).
-    #[arg(long, default_value_t = 2_000_000)]
-    pub max_positions: usize,
+    /// The newest positions of the shards used at most (0: none). Default: as the run's
+    /// stage, `learned_eval.shard_positions` (2 000 000) from random weights, none with
+    /// --init (a generation from learned weights learns from its own games alone).
+    #[arg(long)]
+    pub max_positions: Option<usize>,
     /// Alpha-beta self-play games whose positions, scored by their searches, are added
     /// (played with the --init evaluation, else the hand-written one).
     #[arg(long, default_value_t = 0)]
@@ -65,12 +69,25 @@ pub fn next_eval_path(models: &Path) -> PathBuf {
         .expect("a free name")
 }
 
+/// The shard positions `train-eval` reads at most: `--max-positions` if given, else the
+/// run's stage's rule ([`learns_from_shards`]): its default for training from random
+/// weights, none from `--init` weights.
+pub fn shard_positions(max_positions: Option<usize>, from_init: bool) -> usize {
+    let default = LearnedEvalConfig::default().shard_positions;
+    max_positions.unwrap_or(if learns_from_shards(!from_init, default) {
+        default
+    } else {
+        0
+    })
+}
+
 /// Runs `loazero train-eval`.
 pub fn run(args: Args) -> Result<()> {
     train::device::set_threads(args.threads);
     let shards = args.dir.join("shards");
-    let mut data = if args.max_positions > 0 {
-        labels_from_shards(&shards, args.search_weight, args.max_positions)?
+    let max_positions = shard_positions(args.max_positions, args.init.is_some());
+    let mut data = if max_positions > 0 {
+        labels_from_shards(&shards, args.search_weight, max_positions)?
     } else {
         Vec::new()
     };
@@ -166,4 +183,19 @@ pub fn run(args: Args) -> Result<()> {
         report.elapsed.as_secs_f64()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// As the run's stage: the shards for training from random weights, none from --init
+    /// weights; an explicit --max-positions wins either way.
+    #[test]
+    fn shards_only_from_random_weights_unless_asked() {
+        assert_eq!(shard_positions(None, false), 2_000_000);
+        assert_eq!(shard_positions(None, true), 0);
+        assert_eq!(shard_positions(Some(0), false), 0);
+        assert_eq!(shard_positions(Some(250_000), true), 250_000);
+    }
 }

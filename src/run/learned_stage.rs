@@ -81,13 +81,13 @@ pub fn learned_spec(path: &Path, depth: u32) -> Result<PlayerSpec> {
         .with("eval", Some(Value::File(path.to_path_buf())))
 }
 
-/// Whether the learned generation trained from `best`'s weights (random weights when
-/// `None`) learns from the run's shards too. The shards teach what the MCTS network knows:
-/// only a generation from random weights learns from them. A later one starts from weights
-/// that hold it and learns from its own searched games alone (with the shards beside them
-/// it learned nearly the same function again: docs/experiments.md, batch 32).
-pub fn learns_from_shards(best: Option<u32>, shard_positions: usize) -> bool {
-    best.is_none() && shard_positions > 0
+/// Whether a learned generation learns from the run's shards too (`shard_positions` of
+/// them at most). The shards teach what the MCTS network knows: only a generation from
+/// random weights learns from them. A later one starts from weights that hold it and
+/// learns from its own searched games alone (with the shards beside them it learned nearly
+/// the same function again: docs/experiments.md, batch 32).
+pub fn learns_from_shards(from_random_weights: bool, shard_positions: usize) -> bool {
+    from_random_weights && shard_positions > 0
 }
 
 /// A learned generation's training positions: the shards' (read when
@@ -241,7 +241,7 @@ impl LearnedStage<'_> {
             ));
             return Ok(None);
         }
-        if learns_from_shards(best, l.shard_positions) && shards.is_none() {
+        if learns_from_shards(best.is_none(), l.shard_positions) && shards.is_none() {
             let read = labels_from_shards(&self.run.shards(), l.search_weight, l.shard_positions)?;
             self.display.line(&format!(
                 "learned evaluation: {} self-play positions of the run, valued by its \
@@ -376,9 +376,9 @@ mod tests {
         let games = vec![labelled(2, 0.8), labelled(3, 0.9)];
         let targets = |d: &[LabelledPosition]| d.iter().map(|p| p.target).collect::<Vec<_>>();
 
-        assert!(learns_from_shards(None, 2_000_000));
-        assert!(!learns_from_shards(None, 0));
-        assert!(!learns_from_shards(Some(1), 2_000_000));
+        assert!(learns_from_shards(true, 2_000_000));
+        assert!(!learns_from_shards(true, 0));
+        assert!(!learns_from_shards(false, 2_000_000));
 
         let first = training_data(None, Some(&shards), games.clone());
         assert_eq!(targets(&first), [0.1, 0.2, 0.8, 0.9]);
@@ -387,9 +387,14 @@ mod tests {
         for best in [1, 4] {
             let later = training_data(Some(best), Some(&shards), games.clone());
             assert_eq!(targets(&later), [0.8, 0.9], "from nnue-{best}");
-            assert!(later.iter().all(|p| shards.iter().all(|s| s.position != p.position)));
+            assert!(later
+                .iter()
+                .all(|p| shards.iter().all(|s| s.position != p.position)));
         }
-        assert_eq!(targets(&training_data(None, None, games.clone())), [0.8, 0.9]);
+        assert_eq!(
+            targets(&training_data(None, None, games.clone())),
+            [0.8, 0.9]
+        );
     }
 
     /// The verdicts are the files: candidates in order, a finished promotion match's score.
