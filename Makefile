@@ -9,7 +9,7 @@ TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 BIN := $(TARGET_DIR)/release/loazero
 STAMP := $(VENV)/.torch-$(TORCH_VERSION)
 
-.PHONY: setup onnx-setup build run test chaos bench screenshots soak lint fmt fuzz clean-venv loom
+.PHONY: setup onnx-setup build run test chaos bench screenshots soak acceptance lint fmt fuzz clean-venv loom
 
 $(STAMP):
 	$(PYTHON) -m venv $(VENV)
@@ -96,6 +96,16 @@ bench: build
 soak: build
 	LOAZERO_SOAK=long $(CARGO) test --release --test soak -- --nocapture --test-threads 1
 	$(CARGO) test --release -p selfplay -- --ignored --nocapture
+
+## acceptance: a default run of MINUTES minutes (default 30) in runs/acceptance-MINUTES, then
+## the measurements that judge what it made (scripts/acceptance.sh: the learned alpha-beta's
+## nodes a second, its equal-time matches against alpha-beta and the run's own MCTS model on
+## the auto and the AVX2 path, each learned generation against the one before), with their
+## bars in runs/acceptance-MINUTES/acceptance/summary.txt. On a quiet 2-core machine about
+## 60 minutes for MINUTES=30, 5 hours for MINUTES=180; run it again after a stop to go on.
+MINUTES ?= 30
+acceptance: build
+	LOAZERO=$(BIN) scripts/acceptance.sh runs/acceptance-$(MINUTES) $(MINUTES)
 
 ## fuzz: every fuzz target of fuzz/ (cargo-fuzz with libFuzzer on nightly; see
 ## docs/fuzzing.md) for FUZZ_SECONDS seconds each (default 60), from the committed seeds

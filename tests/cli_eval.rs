@@ -1,7 +1,7 @@
 //! End-to-end tests of the eval subcommands: engine (over pipes), bestmove, match, ratings.
 
 mod common;
-use common::{bin, temp_dir, Engine};
+use common::{bin, temp_dir, text, Engine};
 
 use loa::{Game, Position, Rules, Variant};
 
@@ -356,6 +356,89 @@ fn match_writes_replayable_records_and_ratings_read_them() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("oracle"));
 }
 
+/// A match cut short goes on with `--resume`: a folder holding results is refused without
+/// it, another match's games are refused with it, and the resumed match plays only the
+/// missing games (here: its results file cut to three lines and half a fourth, as a kill
+/// leaves it) and reports every game.
+#[test]
+fn a_match_cut_short_goes_on_with_resume() {
+    let tmp = temp_dir();
+    let dir = tmp.path().join("m");
+    let run = |b: &str, extra: &[&str]| {
+        let out = Command::new(bin())
+            .args([
+                "match",
+                "--a",
+                "alphabeta:depth=1",
+                "--b",
+                b,
+                "--games",
+                "8",
+            ])
+            .args(["--variant", "6x6", "--threads", "2", "--seed", "3", "--out"])
+            .arg(&dir)
+            .args(extra)
+            .output()
+            .unwrap();
+        (out.status.success(), text(&out))
+    };
+    let (ok, text) = run("random", &[]);
+    assert!(ok, "{text}");
+    let results = dir.join("results.jsonl");
+    let lines: Vec<String> = std::fs::read_to_string(&results)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    assert_eq!(lines.len(), 8);
+    let cut = format!(
+        "{}\n{}\n{}\n{}",
+        lines[2],
+        lines[7],
+        lines[4],
+        &lines[0][..20]
+    );
+    std::fs::write(&results, &cut).unwrap();
+
+    let (ok, text) = run("random", &[]);
+    assert!(
+        !ok && text.contains("already holds the results of a match"),
+        "{text}"
+    );
+    assert!(text.contains("--resume"), "{text}");
+    let (ok, text) = run("first-legal", &["--resume"]);
+    assert!(!ok && text.contains("player B is \"random\""), "{text}");
+    assert_eq!(std::fs::read_to_string(&results).unwrap(), cut);
+
+    let (ok, text) = run("random", &["--resume"]);
+    assert!(ok, "{text}");
+    assert!(text.contains("resumed: 3 of the 8 games"), "{text}");
+    assert!(text.contains("games 8 "), "{text}");
+    let read = eval::arena::read_results(&results).unwrap();
+    assert!(read.skipped.is_empty(), "{:?}", read.skipped);
+    let mut numbers: Vec<usize> = read.games.iter().map(|g| g.game).collect();
+    numbers.sort();
+    assert_eq!(numbers, (0..8).collect::<Vec<_>>());
+    let score = text
+        .lines()
+        .find(|l| l.starts_with("games 8 "))
+        .unwrap()
+        .to_string();
+
+    // A finished match resumed plays nothing and prints the same figures.
+    let (ok, again) = run("random", &["--resume"]);
+    assert!(ok, "{again}");
+    assert!(again.contains("resumed: 8 of the 8 games"), "{again}");
+    assert!(again.contains(&score), "{again}");
+    // --resume needs --out.
+    let out = Command::new(bin())
+        .args(["match", "--a", "random", "--b", "random", "--resume"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--out"));
+}
+
 /// Ctrl-C during `match` lets the running games finish, keeps their records and
 /// results, prints the tally so far and exits with 130.
 #[test]
@@ -403,6 +486,10 @@ fn match_stops_cleanly_on_sigint() {
     assert_eq!(output.status.code(), Some(130), "{text}");
     assert!(
         text.contains("stopped after") && text.contains("of 400 games"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("--out {} --resume", out.display())),
         "{text}"
     );
     let played = std::fs::read_to_string(&results).unwrap().lines().count();

@@ -304,6 +304,7 @@ fn play_pairing(
         seed: config.seed,
         out_dir: Some(dir.to_path_buf()),
         sgf: false,
+        resume: false,
         cancel: Default::default(),
     };
     let report = play_match(

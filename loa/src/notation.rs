@@ -120,8 +120,9 @@ fn text_rows(g: &Geometry) -> Vec<Vec<Square>> {
         .collect()
 }
 
-/// `moves` in move notation, one space apart (the legal moves an error lists).
-pub(crate) fn moves_text(moves: &[Move]) -> String {
+/// `moves` in move notation, one space apart (the legal moves an error lists, a match's
+/// opening in its results file).
+pub fn moves_text(moves: &[Move]) -> String {
     moves
         .iter()
         .map(|m| m.to_string())

@@ -1054,6 +1054,7 @@ impl Driver {
                 seed: derive_seed(self.config.run.seed, SeedUse::GateMatch, g, 0),
                 out_dir: Some(dir.clone()),
                 sgf: false,
+                resume: false,
                 cancel: self.cancel.clone(),
             };
             let label = format!("gate {} vs {}", model_name(g), model_name(self.state.best));

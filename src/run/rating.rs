@@ -52,6 +52,7 @@ pub fn resumable_match(
             seed,
             out_dir: Some(dir.to_path_buf()),
             sgf: false,
+            resume: false,
             cancel: cancel.clone(),
         };
         let report = play_match(factory, a, b, &match_config, &|g, t| {

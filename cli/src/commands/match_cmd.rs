@@ -3,7 +3,7 @@
 use crate::args::{default_match_games, GameArgs, MatchGameArgs};
 use crate::players::Players;
 use crate::progress::ProgressLine;
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use eval::arena::{play_match, Control, GameResult, MatchConfig, Openings};
 use eval::PlayerSpec;
 use std::path::PathBuf;
@@ -39,6 +39,12 @@ pub struct Args {
     /// Also write every game as SGF (games/NNNNN.sgf; `loazero replay` reads it).
     #[arg(long)]
     pub sgf: bool,
+    /// Go on with the match in --out (a stopped or killed one): play only the games its
+    /// results.jsonl lacks, after checking they are this match's (same players,
+    /// --variant, --rules, --openings and --seed); the figures count every game. Without
+    /// it an --out that holds results is refused.
+    #[arg(long, requires = "out")]
+    pub resume: bool,
 }
 
 /// Plays the match and prints W/D/L, score and Elo of A over B with a 95% interval.
@@ -66,6 +72,7 @@ pub fn run(args: Args, players: Players) -> Result<()> {
         seed: args.play.seed,
         out_dir: Some(out.clone()),
         sgf: args.sgf,
+        resume: args.resume,
         // A signal stops the match after the games under way (see below).
         cancel: Default::default(),
     };
@@ -103,7 +110,15 @@ pub fn run(args: Args, players: Players) -> Result<()> {
         }
     });
     progress.finish();
-    let report = report?;
+    let report = report.with_context(|| format!("match in {}", out.display()))?;
+    if report.resumed > 0 {
+        eprintln!(
+            "resumed: {} of the {} games were in {} already",
+            report.resumed,
+            args.games,
+            out.display()
+        );
+    }
     let t = report.tally;
     let n = report.games.len().max(1) as f64;
     let mean = |f: fn(&GameResult) -> f64| report.games.iter().map(f).sum::<f64>() / n;
@@ -131,9 +146,11 @@ pub fn run(args: Args, players: Players) -> Result<()> {
     println!("results: {}", out.join("results.jsonl").display());
     if report.stopped && crate::interrupt::requested() {
         eprintln!(
-            "stopped after {} of {} games (the games above); their records are in {}",
+            "stopped after {} of {} games (the games above); their records are in {}; \
+             the same command with `--out {} --resume` goes on",
             report.games.len(),
             args.games,
+            out.display(),
             out.display()
         );
         return Err(crate::interrupt::Interrupted.into());

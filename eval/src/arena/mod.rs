@@ -6,11 +6,14 @@
 //! object per game, appended and flushed as games finish; see [`GameResult`]) and each game's
 //! record to `games/NNNNN.txt` ([`loa::GameRecord::format`] with the record's header lines,
 //! readable by `loazero replay`) and, with [`MatchConfig::sgf`], to `games/NNNNN.sgf`
-//! ([`loa::sgf`]), each written to a temporary file and renamed.
+//! ([`loa::sgf`]), each written to a temporary file and renamed. A match cut short (a
+//! signal, a crash) goes on from its folder with [`MatchConfig::resume`]: the games its
+//! results file holds count and only the others are played.
 
 mod once;
 mod openings;
 mod results;
+mod resume;
 
 pub use once::{play_once, play_once_if_current, read_marker, Once};
 pub use openings::Openings;
@@ -49,6 +52,12 @@ pub struct MatchConfig {
     pub out_dir: Option<PathBuf>,
     /// Also write every game as SGF (`games/NNNNN.sgf`, players in `PB`/`PW`).
     pub sgf: bool,
+    /// Go on with the match whose results `out_dir` already holds: its games count and
+    /// are not played again, after checking that each is a game of this match (players,
+    /// variant, rules, and the opening its number has under these openings and seed;
+    /// `max_plies` is not recorded, so not checked). Without it an `out_dir` that holds
+    /// results is refused. Default: false.
+    pub resume: bool,
     /// Polled before every move: once it asks, the games under way are dropped (not
     /// counted, not written), no game starts, and the match ends with
     /// [`MatchReport::cancelled`]. Default: never.
@@ -70,6 +79,7 @@ impl Default for MatchConfig {
             seed: 1,
             out_dir: None,
             sgf: false,
+            resume: false,
             cancel: Cancel::never(),
         }
     }
@@ -78,8 +88,10 @@ impl Default for MatchConfig {
 /// The outcome of a match.
 #[derive(Clone, Debug)]
 pub struct MatchReport {
-    /// Every finished game, in game order.
+    /// Every finished game, in game order (with those of a resumed match's folder).
     pub games: Vec<GameResult>,
+    /// How many of `games` a resumed match read from its folder instead of playing.
+    pub resumed: usize,
     /// Wins, draws, losses of player A.
     pub tally: Tally,
     /// Whether the callback stopped the match early.
@@ -99,7 +111,8 @@ pub enum Control {
 }
 
 /// Plays a match of `a` against `b` (see the module docs). `on_game` is called after each
-/// game (from worker threads, serialised) with the game and the running tally of A.
+/// game played (from worker threads, serialised) with the game and the running tally of A
+/// (which counts a resumed match's earlier games too).
 pub fn play_match(
     factory: &PlayerFactory,
     a: &PlayerSpec,
@@ -116,6 +129,10 @@ pub fn play_match(
         config.rules,
         config.seed,
     );
+    let earlier = match &config.out_dir {
+        Some(dir) => resume::earlier_games(dir, &a.name(), &b.name(), config, &openings)?,
+        None => Vec::new(),
+    };
     let results_file = match &config.out_dir {
         Some(dir) => {
             std::fs::create_dir_all(dir.join("games"))
@@ -137,9 +154,19 @@ pub fn play_match(
         file: Option<std::fs::File>,
         error: Option<anyhow::Error>,
     }
+    let mut tally = Tally::default();
+    for g in &earlier {
+        tally.add(g.score_a);
+    }
+    let resumed = earlier.len();
+    // The game numbers still to play, in order (`earlier` is in game order).
+    let mut played = earlier.iter().map(|g| g.game).peekable();
+    let todo: Vec<usize> = (0..config.games)
+        .filter(|i| played.next_if_eq(i).is_none())
+        .collect();
     let shared = Mutex::new(Shared {
-        results: Vec::new(),
-        tally: Tally::default(),
+        results: earlier,
+        tally,
         file: results_file,
         error: None,
     });
@@ -147,10 +174,11 @@ pub fn play_match(
     let stop = AtomicBool::new(false);
     let stopped_by_callback = AtomicBool::new(false);
     let cancelled = AtomicBool::new(false);
-    let threads = config.threads.clamp(1, config.games);
+    // None when a resumed match has every game already.
+    let threads = config.threads.clamp(1, config.games).min(todo.len());
     std::thread::scope(|scope| {
         for t in 0..threads {
-            let (shared, next, stop, openings) = (&shared, &next, &stop, &openings);
+            let (shared, next, stop, openings, todo) = (&shared, &next, &stop, &openings, &todo);
             let (stopped_by_callback, cancelled) = (&stopped_by_callback, &cancelled);
             scope.spawn(move || {
                 let build = || -> Result<(Box<dyn Player>, Box<dyn Player>)> {
@@ -170,10 +198,9 @@ pub fn play_match(
                     if stop.load(Ordering::SeqCst) {
                         return;
                     }
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    if i >= config.games {
+                    let Some(&i) = todo.get(next.fetch_add(1, Ordering::SeqCst)) else {
                         return;
-                    }
+                    };
                     let outcome =
                         play_game(i, &openings[i / 2], pa.as_mut(), pb.as_mut(), a, b, config);
                     let mut s = shared.lock().expect("arena lock");
@@ -223,6 +250,7 @@ pub fn play_match(
     s.results.sort_by_key(|r| r.game);
     Ok(MatchReport {
         games: s.results,
+        resumed,
         tally: s.tally,
         stopped: stopped_by_callback.load(Ordering::SeqCst),
         cancelled: cancelled.load(Ordering::SeqCst),
@@ -351,11 +379,7 @@ fn play_game(
         first: config.rules.first_player,
         variant: config.variant,
         rules: config.rules,
-        opening: opening
-            .iter()
-            .map(|m| m.to_string())
-            .collect::<Vec<_>>()
-            .join(" "),
+        opening: loa::notation::moves_text(opening),
         result,
         score_a,
         plies: game.moves().len() as u32,
