@@ -129,6 +129,26 @@ fn benchmark_writes_table_csv_and_png_and_resumes() {
         std::fs::read_to_string(out.join("results.csv")).unwrap(),
         csv
     );
+
+    // A pairing cut short (killed: no done.json, one of its two games in its results)
+    // goes on from the game it holds: only the other one is played.
+    std::fs::remove_file(out.join("time-10ms/done.json")).unwrap();
+    let results = out.join("time-10ms/results.jsonl");
+    let kept = std::fs::read_to_string(&results).unwrap();
+    let kept = kept.lines().next().unwrap();
+    std::fs::write(&results, format!("{kept}\n")).unwrap();
+    let o3 = loazero(&args);
+    let t3 = text(&o3);
+    assert!(o3.status.success(), "{t3}");
+    assert_eq!(t3.matches("(reused)").count(), 2, "{t3}");
+    assert!(
+        t3.contains("time-10ms: game 2/2") && !t3.contains("time-10ms: game 1/2"),
+        "{t3}"
+    );
+    assert!(t3.contains("time-10ms done"), "{t3}");
+    let after = std::fs::read_to_string(&results).unwrap();
+    assert_eq!(after.lines().count(), 2, "{after}");
+    assert!(after.starts_with(&format!("{kept}\n")), "{after}");
 }
 
 /// A Descent model is benchmarked with its own search: `--search ubfm` plays the `ubfm:`

@@ -6,12 +6,16 @@
 //! Output directory:
 //! * `PAIRING/` (`time-50ms`, `depth-2`, …): the match's `results.jsonl` and `games/`, and
 //!   `done.json` (a [`PairingResult`]) once the pairing is complete. A rerun reuses every
-//!   complete pairing whose players and game count are unchanged and replays the others
-//!   from their first game ([`crate::arena::play_once_if_current`]).
+//!   complete pairing whose players and game count are unchanged, goes on with an
+//!   unfinished one from the games its `results.jsonl` holds when they are this pairing's
+//!   (a benchmark cut by Ctrl-C or a kill: [`crate::arena::can_resume`]), and replays the
+//!   others from their first game ([`crate::arena::play_once_or_go_on`]).
 //! * `results.csv` and `results.md`: every finished pairing, rewritten atomically (temporary
 //!   file, fsync, rename) after each one.
 
-use crate::arena::{play_match, play_once_if_current, Control, GameResult, MatchConfig, Openings};
+use crate::arena::{
+    can_resume, play_match, play_once_or_go_on, Control, GameResult, MatchConfig, Openings,
+};
 use crate::elo::Tally;
 use crate::player::spec::Value;
 use crate::player::{PlayerFactory, PlayerSpec};
@@ -23,9 +27,9 @@ use std::path::Path;
 /// What a benchmark plays.
 #[derive(Clone, Debug)]
 pub struct StrengthConfig {
-    /// The player measured: an `mcts:` or `model:` spec; its `sims` and `ms` are replaced
+    /// The player measured: an `mcts:`, `model:`, `ubfm:` or learned `alphabeta:eval=`
+    /// spec; its search count (simulations, iterations, or depth) and `ms` are replaced
     /// per pairing.
-    /// The player measured.
     pub player: PlayerSpec,
     /// Times per move (ms) of the equal-time pairings: player `ms=T` vs `alphabeta:ms=T`.
     pub times_ms: Vec<u64>,
@@ -270,7 +274,8 @@ pub fn run(
     let mut results = Vec::new();
     for pairing in &pairings {
         let dir = out.join(pairing.level.label());
-        let once = play_once_if_current(
+        let match_config = pairing_match(config, pairing, &dir);
+        let once = play_once_or_go_on(
             &dir,
             DONE,
             |r: &PairingResult| {
@@ -278,7 +283,14 @@ pub fn run(
                     && r.baseline == pairing.baseline.name()
                     && r.tally.games() as usize == config.games
             },
-            || play_pairing(factory, config, pairing, &dir, on_game),
+            |_| can_resume(&pairing.player, &pairing.baseline, &match_config),
+            |resume| {
+                let match_config = MatchConfig {
+                    resume,
+                    ..match_config.clone()
+                };
+                play_pairing(factory, &match_config, pairing, on_game)
+            },
         )?;
         results.push(once.result);
         write_tables(out, &results)?;
@@ -287,14 +299,9 @@ pub fn run(
     Ok(results)
 }
 
-fn play_pairing(
-    factory: &PlayerFactory,
-    config: &StrengthConfig,
-    pairing: &Pairing,
-    dir: &Path,
-    on_game: &(dyn Fn(&Pairing, &GameResult, &Tally) + Sync),
-) -> Result<PairingResult> {
-    let match_config = MatchConfig {
+/// The match a pairing plays into `dir` (from its first game).
+fn pairing_match(config: &StrengthConfig, pairing: &Pairing, dir: &Path) -> MatchConfig {
+    MatchConfig {
         games: config.games,
         variant: config.variant,
         rules: config.rules,
@@ -306,12 +313,21 @@ fn play_pairing(
         sgf: false,
         resume: false,
         cancel: Default::default(),
-    };
+    }
+}
+
+/// Plays `match_config` (a [`pairing_match`], resumed or not) and sums it up.
+fn play_pairing(
+    factory: &PlayerFactory,
+    match_config: &MatchConfig,
+    pairing: &Pairing,
+    on_game: &(dyn Fn(&Pairing, &GameResult, &Tally) + Sync),
+) -> Result<PairingResult> {
     let report = play_match(
         factory,
         &pairing.player,
         &pairing.baseline,
-        &match_config,
+        match_config,
         &|g, t| {
             on_game(pairing, g, t);
             Control::Continue
@@ -688,6 +704,66 @@ mod tests {
             [true, true, false]
         );
         assert!(again[2].player.contains("sims=8"));
+    }
+
+    /// A pairing cut short (no `done.json`; its results file holding one whole game and
+    /// half of another, as a kill leaves it) goes on: the recorded game counts and is not
+    /// played again. An unfinished folder of another player's games is replayed whole.
+    #[test]
+    fn an_unfinished_pairing_goes_on_from_the_games_it_holds() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = config("mcts:evaluator=heuristic");
+        c.times_ms = vec![];
+        c.games = 4;
+        let f = PlayerFactory::new();
+        let first = run(&f, &c, dir.path(), &|_, _, _| {}, &mut |_, _, _| Ok(())).unwrap();
+        assert_eq!(first[0].tally.games(), 4);
+        let pairing = dir.path().join("depth-1");
+        let results = pairing.join("results.jsonl");
+        let text = std::fs::read_to_string(&results).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let kept = lines[2];
+        let kept_game = serde_json::from_str::<GameResult>(kept).unwrap().game;
+        let cut = format!("{kept}\n{}", &lines[0][..lines[0].len() / 2]);
+        std::fs::write(&results, cut).unwrap();
+        std::fs::remove_file(pairing.join(DONE)).unwrap();
+
+        let played = std::sync::Mutex::new(Vec::new());
+        let on_game = |_: &Pairing, g: &GameResult, t: &Tally| {
+            played.lock().unwrap().push((g.game, t.games()));
+        };
+        let mut reused = Vec::new();
+        let again = run(&f, &c, dir.path(), &on_game, &mut |_, _, r| {
+            reused.push(r);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(reused, [false]);
+        let seen = std::mem::take(&mut *played.lock().unwrap());
+        assert_eq!(seen.len(), 3, "{seen:?}");
+        assert!(seen.iter().all(|&(g, _)| g != kept_game), "{seen:?}");
+        // The running tally counts the recorded game.
+        assert_eq!(seen.iter().map(|&(_, n)| n).max(), Some(4), "{seen:?}");
+        assert_eq!(again[0].tally.games(), 4);
+        let after = std::fs::read_to_string(&results).unwrap();
+        assert!(after.starts_with(&format!("{kept}\n")), "{after}");
+        let read = crate::arena::read_results(&results).unwrap();
+        assert!(read.skipped.is_empty(), "{:?}", read.skipped);
+        let mut numbers: Vec<usize> = read.games.iter().map(|g| g.game).collect();
+        numbers.sort();
+        assert_eq!(numbers, [0, 1, 2, 3]);
+
+        // Games of another player (8 simulations, not 16) are not this pairing's.
+        std::fs::remove_file(pairing.join(DONE)).unwrap();
+        std::fs::write(&results, format!("{kept}\n")).unwrap();
+        let mut other = c.clone();
+        other.sims = 8;
+        let replayed = run(&f, &other, dir.path(), &on_game, &mut |_, _, _| Ok(())).unwrap();
+        assert_eq!(played.lock().unwrap().len(), 4);
+        assert_eq!(replayed[0].tally.games(), 4);
+        let read = crate::arena::read_results(&results).unwrap();
+        assert_eq!(read.games.len(), 4);
+        assert!(read.games.iter().all(|g| g.a.contains("sims=8")));
     }
 
     /// The player's wins are its wins: a weak player (uniform MCTS at one simulation)

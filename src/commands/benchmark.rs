@@ -3,7 +3,8 @@
 //! `alphabeta:depth=D` at a fixed simulation count ([`eval::strength`]), prints one table
 //! and writes `results.csv`, `results.md` and `benchmark.png` (Elo ± 95% against time per
 //! move) into the output directory after every pairing. Rerunning the same command
-//! resumes: complete pairings are reused.
+//! resumes: complete pairings are reused, and one cut short (Ctrl-C, a kill) goes on from
+//! the games it holds.
 
 use crate::pairings::{game_progress, report_pairing, PairingArgs, Search};
 use crate::plot::{

@@ -11,8 +11,8 @@
 //!
 //! Output directory (default `RUN/ladder`):
 //! * `gen-NNNN/`: the model's [`eval::strength::run`] directory (`time-200ms/`, its
-//!   `results.csv`): a rerun of the same command reuses every complete pairing there and
-//!   plays only what is missing.
+//!   `results.csv`): a rerun of the same command reuses every complete pairing there,
+//!   goes on with one cut short from the games it holds, and plays only what is missing.
 //! * `nnue-NNNN/`: the same for the run's newest learned alpha-beta
 //!   (`alphabeta:eval=models/nnue-NNNN.safetensors`, made at the end of the run: its rung
 //!   stands at the run's last training time; `--no-learned` leaves it out).

@@ -15,7 +15,7 @@ mod openings;
 mod results;
 mod resume;
 
-pub use once::{play_once, play_once_if_current, read_marker, Once};
+pub use once::{play_once, play_once_if_current, play_once_or_go_on, read_marker, Once};
 pub use openings::Openings;
 pub use results::{read_results, GameOutcome, GameResult, ResultsRead};
 
@@ -123,12 +123,7 @@ pub fn play_match(
     if config.games == 0 {
         bail!("a match needs at least one game");
     }
-    let openings = config.openings.generate(
-        config.games.div_ceil(2),
-        config.variant,
-        config.rules,
-        config.seed,
-    );
+    let openings = match_openings(config);
     let earlier = match &config.out_dir {
         Some(dir) => resume::earlier_games(dir, &a.name(), &b.name(), config, &openings)?,
         None => Vec::new(),
@@ -255,6 +250,28 @@ pub fn play_match(
         stopped: stopped_by_callback.load(Ordering::SeqCst),
         cancelled: cancelled.load(Ordering::SeqCst),
     })
+}
+
+/// The openings of a match's games: game `i` starts from opening `i / 2`.
+fn match_openings(config: &MatchConfig) -> Vec<Vec<Move>> {
+    config.openings.generate(
+        config.games.div_ceil(2),
+        config.variant,
+        config.rules,
+        config.seed,
+    )
+}
+
+/// Whether `config.out_dir` holds games that this match of `a` against `b` would go on
+/// from with [`MatchConfig::resume`]: at least one, and every one a game of this match
+/// (players, variant, rules, game number and opening, as `resume` checks them). False when
+/// the folder holds none, another match's, or a results file that cannot be read. Changes
+/// nothing. ([`play_once_or_go_on`]'s test of an unfinished match's folder.)
+pub fn can_resume(a: &PlayerSpec, b: &PlayerSpec, config: &MatchConfig) -> bool {
+    let Some(dir) = &config.out_dir else {
+        return false;
+    };
+    resume::holds_games_of(dir, &a.name(), &b.name(), config, &match_openings(config))
 }
 
 fn write_game(

@@ -1,7 +1,9 @@
 //! Work played into a folder exactly once: a match (or a gate, or any result of games
 //! written into one folder) counts once its completion file exists; an unfinished one is
-//! cleared and played again from scratch. The run loop's rating, anchor and gate matches
-//! all resume this way.
+//! cleared and played again from scratch ([`play_once`], [`play_once_if_current`]: the run
+//! loop's rating, anchor, gate and promotion matches, short enough to replay), or goes on
+//! from the games it holds when they are the same match's ([`play_once_or_go_on`]:
+//! `benchmark` and `ladder` pairings, which can take an hour).
 
 use anyhow::{anyhow, Context, Result};
 use serde::de::DeserializeOwned;
@@ -22,7 +24,7 @@ pub fn play_once<T: Serialize + DeserializeOwned>(
     Ok(play_once_if_current(dir, marker, |_| true, play)?.result)
 }
 
-/// A result of [`play_once_if_current`] and where it came from.
+/// A result of [`play_once_if_current`] or [`play_once_or_go_on`] and where it came from.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Once<T> {
     /// The recorded or new result.
@@ -31,30 +33,48 @@ pub struct Once<T> {
     pub reused: bool,
 }
 
-/// The one owner of the completion-file protocol: [`play_once`], except that a result
-/// recorded in `dir/marker` counts only when `current` accepts it (e.g. it was played by
-/// the same players, as many games); a record it refuses is cleared with the rest of `dir`
-/// and the work played again.
+/// [`play_once`], except that a result recorded in `dir/marker` counts only when `current`
+/// accepts it (e.g. it was played by the same players, as many games); a record it refuses
+/// is cleared with the rest of `dir` and the work played again.
 pub fn play_once_if_current<T: Serialize + DeserializeOwned>(
     dir: &Path,
     marker: &str,
     current: impl FnOnce(&T) -> bool,
     play: impl FnOnce() -> Result<T>,
 ) -> Result<Once<T>> {
-    if let Some(done) = read_marker(dir, marker)? {
-        if current(&done) {
+    play_once_or_go_on(dir, marker, current, |_| false, |_| play())
+}
+
+/// The one owner of the completion-file protocol: [`play_once_if_current`], except that a
+/// folder without a record whose contents `can_go_on` accepts (the games of an unfinished
+/// match of the same players and settings: [`super::can_resume`]) is kept, and `play(true)`
+/// goes on from it; any other folder is cleared and `play(false)` plays from scratch. A
+/// refused record's folder is always cleared: its games are another match's.
+pub fn play_once_or_go_on<T: Serialize + DeserializeOwned>(
+    dir: &Path,
+    marker: &str,
+    current: impl FnOnce(&T) -> bool,
+    can_go_on: impl FnOnce(&Path) -> bool,
+    play: impl FnOnce(bool) -> Result<T>,
+) -> Result<Once<T>> {
+    let go_on = match read_marker(dir, marker)? {
+        Some(done) if current(&done) => {
             return Ok(Once {
                 result: done,
                 reused: true,
-            });
+            })
+        }
+        Some(_) => false,
+        None => can_go_on(dir),
+    };
+    if !go_on {
+        match std::fs::remove_dir_all(dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e).with_context(|| format!("cannot remove {}", dir.display())),
         }
     }
-    match std::fs::remove_dir_all(dir) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e).with_context(|| format!("cannot remove {}", dir.display())),
-    }
-    let result = play()?;
+    let result = play(go_on)?;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let path = dir.join(marker);
     let text = serde_json::to_string_pretty(&result)?;
@@ -175,5 +195,61 @@ mod tests {
             }
         );
         assert_eq!(read_marker::<u32>(&dir, "done.json").unwrap(), Some(5));
+    }
+
+    /// An unfinished folder that `can_go_on` accepts is kept and played on; one it refuses
+    /// is cleared; a folder with a refused record is cleared without asking.
+    #[test]
+    fn an_accepted_unfinished_folder_is_played_on() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("m");
+        let games = dir.join("results.jsonl");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(&games, "game 0\n").unwrap();
+        let on = play_once_or_go_on(
+            &dir,
+            "done.json",
+            |_: &u32| true,
+            |d| d == dir && games.exists(),
+            |go_on| {
+                assert!(go_on);
+                assert_eq!(std::fs::read_to_string(&games).unwrap(), "game 0\n");
+                std::fs::write(&games, "game 0\ngame 1\n").unwrap();
+                Ok(2u32)
+            },
+        )
+        .unwrap();
+        assert_eq!((on.result, on.reused), (2, false));
+        assert_eq!(read_marker::<u32>(&dir, "done.json").unwrap(), Some(2));
+
+        // A record the caller refuses: its games are cleared, whatever `can_go_on` says.
+        let again = play_once_or_go_on(
+            &dir,
+            "done.json",
+            |&r: &u32| r == 3,
+            |_| panic!("a folder with a record is never gone on with"),
+            |go_on| {
+                assert!(!go_on && !games.exists());
+                Ok(3u32)
+            },
+        )
+        .unwrap();
+        assert_eq!((again.result, again.reused), (3, false));
+
+        // No record, and games `can_go_on` refuses: cleared.
+        std::fs::remove_file(dir.join("done.json")).unwrap();
+        std::fs::write(&games, "another match's game\n").unwrap();
+        let fresh = play_once_or_go_on(
+            &dir,
+            "done.json",
+            |_: &u32| true,
+            |_| false,
+            |go_on| {
+                assert!(!go_on && !games.exists());
+                Ok(4u32)
+            },
+        )
+        .unwrap();
+        assert_eq!(fresh.result, 4);
     }
 }

@@ -25,14 +25,54 @@ pub(super) fn earlier_games(
     config: &MatchConfig,
     openings: &[Vec<Move>],
 ) -> Result<Vec<GameResult>> {
+    let Some(earlier) = recorded_games(dir, a, b, config, openings)? else {
+        return Ok(Vec::new());
+    };
+    end_on_a_whole_line(&dir.join("results.jsonl"), earlier.truncated)?;
+    Ok(earlier.games)
+}
+
+/// Whether `dir` holds games that [`earlier_games`] would go on from: at least one, each a
+/// game of this match (as if [`MatchConfig::resume`] were set). Changes nothing.
+pub(super) fn holds_games_of(
+    dir: &Path,
+    a: &str,
+    b: &str,
+    config: &MatchConfig,
+    openings: &[Vec<Move>],
+) -> bool {
+    let probe = MatchConfig {
+        resume: true,
+        ..config.clone()
+    };
+    matches!(recorded_games(dir, a, b, &probe, openings), Ok(Some(e)) if !e.games.is_empty())
+}
+
+/// The games a results file holds, checked to be this match's.
+struct Recorded {
+    /// In game order.
+    games: Vec<GameResult>,
+    /// Whether the file's last line was cut (a kill while appending).
+    truncated: bool,
+}
+
+/// [`earlier_games`]' checks, without mending the file: `None` when the folder holds no
+/// results.
+fn recorded_games(
+    dir: &Path,
+    a: &str,
+    b: &str,
+    config: &MatchConfig,
+    openings: &[Vec<Move>],
+) -> Result<Option<Recorded>> {
     let path = dir.join("results.jsonl");
     let len = match std::fs::metadata(&path) {
         Ok(m) => m.len(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
     };
     if len == 0 {
-        return Ok(Vec::new());
+        return Ok(None);
     }
     if !config.resume {
         bail!(
@@ -89,9 +129,11 @@ pub(super) fn earlier_games(
             return Err(wrong("opening", &g.opening, &opening));
         }
     }
-    end_on_a_whole_line(&path, !read.skipped.is_empty())?;
     games.sort_by_key(|g| g.game);
-    Ok(games)
+    Ok(Some(Recorded {
+        games,
+        truncated: !read.skipped.is_empty(),
+    }))
 }
 
 /// Makes the file end with a newline, so that the next game appended starts a line of its
@@ -234,6 +276,29 @@ mod tests {
             .unwrap()
             .game;
         let other_b = PlayerSpec::parse("first-legal").unwrap();
+        // `can_resume` tells the same without an error (and with or without `resume`).
+        assert!(super::super::can_resume(
+            &a,
+            &b,
+            &config(dir.path(), 5, false)
+        ));
+        assert!(!super::super::can_resume(
+            &a,
+            &other_b,
+            &config(dir.path(), 5, true)
+        ));
+        assert!(!super::super::can_resume(
+            &a,
+            &b,
+            &config(dir.path(), 6, true)
+        ));
+        let empty = tempfile::tempdir().unwrap();
+        assert!(!super::super::can_resume(
+            &a,
+            &b,
+            &config(empty.path(), 5, true)
+        ));
+        assert_eq!(std::fs::read_to_string(&results).unwrap(), text);
         let e = refused(&a, &other_b, config(dir.path(), 5, true));
         assert!(
             e.contains(&format!(
