@@ -14,6 +14,9 @@
 //!   search speed.
 //! * [`config`]: [`MctsConfig`], [`DescentConfig`], [`SelfplayConfig`]; [`device`]: where and
 //!   in what precision a network runs ([`Device`], [`Precision`]: names, no torch here).
+//! * [`encoding`]: positions → the network's `u8` input planes (side-to-move view), per
+//!   variant, versioned; [`policy`]: move ⇄ policy index of the network's output. The one
+//!   encoder: the trainer (`train`) and the Python wheel use it.
 //! * [`cancel`]: [`Cancel`], the stop request that self-play and matches poll.
 
 pub mod atomic_file;
@@ -23,12 +26,14 @@ pub mod config;
 pub mod data;
 pub mod descent;
 pub mod device;
+pub mod encoding;
 mod error;
 pub mod evaluator;
 pub mod evaluators;
 mod gumbel;
 pub mod output;
 pub mod player;
+pub mod policy;
 pub mod root_tactics;
 pub mod search;
 mod tree;

@@ -2,8 +2,9 @@
 //! for search, the replay window, the trainer with exact checkpoints, and export.
 //!
 //! * [`encoding`]: positions → `u8` planes (side-to-move view), per variant
-//!   ([`encoding::input_layout`]), versioned.
-//! * [`policy`]: move ⇄ policy index of the network's output ([`policy::PolicyIndex`]).
+//!   ([`encoding::input_layout`]), versioned; [`policy`]: move ⇄ policy index of the
+//!   network's output ([`policy::PolicyIndex`]). Both live in the torch-free `selfplay`
+//!   crate (one encoder for the trainer and the Python wheel) and are re-exported here.
 //! * [`net`]: the residual network (input and policy planes of its variant); [`model`]: a
 //!   network with its description and files; a model serves the variants of its layout
 //!   only ([`ModelInfo::check_variant`]).
@@ -56,7 +57,6 @@ pub mod bench;
 pub mod config;
 pub mod cpu_peak;
 pub mod device;
-pub mod encoding;
 pub mod evaluator;
 pub mod export;
 pub mod folded;
@@ -68,10 +68,13 @@ pub mod model;
 pub mod net;
 pub mod optimizer;
 pub mod players;
-pub mod policy;
 pub mod replay;
 pub mod tensor_file;
 pub mod trainer;
+
+// The input encoding and the policy index live in the torch-free `selfplay` crate (one
+// encoder for the trainer, search and the Python wheel); their `train::` paths remain.
+pub use selfplay::{encoding, policy};
 
 pub use config::{InferenceConfig, NetConfig, TrainConfig};
 pub use evaluator::NetEvaluator;

@@ -108,6 +108,41 @@ pub fn transform_policy_index(variant: Variant, index: usize, s: usize) -> usize
     new_plane * grid + g.grid_cell[new_from] as usize
 }
 
+/// A policy vector of `variant` (one value per index, [`policy_size`]) seen under board
+/// symmetry `s`: the value of index `i` moves to [`transform_policy_index`]`(i)`; grid cells
+/// off the board (never legal) keep their place. Errors: a wrong length, a symmetry out of
+/// range.
+pub fn transform_policy<T: Copy + Default>(
+    variant: Variant,
+    policy: &[T],
+    s: usize,
+) -> Result<Vec<T>, String> {
+    let g = variant.geometry();
+    if policy.len() != policy_size(variant) {
+        return Err(format!(
+            "policy of length {} for {variant}: expected {}",
+            policy.len(),
+            policy_size(variant)
+        ));
+    }
+    if s >= g.num_symmetries as usize {
+        return Err(format!(
+            "symmetry {s} out of range: {variant} has {}",
+            g.num_symmetries
+        ));
+    }
+    let grid = g.size as usize * g.size as usize;
+    let mut out = vec![T::default(); policy.len()];
+    for (i, &x) in policy.iter().enumerate() {
+        if g.grid_square[i % grid] == NO_SQUARE {
+            out[i] = x;
+        } else {
+            out[transform_policy_index(variant, i, s)] = x;
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,6 +180,12 @@ mod tests {
             for p in sample_positions(v, 10, 11) {
                 for s in 0..g.num_symmetries as usize {
                     let q = p.transformed(s);
+                    // The whole vector moves as its indices do (a permutation).
+                    let ids: Vec<usize> = (0..policy_size(v)).collect();
+                    let moved = transform_policy(v, &ids, s).unwrap();
+                    let mut sorted = moved.clone();
+                    sorted.sort_unstable();
+                    assert_eq!(sorted, ids, "{v} sym {s}: not a permutation");
                     for &m in p.legal_moves(&rules).iter() {
                         if let Some(idx) = p.policy_index(m) {
                             let qm = p.transform_move(m, s);
@@ -153,6 +194,7 @@ mod tests {
                                 q.policy_index(qm).unwrap(),
                                 "{v} sym {s}"
                             );
+                            assert_eq!(moved[q.policy_index(qm).unwrap()], idx);
                         }
                     }
                 }

@@ -1,4 +1,5 @@
-//! Network input encoding: a position as planes over its variant's `size × size` grid
+//! Network input encoding (the one encoder: the trainer (`train`), search and the Python
+//! wheel all use this module): a position as planes over its variant's `size × size` grid
 //! ([`loa::Geometry::size`]), from the side to move's point of view.
 //!
 //! Every plane is one entry of [`PLANES`]: its name, what it holds, its stored value, the
@@ -79,7 +80,7 @@
 //! Versions: version 2 introduced the per-variant layout. The planes of `standard`,
 //! `scrambled-eggs` and `6x6` are exactly those of version 1, so models of those variants
 //! saved with version 1 remain valid ([`check_version`]). The plane set is part of a
-//! model's network shape ([`crate::config::NetConfig::plane_set`]); model files
+//! model's network shape (`train::config::NetConfig::plane_set`); model files
 //! written before it existed have [`PlaneSet::Board`].
 
 use loa::features::{board_distance, excess_distance, CentreOfMass};
@@ -793,6 +794,57 @@ pub fn encode(pos: &Position, plane_set: PlaneSet) -> Vec<u8> {
     out
 }
 
+/// The planes `planes` of a `variant` position with `plane_set` (as [`encode`] writes
+/// them) seen under board symmetry `s` (`0..geometry.num_symmetries`): equal to the planes
+/// of `pos.transformed(s)` (the training batches' augmentation). Every cell moves to its
+/// image; the line-count planes are permuted with their axes. Errors: a wrong length, a
+/// symmetry out of range.
+pub fn transform_planes(
+    variant: Variant,
+    plane_set: PlaneSet,
+    planes: &[u8],
+    s: usize,
+) -> Result<Vec<u8>, String> {
+    let g = variant.geometry();
+    let len = input_len(variant, plane_set);
+    if planes.len() != len {
+        return Err(format!(
+            "planes of length {} for {variant} with plane set {}: expected {len}",
+            planes.len(),
+            plane_set.name()
+        ));
+    }
+    if s >= g.num_symmetries as usize {
+        return Err(format!(
+            "symmetry {s} out of range: {variant} has {}",
+            g.num_symmetries
+        ));
+    }
+    let cells = g.size as usize * g.size as usize;
+    let names: Vec<&str> = planes_of(variant, plane_set).map(|p| p.name).collect();
+    let line_counts: Vec<usize> = (0..names.len())
+        .filter(|&p| names[p].starts_with("line_count_"))
+        .collect();
+    let mut out = vec![0u8; len];
+    for p in 0..names.len() {
+        let to_plane = match line_counts.iter().position(|&q| q == p) {
+            Some(axis) => {
+                line_counts[g.symmetry_direction[s][axis] as usize % g.axes as usize]
+            }
+            None => p,
+        };
+        let mut bits = g.cells;
+        while bits != 0 {
+            let sq = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let from = g.grid_cell[sq] as usize;
+            let to = g.grid_cell[g.symmetry_square[s][sq] as usize] as usize;
+            out[to_plane * cells + to] = planes[p * cells + from];
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1478,6 +1530,11 @@ mod tests {
                 for s in 0..g.num_symmetries as usize {
                     let t = pos.transformed(s);
                     let enc_t = encode(&t, plane_set);
+                    assert_eq!(
+                        transform_planes(variant, plane_set, &enc, s).unwrap(),
+                        enc_t,
+                        "{variant} {plane_set:?} transform_planes {s}"
+                    );
                     for sq in 0..64u8 {
                         if !g.contains(sq) {
                             continue;
