@@ -828,9 +828,7 @@ pub fn transform_planes(
     let mut out = vec![0u8; len];
     for p in 0..names.len() {
         let to_plane = match line_counts.iter().position(|&q| q == p) {
-            Some(axis) => {
-                line_counts[g.symmetry_direction[s][axis] as usize % g.axes as usize]
-            }
+            Some(axis) => line_counts[g.symmetry_direction[s][axis] as usize % g.axes as usize],
             None => p,
         };
         let mut bits = g.cells;
