@@ -30,6 +30,29 @@ $(ONNX_STAMP): $(STAMP)
 	touch $@
 onnx-setup: $(ONNX_STAMP)
 
+## python-wheel: the Python wheel (python/: `loazero` for Python, PyO3 + maturin, abi3, no
+## torch) built in release and installed into the venv with what its tests use (maturin,
+## numpy, pytest, open_spiel, pettingzoo: once, stamp file). Users: `pip install ./python`.
+.PHONY: python-wheel python-test
+PY_STAMP := $(VENV)/.python-wheel-deps
+$(PY_STAMP): $(STAMP)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check 'maturin>=1.5,<2' numpy pytest \
+		open_spiel==2.0.2 pettingzoo==1.27.0
+	touch $@
+python-wheel: $(PY_STAMP)
+	rm -rf $(TARGET_DIR)/wheels
+	cd python && CARGO_TARGET_DIR=$(abspath $(TARGET_DIR)) $(abspath $(VENV))/bin/maturin build \
+		--release --quiet -i $(abspath $(VENV))/bin/python --out $(abspath $(TARGET_DIR))/wheels
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check --force-reinstall --no-deps \
+		$(TARGET_DIR)/wheels/loazero-*.whl
+
+## python-test: the wheel's tests (python/tests, pytest: the rules, planes, players, engine,
+## OpenSpiel, PettingZoo, errors) against the binaries of `build`. `make test` runs it
+## before cargo's tests, which check the installed wheel's planes and the exported
+## TorchScript model against the trainer (tests/export_python.rs).
+python-test: build python-wheel
+	LOAZERO=$(abspath $(BIN)) $(VENV)/bin/python -m pytest -q python/tests
+
 ## build: release build of both binaries: loazero (torch-free) and loazero-torch (execed by
 ## loazero for the commands that need torch; see cli/src/main.rs)
 build: setup
@@ -52,7 +75,7 @@ run: build
 ## them with other features and compile the object_store stack a third time.
 ## The tests keep `auto` precision's measurements (train::auto_precision) in a file of the
 ## target directory, not in the user's cache.
-test: build
+test: build python-test
 	LOAZERO_PRECISION_CACHE=$${LOAZERO_PRECISION_CACHE-$(abspath $(TARGET_DIR))/precision-cache-of-tests.json} \
 		$(CARGO) test --release --workspace
 
@@ -118,12 +141,14 @@ fuzz: setup
 
 ## lint: rustfmt, clippy (warnings are errors), no dependency the code never names
 ## (scripts/unused_deps.py), and no tch or torch-sys among the torch-free `loazero`
-## binary's dependencies (its package is cli/)
+## binary's dependencies (its package is cli/) nor the Python wheel's (python/)
 lint:
 	$(CARGO) fmt --all -- --check
 	$(PYTHON) scripts/unused_deps.py
 	@if $(CARGO) tree -p loazero -e normal,build --prefix none | grep -E '^(tch|torch-sys) '; then \
 		echo "error: the torch-free loazero binary depends on torch (above)"; exit 1; fi
+	@if $(CARGO) tree -p loazero-python -e normal,build --prefix none | grep -E '^(tch|torch-sys) '; then \
+		echo "error: the Python wheel (python/) depends on torch (above)"; exit 1; fi
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
 
 fmt:
