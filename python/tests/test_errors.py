@@ -52,7 +52,7 @@ def test_bad_input_gives_the_command_lines_message(tmp_path):
         "bad rules": (lambda: loazero.Game("standard", "classic,no-move=maybe"), "rules classic,no-move=maybe"),
     }
     answers = engine_errors([c for _, c in cases.values()])
-    assert len(answers) == len(cases), answers
+    assert len(answers) == len(cases) + 1 and answers[-1] == "ok bye", answers
     for (name, (call, _)), answer in zip(cases.items(), answers):
         got = message(call)
         assert answer.startswith("error "), (name, answer)
