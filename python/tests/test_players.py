@@ -109,3 +109,27 @@ def test_engine_runs_the_shipped_model():
         state = loazero.Game().new_initial_state()
         r = engine.play(state)
         assert r.move in state.legal_moves() and r.nodes >= 32 and r.value is not None
+
+
+def test_example_plays_the_shipped_model(tmp_path):
+    """examples/python/shipped_model_vs_alphabeta.py as docs/python.md runs it (one short
+    game): the exported TorchScript in PyTorch with the wheel's planes."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("torch")
+    torch_binary = os.path.join(os.path.dirname(binary()), "loazero-torch")
+    if not os.path.exists(torch_binary):
+        why = f"no {torch_binary} (make build builds it)"
+        if os.environ.get("CI"):
+            pytest.fail(why)
+        pytest.skip(why)
+    model = os.path.join(ROOT, "data/shipped/models/gen-0099.safetensors")
+    out = subprocess.run([binary(), "export", model, "--out", str(tmp_path / "export")],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    example = os.path.join(ROOT, "examples/python/shipped_model_vs_alphabeta.py")
+    out = subprocess.run([sys.executable, example, str(tmp_path / "export"), "--games", "1", "--ms", "20"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "start position: value" in out.stdout and "against alphabeta:ms=20" in out.stdout, out.stdout
