@@ -96,15 +96,18 @@ def main():
             out = [None] * n
             threads = [threading.Thread(target=search_all, args=(args.ms, states, out, i)) for i in range(n)]
             t = time.perf_counter()
+            cpu = time.process_time()
             for th in threads:
                 th.start()
             for th in threads:
                 th.join()
             wall = time.perf_counter() - t
+            cpu = time.process_time() - cpu
             nodes = sum(o[0] for o in out)
             rates[n] = nodes / wall
             print(f"{n} Python thread(s) searching at once: {nodes} nodes in {wall:.2f} s, "
-                  f"{rates[n] / 1e6:.3f} M nodes/s")
+                  f"{rates[n] / 1e6:.3f} M nodes/s; {cpu / wall:.2f} CPU seconds a second, "
+                  f"{nodes / cpu / 1e6:.3f} M nodes a CPU second")
         print(f"two threads / one: {rates[2] / rates[1]:.2f}x")
 
 
