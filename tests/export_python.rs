@@ -2,6 +2,8 @@
 //! `loazero export MODEL --out DIR` writes a TorchScript model that `torch.jit.load`
 //! runs to the Rust outputs, and `python scripts/onnx_export.py DIR` (from the repository
 //! root, after `make onnx-setup`) converts it to ONNX and checks it with onnxruntime.
+//! The Python wheel's planes (`make python-test` installs it) equal the trainer's, and the
+//! shipped model's TorchScript export gives `loazero-torch`'s outputs on them.
 //! Uses the python of a venv: `VENV` when set (as the Makefile and `.ci/run` set it;
 //! relative to the repository root if relative), else the first of the repository's `.venv`
 //! (`make setup`) and `$HOME/.cache/loazero/venv` (where `.ci/run` keeps it) that imports
@@ -204,4 +206,94 @@ fn onnx_conversion_agrees_with_onnxruntime() {
         assert!(dir.path().join("export/model.onnx").exists());
         eprintln!("{variant}: {}", text.trim());
     }
+}
+
+/// The Python wheel (python/, `make python-test` installs it into the venv) against the
+/// trainer, on the shipped model: for every variant the network supports, the planes of
+/// at least 1 000 positions of seeded random games computed in Python
+/// (`loazero.Game(variant).state_from_text(text).planes(plane_set)`) equal the trainer's
+/// encoder's bytes, and the exported TorchScript model run by PyTorch on the Python planes
+/// gives `loazero-torch`'s own outputs (`Net::forward_export`) within float tolerance
+/// (python/tests/check_wheel_planes.py says how far).
+#[test]
+fn python_wheel_planes_and_torchscript_match_the_trainer() {
+    let Some(py) = python_with("loazero, torch, numpy", "make python-test") else {
+        return;
+    };
+    tch::set_num_threads(1);
+    let shipped = root().join("data/shipped/models/gen-0099.safetensors");
+    let model = Model::load(&shipped, Device::Cpu).unwrap();
+    let plane_set = model.info.net.plane_set;
+    let dir = tempfile::tempdir().unwrap();
+    let export_dir = dir.path().join("export");
+    let out = loazero(&[
+        OsStr::new("export"),
+        shipped.as_os_str(),
+        OsStr::new("--out"),
+        export_dir.as_os_str(),
+    ]);
+    assert!(out.status.success(), "loazero export: {}", text(&out));
+    let per_variant = 1000;
+    let mut supported = Vec::new();
+    let (mut lines, mut planes, mut outputs) = (String::new(), Vec::<u8>::new(), Vec::<u8>::new());
+    for variant in loa::Variant::ALL {
+        if model.info.check_variant(variant).is_err() {
+            continue;
+        }
+        supported.push(variant);
+        let rules = loa::Rules::classic();
+        let positions: Vec<loa::Position> =
+            loa::testing::random_game_positions(variant, &rules, 40, 200, 61)
+                .into_iter()
+                .take(per_variant)
+                .collect();
+        assert_eq!(positions.len(), per_variant, "{variant}: too few positions");
+        let mut batch = Vec::new();
+        for pos in &positions {
+            lines.push_str(&format!("{variant}\t{}\n", pos.to_text()));
+            batch.extend(train::encoding::encode(pos, plane_set));
+        }
+        let layout = train::encoding::input_layout(variant, plane_set);
+        let n = layout.size as i64;
+        let x = tch::Tensor::from_slice(&batch).view([
+            per_variant as i64,
+            layout.num_planes() as i64,
+            n,
+            n,
+        ]);
+        let y = tch::no_grad(|| model.net.forward_export(&x));
+        let ys = Vec::<f32>::try_from(y.flatten(0, -1)).unwrap();
+        outputs.extend(ys.iter().flat_map(|v| v.to_le_bytes()));
+        planes.extend(batch);
+    }
+    assert!(supported.contains(&model.info.variant), "{:?}", supported);
+    std::fs::write(dir.path().join("positions.txt"), lines).unwrap();
+    std::fs::write(dir.path().join("planes.bin"), &planes).unwrap();
+    std::fs::write(dir.path().join("outputs.bin"), &outputs).unwrap();
+    let out = Command::new(&py)
+        .arg(root().join("python/tests/check_wheel_planes.py"))
+        .arg(&export_dir)
+        .arg(dir.path())
+        .arg(plane_set.name())
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{said}");
+    let positions = supported.len() * per_variant;
+    assert!(
+        said.contains(&format!("planes equal on {positions} positions")),
+        "{said}"
+    );
+    let diff: f64 = said
+        .split("max abs diff ")
+        .nth(1)
+        .and_then(|t| t.split_whitespace().next())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("no difference printed: {said}"));
+    assert!(diff < 1e-4, "{diff}");
+    eprintln!("{}", said.trim());
 }
