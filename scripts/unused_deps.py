@@ -20,6 +20,8 @@ import tomllib
 NEEDED_WITHOUT_A_NAME = {
     (".", "torch-sys"): "build.rs reads DEP_TCH_LIBTORCH_LIB, set only for direct dependents",
     ("train", "torch-sys"): "train/build.rs reads DEP_TCH_LIBTORCH_LIB, set only for direct dependents",
+    (".", "zstd"): "tests/fuzz_seeds.rs compiles in fuzz/fuzz_targets/shard.rs, which names it",
+    (".", "safetensors"): "tests/fuzz_seeds.rs compiles in fuzz/fuzz_targets/tensor_file.rs, which names it",
 }
 
 

@@ -30,7 +30,7 @@ struct Cli {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    let cli: Cli = loazero::usage::parse_or_exit(std::env::args_os().collect());
     if let Err(err) = commands::run(cli.command) {
         if interrupt::is_interrupted(&err) {
             eprintln!("{err:#}");

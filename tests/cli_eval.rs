@@ -356,6 +356,31 @@ fn match_writes_replayable_records_and_ratings_read_them() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("oracle"));
 }
 
+/// `ratings` on a copy of a run that kept only its models and ratings (`data/shipped`, no
+/// `matches/` folder) shows the ratings the run wrote; its `metrics.jsonl` is not read as
+/// a results file (which failed with "missing field game").
+#[test]
+fn ratings_of_a_run_copy_without_its_games_shows_its_saved_table() {
+    let tmp = temp_dir();
+    let copy = tmp.path().join("shipped");
+    std::fs::create_dir_all(&copy).unwrap();
+    let shipped = common::repo_path("data/shipped");
+    for name in ["metrics.jsonl", "ratings.csv", "state.json", "config.toml"] {
+        std::fs::copy(shipped.join(name), copy.join(name)).unwrap();
+    }
+    let out = Command::new(bin())
+        .arg("ratings")
+        .arg(&copy)
+        .output()
+        .unwrap();
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(t.contains("keeps no rating games"), "{t}");
+    let saved = std::fs::read_to_string(copy.join("ratings.csv")).unwrap();
+    assert!(t.contains(saved.trim_end()), "{t}");
+    assert!(t.contains("gen-0099"), "{t}");
+}
+
 /// A match cut short goes on with `--resume`: a folder holding results is refused without
 /// it, another match's games are refused with it, and the resumed match plays only the
 /// missing games (here: its results file cut to three lines and half a fourth, as a kill

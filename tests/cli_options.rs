@@ -82,3 +82,37 @@ fn one_name_per_concept_and_old_names_hidden() {
     assert!(!o.status.success());
     assert!(!text(&o).contains("unexpected argument"), "{}", text(&o));
 }
+
+/// An option a command lacks but a newcomer reaches for gets an error that says what to
+/// write instead, not clap's hint to pass it as a value after `--`; both binaries say it
+/// (`benchmark` and `export` run in `loazero-torch`, `bestmove` here).
+#[test]
+fn options_a_command_lacks_are_explained() {
+    for (args, says) in [
+        (
+            &["benchmark", "--dir", "runs/default"][..],
+            "ladder --dir RUN_DIR",
+        ),
+        (
+            &["export", "--model", "m.safetensors", "--out", "x"][..],
+            "export MODEL --out DIR",
+        ),
+        (
+            &["bestmove", "--model", "m.safetensors"][..],
+            "--player model:path=MODEL",
+        ),
+    ] {
+        let o = loazero(args);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {t}");
+        assert!(t.contains(says) && !t.contains("-- --"), "{args:?}: {t}");
+    }
+    // Other mistakes keep clap's message.
+    let o = loazero(&["ladder", "--frobnicate"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).contains("unexpected argument '--frobnicate'"),
+        "{}",
+        text(&o)
+    );
+}

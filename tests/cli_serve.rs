@@ -605,6 +605,28 @@ fn without_a_dir_the_shipped_model_is_served_until_a_run_has_one() {
     assert_eq!(runs["runs"][0]["name"], "default", "{runs}");
 }
 
+/// `serve RUN_DIR` serves the folder as `serve --dir RUN_DIR` does (every other command
+/// that takes a run folder reads it that way too), with a note of the one spelling.
+#[test]
+fn a_run_folder_named_without_dir_is_served() {
+    let tmp = temp_dir();
+    let log = tmp.path().join("stderr.txt");
+    let s = Server::start_with(
+        &[tiny().as_os_str()],
+        &[],
+        std::fs::File::create(&log).unwrap().into(),
+    );
+    let runs = s.get_json("/api/runs");
+    assert_eq!(runs["runs"].as_array().unwrap().len(), 1, "{runs}");
+    assert_eq!(runs["runs"][0]["name"], "tiny", "{runs}");
+    drop(s);
+    let stderr = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        stderr.contains("`serve RUN_DIR` is an older spelling"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn static_app_is_served_from_the_binary() {
     let s = Server::start(&[]);

@@ -66,8 +66,11 @@ fn main() {
     let argv0 = argv.next();
     let args: Vec<OsString> = argv.collect();
     let result = if runs_here(&args) {
-        let cli =
-            Cli::parse_from(std::iter::once(argv0.unwrap_or_else(|| "loazero".into())).chain(args));
+        let cli: Cli = loazero::usage::parse_or_exit(
+            std::iter::once(argv0.unwrap_or_else(|| "loazero".into()))
+                .chain(args)
+                .collect(),
+        );
         commands::run(cli.command, Players::torch_free())
     } else {
         Err(exec_full(argv0, &args))

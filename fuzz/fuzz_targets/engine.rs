@@ -13,12 +13,13 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let factory = PlayerFactory::new();
-    let mut session = Session::new(&factory, PlayerSpec::Random { seed: Some(1) });
+    let random = PlayerSpec::parse("random:seed=1").expect("a fixed spec parses");
+    let mut session = Session::new(&factory, random);
     for line in text.lines().take(64) {
         let t = line.trim();
         let (cmd, rest) = t.split_once(char::is_whitespace).unwrap_or((t, ""));
         if cmd.eq_ignore_ascii_case("player")
-            && PlayerSpec::parse(rest).is_ok_and(|s| !matches!(s, PlayerSpec::Random { .. }))
+            && PlayerSpec::parse(rest).is_ok_and(|s| s.kind().name != "random")
         {
             continue;
         }

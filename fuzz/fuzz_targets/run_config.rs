@@ -1,13 +1,20 @@
 //! Run configs (`loazero run --config FILE --set key=value`): `src/run/config.rs` compiled
-//! in with `#[path]` (it needs nothing else of the binary crate). The input is the TOML
+//! in with `#[path]`, with the two modules of the binary crate it names (`super::algorithm`,
+//! `super::net_schedule`). The input is the TOML
 //! file, then `--set` values separated by NUL bytes. An accepted config round-trips
 //! through `to_toml`.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 
 #[allow(dead_code, missing_docs)]
+#[path = "../../src/run/algorithm.rs"]
+mod algorithm;
+#[allow(dead_code, missing_docs)]
 #[path = "../../src/run/config.rs"]
 mod config;
+#[allow(dead_code, missing_docs)]
+#[path = "../../src/run/net_schedule.rs"]
+mod net_schedule;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {

@@ -51,8 +51,8 @@ pub struct Args {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
     /// Total training minutes of the run, counted across restarts (run.minutes; 0 = no
-    /// limit).
-    #[arg(long)]
+    /// time limit, said at the start; a negative number is refused).
+    #[arg(long, allow_negative_numbers = true)]
     pub minutes: Option<f64>,
     /// Stop after this generation (run.generations; 0 = no limit).
     #[arg(long)]
@@ -76,6 +76,9 @@ struct Saved {
 fn config_of(args: &Args, saved: Option<&Saved>, name: &str) -> Result<RunConfig> {
     let mut sets = args.sets.clone();
     if let Some(m) = args.minutes {
+        if !(m.is_finite() && m >= 0.0) {
+            bail!("--minutes {m}: must be a number of minutes ≥ 0 (0 = no time limit)");
+        }
         sets.push(format!("run.minutes={m:?}"));
     }
     if let Some(g) = args.generations {
@@ -239,6 +242,12 @@ pub fn run(args: Args) -> Result<()> {
     config.resolve_auto_threads(std::thread::available_parallelism().map_or(1, |n| n.get()));
     config.fix_threads_if_deterministic(tch::get_num_threads().max(1) as usize);
     train::device::set_threads(config.train.threads);
+    if config.run.minutes == 0.0 {
+        display.line(&match config.run.generations {
+            0 => "no time limit (run.minutes = 0): the run goes on until Ctrl-C".to_string(),
+            g => format!("no time limit (run.minutes = 0): the run stops after generation {g}"),
+        });
+    }
     let driver = Driver::open(dir, config, display)?;
     match store_trainer {
         Some(trainer) => driver.attach_store(trainer)?.run(),

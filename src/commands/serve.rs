@@ -17,6 +17,10 @@ pub struct Args {
     /// trained model that ships with loazero (data/shipped).
     #[arg(long = "dir", value_name = "RUN_DIR")]
     pub dirs: Vec<PathBuf>,
+    /// Run directories named without `--dir` (`serve RUN_DIR`, as `plot` and `ladder`
+    /// still read them): served as if given with `--dir`, with a note of the spelling.
+    #[arg(value_name = "RUN_DIR", hide = true)]
+    pub dirs_positional: Vec<PathBuf>,
     #[arg(
         long = "store",
         value_name = "URL",
@@ -61,7 +65,11 @@ pub struct Args {
 
 /// Serves until interrupted (Ctrl-C): prints `loazero serve: http://ADDR:PORT/` on its
 /// first line of standard output once it listens.
-pub fn run(args: Args) -> Result<()> {
+pub fn run(mut args: Args) -> Result<()> {
+    if !args.dirs_positional.is_empty() {
+        loazero::args::note_older_spelling("serve RUN_DIR", "serve --dir RUN_DIR");
+        args.dirs.append(&mut args.dirs_positional);
+    }
     let searches = args.searches.unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())

@@ -258,8 +258,8 @@ impl AppState {
     }
 
     /// A model given by name instead of by path: `RUN/NAME` with RUN a served run's name
-    /// (`GET /api/runs`) is that run's `models/NAME.safetensors` (`default/gen-0099`,
-    /// `default/nnue-0001`), and `RUN/REST` the file REST in that run's directory. `None`
+    /// (`GET /api/runs`) is that run's `models/NAME.safetensors` (`shipped/gen-0099`, the
+    /// shipped run's; `default/nnue-0001`, one of `runs/default`), and `RUN/REST` the file REST in that run's directory. `None`
     /// when `path` exists as given (relative to the server's working directory), so a
     /// path always means what it says.
     pub fn named_model(&self, path: &Path) -> Option<PathBuf> {

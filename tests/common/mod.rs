@@ -33,6 +33,15 @@ pub fn bin() -> &'static str {
     })
 }
 
+/// `relative` under the repository root, found when the test runs (cargo sets
+/// `CARGO_MANIFEST_DIR` for the tests it runs), not where the test binary was built: a
+/// binary built in another checkout still reads this checkout's files.
+pub fn repo_path(relative: &str) -> std::path::PathBuf {
+    let root = std::env::var_os("CARGO_MANIFEST_DIR")
+        .expect("CARGO_MANIFEST_DIR: run the tests with cargo (make test)");
+    std::path::Path::new(&root).join(relative)
+}
+
 /// The thesis games of the repository (`data/winands-thesis-games`).
 pub const THESIS_GAMES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/data/winands-thesis-games");
 

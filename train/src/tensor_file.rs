@@ -186,10 +186,17 @@ pub fn parse_layout(bytes: &[u8]) -> std::result::Result<Layout, String> {
         Some(m) => serde_json::from_value(m).map_err(|e| format!("bad __metadata__: {e}"))?,
         None => HashMap::new(),
     };
+    if meta.get("format").map(String::as_str) == Some(eval::learned::file::FORMAT) {
+        return Err(format!(
+            "this is a learned alpha-beta evaluation (format {}), not a network: it plays as \
+             `alphabeta:eval=FILE`",
+            eval::learned::file::FORMAT
+        ));
+    }
     let description = meta
         .get(METADATA_KEY)
         .cloned()
-        .ok_or_else(|| "no loazero description in the file".to_string())?;
+        .ok_or_else(|| "no loazero description in the file (truncated or corrupt?)".to_string())?;
     let mut tensors = Vec::with_capacity(map.len());
     for (name, value) in map {
         let e: HeaderEntry =
@@ -256,12 +263,8 @@ pub fn parse_layout(bytes: &[u8]) -> std::result::Result<Layout, String> {
 /// naming it; the header is checked ([`parse_layout`]) before any tensor is made.
 pub fn read(path: &Path) -> Result<TensorFile> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    let layout = parse_layout(&bytes).map_err(|e| {
-        anyhow::anyhow!(
-            "{}: not a loazero safetensors file (truncated or corrupt?): {e}",
-            path.display()
-        )
-    })?;
+    let layout = parse_layout(&bytes)
+        .map_err(|e| anyhow::anyhow!("{}: not a loazero network file: {e}", path.display()))?;
     let mut tensors = Vec::with_capacity(layout.tensors.len());
     for entry in layout.tensors {
         let name = entry.name;
@@ -314,6 +317,23 @@ mod tests {
         std::fs::write(&path, b"garbage").unwrap();
         assert!(read(&path).is_err());
         assert!(read(&dir.path().join("missing")).is_err());
+    }
+
+    /// A learned alpha-beta evaluation given where a network is read is named for what it
+    /// is, with the player spec that plays it, not called truncated or corrupt.
+    #[test]
+    fn a_learned_evaluation_file_is_named_as_such() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nnue-0001.safetensors");
+        eval::learned::Weights::random(1).save(&path).unwrap();
+        let err = read(&path).err().unwrap().to_string();
+        assert!(
+            err.contains("nnue-0001.safetensors")
+                && err.contains("learned alpha-beta evaluation")
+                && err.contains("alphabeta:eval=")
+                && !err.contains("corrupt"),
+            "{err}"
+        );
     }
 
     /// A safetensors file of `header` (JSON) followed by `data`.

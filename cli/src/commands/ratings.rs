@@ -37,10 +37,12 @@ pub struct Args {
 }
 
 /// Whether `dir` is a run directory (`loazero run --dir`): it has the run's metrics log
-/// and match directory.
+/// and its match directory or loop state (a copy that kept only the models and the
+/// ratings, as `data/shipped`, has no match directory; its `metrics.jsonl` is no results
+/// file).
 pub fn is_run_dir(dir: &Path) -> bool {
     let run = RunDir::new(dir);
-    run.metrics().is_file() && run.matches().is_dir()
+    run.metrics().is_file() && (run.matches().is_dir() || run.state().is_file())
 }
 
 /// The games of one argument: a run's rating games (`run`), or every result under a
@@ -156,6 +158,26 @@ pub fn run(mut args: Args) -> Result<()> {
     let mut games = Vec::new();
     for (source, name) in sources.iter().zip(&labels) {
         let found = games_of(&source.path, source.run, several.then_some(name.as_str()))?;
+        let run = RunDir::new(&source.path);
+        if found.is_empty() && source.run && !several && !run.matches().is_dir() {
+            // A copy of a run without its games (data/shipped): its loop's own table.
+            let saved = run.root().join("ratings.csv");
+            let table = std::fs::read_to_string(&saved).map_err(|e| {
+                anyhow::anyhow!(
+                    "{} is a run directory without its rating games (no matches/ folder) \
+                     and without a ratings.csv: {e}",
+                    source.shown
+                )
+            })?;
+            println!(
+                "{} keeps no rating games (no matches/ folder), only its ratings as the run \
+                 wrote them ({}):",
+                source.shown,
+                saved.display()
+            );
+            print!("{table}");
+            return Ok(());
+        }
         if found.is_empty() {
             bail!(
                 "no game results found under {}{}",
