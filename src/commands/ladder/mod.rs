@@ -33,6 +33,7 @@ use crate::plot::{register_font, write_png};
 use crate::run::config::RunConfig;
 use anyhow::{bail, Context, Result};
 use eval::arena::Openings;
+use eval::player::spec_builders::learned_alphabeta_spec;
 use eval::strength::{self, PairingResult, StrengthConfig};
 use loazero::args::{default_match_games, parse_list};
 use picking::{newest_learned, pick, promoted_generations, spread, with_times, Climber};
@@ -191,10 +192,7 @@ fn run_with(args: Args, dir: PathBuf) -> Result<()> {
     let config_of = |climber: Climber| -> Result<StrengthConfig> {
         let player = match climber {
             Climber::Model(_) => search.spec(&file_of(climber), 1, args.pairing.device)?,
-            Climber::Learned(_) => eval::PlayerSpec::parse("alphabeta")?.with(
-                "eval",
-                Some(eval::player::spec::Value::File(file_of(climber))),
-            )?,
+            Climber::Learned(_) => learned_alphabeta_spec(&file_of(climber), None)?,
         };
         Ok(StrengthConfig {
             player,

@@ -4,11 +4,12 @@
 use super::Driver;
 use crate::run::config::{derive_seed, SeedUse};
 use crate::run::display::{clock, Bar};
-use crate::run::rating::{self, model_spec};
+use crate::run::rating;
 use crate::run::remote::StoreTrainer;
 use anyhow::Result;
 use eval::arena::{play_once, MatchConfig, Openings};
 use eval::elo::Tally;
+use eval::player::spec_builders::model_spec;
 use eval::{Decision, GateReport};
 use rundir::layout::{copy_atomically, model_name};
 use train::metrics::{unix_time, Record};

@@ -3,10 +3,11 @@
 
 use super::Driver;
 use crate::run::display::{Bar, LoopDisplay};
-use crate::run::rating::{self, model_spec, rating_rows};
+use crate::run::rating::{self, rating_rows};
 use anyhow::Result;
 use eval::arena::GameResult;
 use eval::elo::Tally;
+use eval::player::spec_builders::model_spec;
 use rundir::layout::{learned_name, model_name};
 use std::sync::Mutex;
 use train::metrics::{unix_time, RatingRecord, Record};
