@@ -5,7 +5,7 @@ use super::Driver;
 use crate::run::config::{derive_seed, SeedUse};
 use crate::run::display::{clock, Bar};
 use crate::run::rating;
-use crate::run::remote::StoreTrainer;
+use crate::run::store_trainer::StoreTrainer;
 use anyhow::Result;
 use eval::arena::{play_once, MatchConfig, Openings};
 use eval::elo::Tally;

@@ -40,9 +40,9 @@ mod train_phase;
 
 use super::config::RunConfig;
 use super::display::LoopDisplay;
-use super::join::Background;
+use super::joined_selfplay::Background;
 use super::net_schedule;
-use super::remote::StoreTrainer;
+use super::store_trainer::StoreTrainer;
 use anyhow::{bail, Context, Result};
 use budget::generations_budget_s;
 use eval::PlayerFactory;

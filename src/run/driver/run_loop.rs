@@ -5,7 +5,7 @@
 use super::budget::{is_out_of_time, learned_stage_on, OutOfTime};
 use super::Driver;
 use crate::run::display::clock;
-use crate::run::join::Background;
+use crate::run::joined_selfplay::Background;
 use crate::run::rating;
 use anyhow::Result;
 use rundir::layout::model_name;
