@@ -9,12 +9,17 @@
 //! several threads (and one torch thread each) several callers' batches are evaluated at
 //! the same time on several cores. New weights reach each thread over its own channel
 //! and are swapped in between its passes; the counters ([`InferenceStats`]) are shared.
+//!
+//! The same queue answers [`NetEvaluator::evaluate_with_wdl`]: priors and values as
+//! [`Evaluator::evaluate`] gives them, with each position's win/draw/loss probabilities
+//! from the same forward pass (serve's analysis), never from the cache.
 
 use crate::auto_threads::AutoThreads;
 use crate::config::InferenceConfig;
 use crate::device::{device_name, resolve_device, PrecisionOn};
-use crate::encoding::{encode_into, input_len, num_planes, same_layout};
+use crate::encoding::{encode_into, input_len, same_layout};
 use crate::folded::FoldedNet;
+use crate::input_tensor;
 use crate::model::{read_model_file, Model, ModelInfo};
 use crate::net::wdl_to_value;
 use crate::policy::PolicyIndex;
@@ -28,14 +33,28 @@ use std::time::{Duration, Instant};
 use tch::{Device, Kind, Tensor};
 
 enum Message {
-    Eval {
-        batch: EvalBatch,
-        reply: Sender<Result<EvalBatch, selfplay::Error>>,
-    },
+    Eval(Request),
     SetWeights {
         tensors: Vec<(String, Tensor)>,
         reply: Sender<Result<(), String>>,
     },
+}
+
+/// A caller's positions waiting for a forward pass.
+struct Request {
+    batch: EvalBatch,
+    /// Whether the caller asks for each position's win/draw/loss probabilities too
+    /// ([`NetEvaluator::evaluate_with_wdl`]); such a request bypasses the cache, which
+    /// keeps values only.
+    wants_wdl: bool,
+    reply: Sender<Result<Answer, selfplay::Error>>,
+}
+
+/// What a request gets back: its batch with priors and values, and (when it asked) the
+/// win/draw/loss probabilities of each of its positions for the side to move.
+struct Answer {
+    batch: EvalBatch,
+    wdl: Vec<[f32; 3]>,
 }
 
 /// Counters of the inference threads, summed over all of them (for benchmarks and
@@ -342,6 +361,41 @@ impl NetEvaluator {
             .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
     }
 
+    /// Evaluates `batch` as [`Evaluator::evaluate`] does (priors and values, from the same
+    /// forward pass) and returns each position's win/draw/loss probabilities for the side
+    /// to move, in the batch's order (the value is win − loss).
+    pub fn evaluate_with_wdl(
+        &self,
+        batch: &mut EvalBatch,
+    ) -> Result<Vec<[f32; 3]>, selfplay::Error> {
+        self.request(batch, true)
+    }
+
+    /// Sends `batch` to the inference threads and waits for its answer, which replaces
+    /// it; returns the W/D/L rows (empty unless `wants_wdl`).
+    fn request(
+        &self,
+        batch: &mut EvalBatch,
+        wants_wdl: bool,
+    ) -> Result<Vec<[f32; 3]>, selfplay::Error> {
+        if batch.is_empty() {
+            batch.prepare_outputs();
+            return Ok(Vec::new());
+        }
+        let (reply, rx) = bounded(1);
+        let taken = std::mem::take(batch);
+        self.sender()?
+            .send(Message::Eval(Request {
+                batch: taken,
+                wants_wdl,
+                reply,
+            }))
+            .map_err(|_| dead())?;
+        let answer = rx.recv().map_err(|_| dead())??;
+        *batch = answer.batch;
+        Ok(answer.wdl)
+    }
+
     fn sender(&self) -> Result<&Sender<Message>, selfplay::Error> {
         self.tx.as_ref().ok_or_else(dead)
     }
@@ -410,20 +464,7 @@ fn inference_thread(
 
 impl Evaluator for NetEvaluator {
     fn evaluate(&self, batch: &mut EvalBatch) -> Result<(), selfplay::Error> {
-        if batch.is_empty() {
-            batch.prepare_outputs();
-            return Ok(());
-        }
-        let (reply, rx) = bounded(1);
-        let taken = std::mem::take(batch);
-        self.sender()?
-            .send(Message::Eval {
-                batch: taken,
-                reply,
-            })
-            .map_err(|_| dead())?;
-        *batch = rx.recv().map_err(|_| dead())??;
-        Ok(())
+        self.request(batch, false).map(|_| ())
     }
 
     fn name(&self) -> String {
@@ -492,7 +533,7 @@ impl InferenceLoop {
     /// until either channel disconnects.
     fn run(mut self, requests: Receiver<Message>, control: Receiver<Message>) {
         let deadline = Duration::from_micros(self.config.deadline_us);
-        let mut pending: Vec<(EvalBatch, Sender<Result<EvalBatch, selfplay::Error>>)> = Vec::new();
+        let mut pending: Vec<Request> = Vec::new();
         let mut deferred: Option<Message> = None;
         loop {
             let first = match deferred.take() {
@@ -524,9 +565,9 @@ impl InferenceLoop {
                     let _ = reply.send(r);
                     continue;
                 }
-                Message::Eval { batch, reply } => {
-                    let n = batch.len();
-                    pending.push((batch, reply));
+                Message::Eval(request) => {
+                    let n = request.batch.len();
+                    pending.push(request);
                     n
                 }
             };
@@ -539,9 +580,9 @@ impl InferenceLoop {
                     default(wait) => break,
                 };
                 match received {
-                    Ok(Message::Eval { batch, reply }) => {
-                        positions += batch.len();
-                        pending.push((batch, reply));
+                    Ok(Message::Eval(request)) => {
+                        positions += request.batch.len();
+                        pending.push(request);
                     }
                     Ok(m @ Message::SetWeights { .. }) => {
                         // Applied after this batch.
@@ -556,51 +597,57 @@ impl InferenceLoop {
     }
 
     /// Evaluates every pending request in one forward pass and replies to each.
-    fn serve(
-        &mut self,
-        pending: &mut Vec<(EvalBatch, Sender<Result<EvalBatch, selfplay::Error>>)>,
-    ) {
+    fn serve(&mut self, pending: &mut Vec<Request>) {
         // Reject malformed requests individually.
         let mut good = Vec::with_capacity(pending.len());
-        for (batch, reply) in pending.drain(..) {
-            match self.check(&batch) {
-                Ok(()) => good.push((batch, reply)),
+        for request in pending.drain(..) {
+            match self.check(&request.batch) {
+                Ok(()) => good.push(request),
                 Err(e) => {
-                    let _ = reply.send(Err(e));
+                    let _ = request.reply.send(Err(e));
                 }
             }
         }
+        // The W/D/L rows of the requests that ask for them (every position of such a
+        // request goes through the network).
+        let mut wdl: Vec<Vec<[f32; 3]>> = good
+            .iter()
+            .map(|r| {
+                let rows = if r.wants_wdl { r.batch.len() } else { 0 };
+                vec![[0.0; 3]; rows]
+            })
+            .collect();
         if good.is_empty() {
             return;
         }
         // Answer what the cache knows; the rest goes through the network.
         let mut misses: Vec<(usize, usize)> = Vec::new();
-        let mut lookups = 0u64;
-        for (k, (batch, _)) in good.iter_mut().enumerate() {
+        let (mut lookups, mut hits) = (0u64, 0u64);
+        for (k, request) in good.iter_mut().enumerate() {
+            let batch = &mut request.batch;
             batch.prepare_outputs();
+            let cache = self.cache.as_ref().filter(|_| !request.wants_wdl);
             for i in 0..batch.len() {
                 let range = batch.range(i);
-                let hit = self
-                    .cache
-                    .as_ref()
-                    .and_then(|c| c.get(&batch.positions[i], &batch.moves[range.clone()]));
+                let hit = cache.and_then(|c| {
+                    lookups += 1;
+                    c.get(&batch.positions[i], &batch.moves[range.clone()])
+                });
                 match hit {
                     Some(e) => {
                         batch.priors[range].copy_from_slice(&e.priors);
                         batch.values[i] = e.value;
+                        hits += 1;
                     }
                     None => misses.push((k, i)),
                 }
-                lookups += 1;
             }
         }
         if self.cache.is_some() {
             self.stats
                 .cache_lookups
                 .fetch_add(lookups, Ordering::Relaxed);
-            self.stats
-                .cache_hits
-                .fetch_add(lookups - misses.len() as u64, Ordering::Relaxed);
+            self.stats.cache_hits.fetch_add(hits, Ordering::Relaxed);
         }
         self.stats
             .requests
@@ -610,11 +657,12 @@ impl InferenceLoop {
                 auto.update();
             }
             let total = misses.len();
+            let wants_wdl = good.iter().any(|r| r.wants_wdl);
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                let positions = misses.iter().map(|&(k, i)| &good[k].0.positions[i]);
-                self.forward(positions, total)
+                let positions = misses.iter().map(|&(k, i)| &good[k].batch.positions[i]);
+                self.forward(positions, total, wants_wdl)
             }));
-            let (policy, values, policy_len) = match result {
+            let (policy, values, probabilities, policy_len) = match result {
                 Ok(Ok(out)) => out,
                 Ok(Err(e)) => return reply_all(good, &format!("forward pass: {e}")),
                 Err(_) => return reply_all(good, "forward pass panicked"),
@@ -624,7 +672,10 @@ impl InferenceLoop {
                 .positions
                 .fetch_add(total as u64, Ordering::Relaxed);
             for (row, &(k, i)) in misses.iter().enumerate() {
-                let batch = &mut good[k].0;
+                if good[k].wants_wdl {
+                    wdl[k][i].copy_from_slice(&probabilities[row * 3..row * 3 + 3]);
+                }
+                let batch = &mut good[k].batch;
                 let logits = &policy[row * policy_len..(row + 1) * policy_len];
                 write_priors(batch, i, logits);
                 batch.values[i] = values[row].clamp(-1.0, 1.0);
@@ -639,8 +690,12 @@ impl InferenceLoop {
                 }
             }
         }
-        for (batch, reply) in good {
-            let _ = reply.send(Ok(batch));
+        for (request, wdl) in good.into_iter().zip(wdl) {
+            let answer = Answer {
+                batch: request.batch,
+                wdl,
+            };
+            let _ = request.reply.send(Ok(answer));
         }
     }
 
@@ -670,13 +725,15 @@ impl InferenceLoop {
     }
 
     /// Encodes and runs the `total` positions; returns the policy logits (row-major,
-    /// `policy_len` per position) and values on the CPU.
+    /// `policy_len` per position), the values and, when `wants_wdl`, the win/draw/loss
+    /// probabilities (row-major, 3 per position; else empty), on the CPU.
+    #[allow(clippy::type_complexity)]
     fn forward<'a>(
         &mut self,
         positions: impl Iterator<Item = &'a Position>,
         total: usize,
-    ) -> Result<(Vec<f32>, Vec<f32>, usize), tch::TchError> {
-        let n = self.variant.geometry().size as usize;
+        wants_wdl: bool,
+    ) -> Result<(Vec<f32>, Vec<f32>, Vec<f32>, usize), tch::TchError> {
         let plane_set = self.model.info.net.plane_set;
         let len = input_len(self.variant, plane_set);
         // On CUDA, pad to a few batch sizes so cuDNN's autotuner sees few shapes.
@@ -690,12 +747,7 @@ impl InferenceLoop {
         for (r, p) in positions.enumerate() {
             encode_into(p, plane_set, &mut self.input[r * len..(r + 1) * len]);
         }
-        let x = Tensor::f_from_slice(&self.input)?.f_view([
-            rows as i64,
-            num_planes(self.variant, plane_set) as i64,
-            n as i64,
-            n as i64,
-        ])?;
+        let x = input_tensor::from_encoded(&self.input, self.variant, plane_set)?;
         let out = match &self.folded {
             Some(folded) => folded.forward(&x),
             None => self.model.net.forward(&x, false),
@@ -706,25 +758,33 @@ impl InferenceLoop {
             .f_to_kind(Kind::Float)?
             .f_to_device(Device::Cpu)?
             .f_contiguous()?;
-        let values = wdl_to_value(
-            &out.wdl
-                .f_narrow(0, 0, total as i64)?
-                .f_to_kind(Kind::Float)?,
-        )
-        .f_to_device(Device::Cpu)?;
+        let wdl = out
+            .wdl
+            .f_narrow(0, 0, total as i64)?
+            .f_to_kind(Kind::Float)?;
+        let values = wdl_to_value(&wdl).f_to_device(Device::Cpu)?;
+        let probabilities = if wants_wdl {
+            let p = wdl.f_softmax(-1, Kind::Float)?.f_to_device(Device::Cpu)?;
+            Vec::<f32>::try_from(p.f_contiguous()?.f_flatten(0, -1)?)?
+        } else {
+            Vec::new()
+        };
         let policy_len = self.model.net.policy_len();
         Ok((
             Vec::<f32>::try_from(policy.f_flatten(0, -1)?)?,
             Vec::<f32>::try_from(values)?,
+            probabilities,
             policy_len,
         ))
     }
 }
 
 /// Sends every waiting caller the same failure (`message`, as [`selfplay::Error::Eval`]).
-fn reply_all(good: Vec<(EvalBatch, Sender<Result<EvalBatch, selfplay::Error>>)>, message: &str) {
-    for (_, reply) in good {
-        let _ = reply.send(Err(selfplay::Error::Eval(message.to_string())));
+fn reply_all(good: Vec<Request>, message: &str) {
+    for request in good {
+        let _ = request
+            .reply
+            .send(Err(selfplay::Error::Eval(message.to_string())));
     }
 }
 
@@ -850,18 +910,12 @@ mod tests {
     /// Direct computation of the expected outputs with the model itself.
     fn reference(model: &Model, b: &EvalBatch) -> (Vec<f32>, Vec<f32>) {
         let _g = tch::no_grad_guard();
-        let mut data = vec![];
-        for p in &b.positions {
-            data.extend(crate::encoding::encode(p, crate::encoding::PlaneSet::Board));
-        }
-        let v = model.info.variant;
-        let n = v.geometry().size as i64;
-        let x = Tensor::from_slice(&data).view([
-            b.len() as i64,
-            num_planes(v, crate::encoding::PlaneSet::Board) as i64,
-            n,
-            n,
-        ]);
+        let x = input_tensor::of_positions(
+            &b.positions,
+            model.info.variant,
+            crate::encoding::PlaneSet::Board,
+        )
+        .unwrap();
         let out = model.net.forward(&x, false);
         let values = Vec::<f32>::try_from(wdl_to_value(&out.wdl)).unwrap();
         let mut priors = vec![];
@@ -1171,6 +1225,49 @@ mod tests {
         eval.evaluate(&mut after).unwrap();
         assert_eq!(stats.cache_hits.load(Ordering::Relaxed), 3);
         assert!(after.values.iter().all(|v| v.abs() < 1e-6));
+    }
+
+    /// W/D/L through the evaluator: the network's probabilities, from the pass that gives
+    /// the values (win − loss), never answered by the cache.
+    #[test]
+    fn wdl_comes_from_the_same_forward_pass() {
+        crate::test_threads();
+        let model = tiny_model();
+        let config = InferenceConfig {
+            cache_positions: 64,
+            ..fp32()
+        };
+        let eval =
+            NetEvaluator::from_weights(model.info.clone(), model.weights(), &config, "w").unwrap();
+        let ps = positions(6);
+        let mut plain = batch_of(&ps);
+        eval.evaluate(&mut plain).unwrap();
+        let mut asked = batch_of(&ps);
+        let wdl = eval.evaluate_with_wdl(&mut asked).unwrap();
+        assert_eq!(wdl.len(), ps.len());
+        let stats = eval.stats();
+        assert_eq!(stats.positions.load(Ordering::Relaxed), 12);
+        assert_eq!(stats.cache_lookups.load(Ordering::Relaxed), 6);
+        assert_eq!(stats.cache_hits.load(Ordering::Relaxed), 0);
+        let expected = {
+            let _g = tch::no_grad_guard();
+            let x = input_tensor::of_positions(&ps, model.info.variant, model.info.net.plane_set)
+                .unwrap();
+            let p = model.net.forward(&x, false).wdl.softmax(-1, Kind::Float);
+            Vec::<f32>::try_from(p.flatten(0, -1)).unwrap()
+        };
+        for (i, row) in wdl.iter().enumerate() {
+            for (j, &p) in row.iter().enumerate() {
+                assert!((p - expected[i * 3 + j]).abs() < 1e-5, "{i} {j}: {p}");
+            }
+            assert!((row[0] - row[2] - asked.values[i]).abs() < 1e-5, "{i}");
+            assert!((asked.values[i] - plain.values[i]).abs() < 1e-5, "{i}");
+        }
+        for (a, b) in asked.priors.iter().zip(&plain.priors) {
+            assert!((a - b).abs() < 1e-5, "{a} {b}");
+        }
+        let mut empty = EvalBatch::new();
+        assert!(eval.evaluate_with_wdl(&mut empty).unwrap().is_empty());
     }
 
     #[test]

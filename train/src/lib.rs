@@ -62,6 +62,7 @@ pub mod folded;
 pub mod grow;
 pub mod heldout;
 pub mod inference;
+pub mod input_tensor;
 pub mod learned_eval;
 pub mod metrics;
 pub mod model;
