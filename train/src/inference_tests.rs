@@ -24,6 +24,23 @@ fn fp32() -> InferenceConfig {
     }
 }
 
+/// An fp32 evaluator of `model` with the evaluation cache on (64 positions), named `label`.
+fn cached_evaluator(model: &Model, label: &str) -> NetEvaluator {
+    let config = InferenceConfig {
+        cache_positions: 64,
+        ..fp32()
+    };
+    NetEvaluator::from_weights(model.info.clone(), model.weights(), &config, label).unwrap()
+}
+
+/// `a` and `b` agree to 1e-5, element by element.
+fn assert_close(a: &[f32], b: &[f32]) {
+    assert_eq!(a.len(), b.len());
+    for (x, y) in a.iter().zip(b) {
+        assert!((x - y).abs() < 1e-5, "{x} {y}");
+    }
+}
+
 /// bf16 inference (folded or not) answers within bf16's rounding of fp32: priors and
 /// values within a few hundredths.
 #[test]
@@ -365,12 +382,7 @@ fn forward_threads_speed_probe() {
 fn cache_answers_repeats_and_forgets_old_weights() {
     crate::test_threads();
     let model = tiny_model();
-    let config = InferenceConfig {
-        cache_positions: 64,
-        ..fp32()
-    };
-    let eval =
-        NetEvaluator::from_weights(model.info.clone(), model.weights(), &config, "c").unwrap();
+    let eval = cached_evaluator(&model, "c");
     let plain =
         NetEvaluator::from_weights(model.info.clone(), model.weights(), &fp32(), "p").unwrap();
     let ps = positions(5);
@@ -387,12 +399,8 @@ fn cache_answers_repeats_and_forgets_old_weights() {
     assert_eq!(stats.positions.load(Ordering::Relaxed), 5);
     let mut reference = batch_of(&again);
     plain.evaluate(&mut reference).unwrap();
-    for (a, b) in second.priors.iter().zip(&reference.priors) {
-        assert!((a - b).abs() < 1e-5, "{a} {b}");
-    }
-    for (a, b) in second.values.iter().zip(&reference.values) {
-        assert!((a - b).abs() < 1e-5, "{a} {b}");
-    }
+    assert_close(&second.priors, &reference.priors);
+    assert_close(&second.values, &reference.values);
     assert_eq!(plain.stats().cache_hit_rate(), None);
     assert_eq!(stats.cache_hit_rate(), Some(3.0 / 8.0));
     // The same position asked with fewer moves is not answered from the cache.
@@ -415,12 +423,7 @@ fn cache_answers_repeats_and_forgets_old_weights() {
 fn wdl_comes_from_the_same_forward_pass() {
     crate::test_threads();
     let model = tiny_model();
-    let config = InferenceConfig {
-        cache_positions: 64,
-        ..fp32()
-    };
-    let eval =
-        NetEvaluator::from_weights(model.info.clone(), model.weights(), &config, "w").unwrap();
+    let eval = cached_evaluator(&model, "w");
     let ps = positions(6);
     let mut plain = batch_of(&ps);
     eval.evaluate(&mut plain).unwrap();
@@ -438,16 +441,11 @@ fn wdl_comes_from_the_same_forward_pass() {
         let p = model.net.forward(&x, false).wdl.softmax(-1, Kind::Float);
         Vec::<f32>::try_from(p.flatten(0, -1)).unwrap()
     };
-    for (i, row) in wdl.iter().enumerate() {
-        for (j, &p) in row.iter().enumerate() {
-            assert!((p - expected[i * 3 + j]).abs() < 1e-5, "{i} {j}: {p}");
-        }
-        assert!((row[0] - row[2] - asked.values[i]).abs() < 1e-5, "{i}");
-        assert!((asked.values[i] - plain.values[i]).abs() < 1e-5, "{i}");
-    }
-    for (a, b) in asked.priors.iter().zip(&plain.priors) {
-        assert!((a - b).abs() < 1e-5, "{a} {b}");
-    }
+    assert_close(&wdl.concat(), &expected);
+    let win_minus_loss: Vec<f32> = wdl.iter().map(|[w, _, l]| w - l).collect();
+    assert_close(&win_minus_loss, &asked.values);
+    assert_close(&asked.values, &plain.values);
+    assert_close(&asked.priors, &plain.priors);
     let mut empty = EvalBatch::new();
     assert!(eval.evaluate_with_wdl(&mut empty).unwrap().is_empty());
 }
