@@ -5,6 +5,7 @@ use crate::run::algorithm::Algorithm;
 use anyhow::Result;
 use eval::arena::GameResult;
 use eval::elo::Tally;
+use eval::player::spec_builders;
 use eval::strength::{self, PairingResult};
 use loazero::args::MatchGameArgs;
 use std::sync::Mutex;
@@ -53,8 +54,8 @@ impl Search {
         device: selfplay::Device,
     ) -> Result<eval::player::PlayerSpec> {
         match self {
-            Search::Mcts => crate::run::rating::model_spec(path, count, device),
-            Search::Ubfm => eval::player::ubfm::spec(path, count, device),
+            Search::Mcts => spec_builders::model_spec(path, count, device),
+            Search::Ubfm => spec_builders::ubfm_spec(path, count, device),
         }
     }
 }

@@ -1,6 +1,6 @@
 //! Local copies of a run kept in a store, kept in step incrementally: the one sync routine
 //! behind the trainer's working copy (rebuilt at every start, workers' shards pulled into it:
-//! `src/run/remote.rs`) and the read-only views of `serve`, `plot`, `ratings` and `replay`
+//! `src/run/store_trainer.rs`) and the read-only views of `serve`, `plot`, `ratings` and `replay`
 //! with `--store` ([`crate::store_view`]).
 //!
 //! A [`LocalCopy`] is a directory whose files are copies of store objects, with a manifest

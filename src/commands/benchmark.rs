@@ -74,7 +74,7 @@ pub fn run(args: Args) -> Result<()> {
         .map(|b| eval::learned::Weights::claims_format(&b))
         .unwrap_or(false);
     let player = if learned {
-        crate::run::learned_stage::learned_spec(&args.model, 1)?
+        eval::player::spec_builders::learned_alphabeta_spec(&args.model, Some(1))?
     } else {
         search.spec(&args.model, args.sims, args.pairing.device)?
     };

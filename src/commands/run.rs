@@ -3,7 +3,7 @@
 use crate::run::config::RunConfig;
 use crate::run::display::LoopDisplay;
 use crate::run::driver::Driver;
-use crate::run::remote::{self, StoreTrainer};
+use crate::run::store_trainer::{self, StoreTrainer};
 use anyhow::{anyhow, bail, Context, Result};
 use rundir::layout::{truncate_torn_line, RunDir};
 use std::path::PathBuf;
@@ -163,7 +163,7 @@ pub fn run(args: Args) -> Result<()> {
         Some(spec) if args.print_config => {
             // Print only: no epoch is claimed, so a running trainer is not fenced.
             let store = store::open(spec).map_err(|e| anyhow!("--store {spec}: {e}"))?;
-            let saved = remote::read_config(store.as_ref())?.map(|text| Saved {
+            let saved = store_trainer::read_config(store.as_ref())?.map(|text| Saved {
                 text,
                 origin: format!("{spec}/config.toml"),
             });
@@ -173,14 +173,14 @@ pub fn run(args: Args) -> Result<()> {
         Some(spec) => {
             // Checked on the store itself; then outages are waited out (run::patient).
             let store = store::Patient::wrap(
-                remote::open_checked(spec)?,
+                store_trainer::open_checked(spec)?,
                 format!("run --store {spec}"),
                 loazero::interrupt::requested,
             );
             let cache = args
                 .cache
                 .clone()
-                .unwrap_or_else(|| remote::default_cache(store.as_ref()));
+                .unwrap_or_else(|| store_trainer::default_cache(store.as_ref()));
             let started = std::time::Instant::now();
             let (trainer, working_copy) = StoreTrainer::start(store, &cache)?;
             println!(

@@ -102,7 +102,7 @@ fn build_evaluator(choice: &EvaluatorChoice, variant: loa::Variant) -> Result<Ar
 /// Plays the games; prints a summary line (games, samples, shards, throughput).
 pub fn run(args: Args) -> Result<()> {
     if let Some(spec) = &args.store {
-        return crate::run::worker::join_store(
+        return crate::run::store_worker::play_for_store(
             spec,
             args.cache.as_deref(),
             args.games,
@@ -110,7 +110,7 @@ pub fn run(args: Args) -> Result<()> {
         );
     }
     if let Some(dir) = &args.dir {
-        return crate::run::join::join(dir, args.games, args.threads);
+        return crate::run::joined_selfplay::play_for_run_dir(dir, args.games, args.threads);
     }
     let (Some(games), Some(out)) = (args.games, args.out.as_ref()) else {
         anyhow::bail!("--games and --out are required without --dir or --store");

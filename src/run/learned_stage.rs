@@ -27,7 +27,7 @@ use super::rating::{match_threads, resumable_match};
 use anyhow::{Context, Result};
 use eval::learned::games::{fit_score_scale, play_scored_games, ScoredGames};
 use eval::learned::{LearnedEval, Simd, Weights};
-use eval::player::spec::Value;
+use eval::player::spec_builders::learned_alphabeta_spec;
 use eval::{PlayerFactory, PlayerSpec};
 use rundir::layout::{copy_atomically, learned_name, RunDir};
 use rundir::rated_games::read_done;
@@ -73,12 +73,6 @@ pub fn best_learned(generations: &[LearnedGeneration]) -> Option<u32> {
         .iter()
         .rfind(|g| g.promoted == Some(true))
         .map(|g| g.k)
-}
-
-/// The player spec of the learned alpha-beta with the evaluation file `path` at `depth`.
-pub fn learned_spec(path: &Path, depth: u32) -> Result<PlayerSpec> {
-    PlayerSpec::parse(&format!("alphabeta:depth={depth}"))?
-        .with("eval", Some(Value::File(path.to_path_buf())))
 }
 
 /// Whether a learned generation learns from the run's shards too (`shard_positions` of
@@ -311,9 +305,9 @@ impl LearnedStage<'_> {
     /// (the hand-written evaluation when `None`) and promotes it if it scored over half.
     fn promote(&self, k: u32, best: Option<u32>) -> Result<()> {
         let l = &self.config.learned_eval;
-        let candidate = learned_spec(&self.run.learned_candidate(k), l.depth)?;
+        let candidate = learned_alphabeta_spec(&self.run.learned_candidate(k), Some(l.depth))?;
         let incumbent = match self.best_path(best) {
-            Some(p) => learned_spec(&p, l.depth)?,
+            Some(p) => learned_alphabeta_spec(&p, Some(l.depth))?,
             None => PlayerSpec::parse(&format!("alphabeta:depth={}", l.depth))?,
         };
         let tally = resumable_match(
@@ -443,11 +437,5 @@ mod tests {
         assert_eq!(best_learned(&gens), Some(1));
         done(3, 4, 0);
         assert_eq!(best_learned(&learned_generations(&run).unwrap()), Some(3));
-        assert_eq!(
-            learned_spec(Path::new("/r/models/nnue-0003.safetensors"), 3)
-                .unwrap()
-                .to_string(),
-            "alphabeta:depth=3,eval=/r/models/nnue-0003.safetensors"
-        );
     }
 }

@@ -6,6 +6,7 @@ use super::config::{derive_seed, RunConfig, SeedUse};
 use anyhow::Result;
 use eval::arena::{play_match, play_once, Control, GameResult, MatchConfig, Openings};
 use eval::elo::Tally;
+use eval::player::spec_builders::{learned_alphabeta_spec, model_spec};
 use eval::ratings::RatingTable;
 use eval::{PlayerFactory, PlayerSpec};
 use rundir::layout::{generation_of, model_name, write_atomically, RunDir};
@@ -14,12 +15,6 @@ use rundir::rated_games::{MatchDone, DONE};
 use selfplay::Cancel;
 use std::path::{Path, PathBuf};
 use train::metrics::RatingRow;
-
-/// The player spec of a model file at `sims` simulations on `device` (`cpu`, `cuda`,
-/// `cuda:N`).
-pub fn model_spec(path: &Path, sims: u32, device: selfplay::Device) -> Result<PlayerSpec> {
-    eval::player::model::spec(path, sims, device)
-}
 
 /// Plays a match into `dir` unless it already finished there (then its recorded tally is
 /// returned; see [`play_once`]). An unfinished match is replayed. `on_game` sees each game.
@@ -184,9 +179,9 @@ pub fn rate_learned(
     cancel: &Cancel,
     on_game: &(dyn Fn(&str, usize, &GameResult, &Tally) + Sync),
 ) -> Result<RatingTable> {
-    let player = super::learned_stage::learned_spec(
+    let player = learned_alphabeta_spec(
         &run.learned_model(k),
-        config.learned_eval.rating_depth,
+        Some(config.learned_eval.rating_depth),
     )?;
     let players = AnchorMatches {
         player: &player,

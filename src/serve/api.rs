@@ -172,11 +172,8 @@ fn check_model_variant(
     let m = state
         .model(path, device)
         .map_err(|e| ApiError::bad(format!("model: {e:#}")))?;
-    let raw = m
-        .raw
-        .lock()
-        .map_err(|_| ApiError::internal("model lock poisoned"))?;
-    raw.info
+    m.net
+        .info()
         .check_variant(variant)
         .map_err(|e| ApiError::bad(format!("model: {e:#}")))
 }
@@ -250,7 +247,7 @@ pub async fn analyse(State(state): State<Arc<AppState>>, body: Bytes) -> ApiResu
                 let m = st
                     .model(path, selfplay::Device::Cpu)
                     .map_err(|e| ApiError::bad(format!("model: {e:#}")))?;
-                (m.evaluator.clone(), Some(m), path.display().to_string())
+                (m.evaluator(), Some(m), path.display().to_string())
             }
             None => (
                 eval::player::mcts::builtin_evaluator("heuristic")
@@ -264,9 +261,21 @@ pub async fn analyse(State(state): State<Arc<AppState>>, body: Bytes) -> ApiResu
         let legal = game.legal_moves();
         let mut batch = EvalBatch::new();
         batch.push(pos, &legal);
-        evaluator
-            .evaluate(&mut batch)
-            .map_err(|e| ApiError::internal(format!("evaluation failed: {e}")))?;
+        let failed = |e: selfplay::Error| ApiError::internal(format!("evaluation failed: {e}"));
+        // A model's win/draw/loss split comes from the pass that gives its policy and value.
+        let wdl = match &loaded {
+            Some(m) => {
+                let rows = m.net.evaluate_with_wdl(&mut batch).map_err(failed)?;
+                let [win, draw, loss] = *rows
+                    .first()
+                    .ok_or_else(|| ApiError::internal("network output: no win/draw/loss"))?;
+                Some(json!({"win": win, "draw": draw, "loss": loss}))
+            }
+            None => {
+                evaluator.evaluate(&mut batch).map_err(failed)?;
+                None
+            }
+        };
         let mut policy: Vec<(f32, loa::Move)> = legal
             .iter()
             .zip(&batch.priors)
@@ -278,10 +287,6 @@ pub async fn analyse(State(state): State<Arc<AppState>>, body: Bytes) -> ApiResu
             .map(|&(p, m)| json!({"move": move_json(m, g), "percent": p as f64 * 100.0}))
             .collect();
         let value = batch.values[0];
-        let wdl = match &loaded {
-            Some(m) => Some(wdl_of(m, &pos)?),
-            None => None,
-        };
         // MCTS.
         let started = Instant::now();
         let mut search = Search::new(MctsConfig::default(), *game.rules(), 1);
@@ -367,34 +372,6 @@ pub async fn analyse(State(state): State<Arc<AppState>>, body: Bytes) -> ApiResu
         })))
     })
     .await
-}
-
-/// Win/draw/loss probabilities of the network for the side to move of `pos`.
-fn wdl_of(model: &super::state::LoadedModel, pos: &Position) -> ApiResult<Value> {
-    use tch::{Kind, Tensor};
-    let m = model
-        .raw
-        .lock()
-        .map_err(|_| ApiError::internal("model lock poisoned"))?;
-    let _guard = tch::no_grad_guard();
-    let plane_set = m.info.net.plane_set;
-    let data = train::encoding::encode(pos, plane_set);
-    let planes = train::encoding::num_planes(pos.variant(), plane_set) as i64;
-    let n = pos.geometry().size as i64;
-    let x = Tensor::from_slice(&data).view([1, planes, n, n]);
-    let out = m.net.forward(&x.to_device(m.vs.device()), false);
-    let p = Vec::<f32>::try_from(
-        out.wdl
-            .to_kind(Kind::Float)
-            .softmax(-1, Kind::Float)
-            .to_device(tch::Device::Cpu)
-            .flatten(0, -1),
-    )
-    .map_err(|e| ApiError::internal(format!("network output: {e}")))?;
-    if p.len() != 3 {
-        return Err(ApiError::internal("network output: not 3 values"));
-    }
-    Ok(json!({"win": p[0], "draw": p[1], "loss": p[2]}))
 }
 
 /// The body of `POST /api/export`.

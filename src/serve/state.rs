@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use tokio::sync::Semaphore;
+use train::NetEvaluator;
 
 /// Longest thinking time a request may ask for (the registry's cap for player specs).
 pub const MAX_MS: u64 = eval::player::kind::SERVE_MAX_MS as u64;
@@ -29,13 +30,18 @@ pub struct ServedRun {
     pub root: PathBuf,
 }
 
-/// A loaded model: the evaluator searches share, and the raw network (for the value's
-/// win/draw/loss split), which only one thread uses at a time.
+/// A loaded model, loaded once: the evaluator its searches share, which also answers the
+/// value's win/draw/loss split ([`NetEvaluator::evaluate_with_wdl`]).
 pub struct LoadedModel {
-    /// The shared evaluator (its own inference thread; `Sync`).
-    pub evaluator: Arc<dyn Evaluator>,
-    /// The network itself, for [`train::Model`] forward passes under the lock.
-    pub raw: Mutex<train::Model>,
+    /// The shared evaluator (its own inference threads; `Sync`).
+    pub net: Arc<NetEvaluator>,
+}
+
+impl LoadedModel {
+    /// The evaluator, as searches and players take it.
+    pub fn evaluator(&self) -> Arc<dyn Evaluator> {
+        self.net.clone()
+    }
 }
 
 /// State shared by all requests. Thread-safe: the model cache is behind a mutex, and a
@@ -117,7 +123,7 @@ impl AppState {
                     let state = weak
                         .upgrade()
                         .ok_or_else(|| anyhow::anyhow!("the server is shutting down"))?;
-                    Ok(state.model(path, net.device)?.evaluator.clone())
+                    Ok(state.model(path, net.device)?.evaluator())
                 });
             AppState {
                 runs,
@@ -227,13 +233,8 @@ impl AppState {
             forward_threads: self.threads_per_search * self.searches_max,
             ..train::players::timed_inference(device)
         };
-        let evaluator = train::players::net_evaluator_with(path, &config, None)?;
-        let raw = train::Model::load(path, tch::Device::Cpu)
-            .map_err(|e| anyhow::anyhow!("cannot load model {}: {e:#}", path.display()))?;
-        let loaded = Arc::new(LoadedModel {
-            evaluator,
-            raw: Mutex::new(raw),
-        });
+        let net = train::players::load_net_evaluator(path, &config)?;
+        let loaded = Arc::new(LoadedModel { net: Arc::new(net) });
         self.models
             .lock()
             .expect("model cache")

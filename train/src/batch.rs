@@ -2,7 +2,8 @@
 //! targets over the policy vector, legal-move masks, win/draw/loss value targets and
 //! final-occupancy targets.
 
-use crate::encoding::{encode_into, input_len, num_planes, same_layout, PlaneSet};
+use crate::encoding::{encode_into, input_len, same_layout, PlaneSet};
+use crate::input_tensor;
 use crate::policy::{policy_size, transform_policy_index, PolicyIndex};
 use anyhow::{bail, Result};
 use loa::Variant;
@@ -148,7 +149,7 @@ pub fn make_batch(
     }
     let (bi, ni) = (b as i64, n as i64);
     Ok(Batch {
-        input: Tensor::from_slice(&input).view([bi, num_planes(variant, plane_set) as i64, ni, ni]),
+        input: input_tensor::from_encoded(&input, variant, plane_set)?,
         policy_target: Tensor::from_slice(&policy).view([bi, plen as i64]),
         legal: Tensor::from_slice(&legal).view([bi, plen as i64]),
         policy_weight: Tensor::from_slice(&weight),
@@ -169,6 +170,7 @@ pub fn mask_logits(logits: &Tensor, legal: &Tensor) -> Tensor {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::encoding::num_planes;
     use loa::{Position, Rules, Variant};
 
     #[test]

@@ -2,15 +2,15 @@
 //! batch size, and training samples/s. Not tests: they only measure.
 
 use crate::config::{NetConfig, Precision, TrainConfig};
-use crate::encoding::{encode, num_planes};
 use crate::folded::FoldedNet;
+use crate::input_tensor;
 use crate::model::{Model, ModelInfo};
 use crate::replay::ReplayWindow;
 use crate::trainer::Trainer;
 use loa::{Move, Position, Rules, Variant};
 use selfplay::data::Sample;
 use std::time::Instant;
-use tch::{Device, Kind, Tensor};
+use tch::{Device, Kind};
 
 /// `count` positions from seeded pseudo-random games of `variant`, as training samples
 /// with a uniform policy.
@@ -85,15 +85,9 @@ pub fn forward(
         model.vs.set_kind(kind);
         model.net.set_input_kind(kind);
     }
-    let n = variant.geometry().size as i64;
     let samples = sample_positions(variant, batch);
-    let plane_set = net.plane_set;
-    let data: Vec<u8> = samples
-        .iter()
-        .flat_map(|s| encode(&s.position, plane_set))
-        .collect();
-    let x =
-        Tensor::from_slice(&data).view([batch as i64, num_planes(variant, plane_set) as i64, n, n]);
+    let x = input_tensor::of_positions(samples.iter().map(|s| &s.position), variant, net.plane_set)
+        .expect("positions of the variant make whole rows");
     let folded = folded.then(|| FoldedNet::with_kind(&model.net, kind));
     let run = || {
         let out = match &folded {

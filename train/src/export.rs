@@ -6,7 +6,8 @@
 //! layout). The traced module is checked against the Rust forward pass at two batch sizes
 //! before the files are kept.
 
-use crate::encoding::{encode, input_layout, plane_meaning, PlaneSet, ENCODING_VERSION};
+use crate::encoding::{input_layout, plane_meaning, PlaneSet, ENCODING_VERSION};
+use crate::input_tensor;
 use crate::model::{Model, NET_PREFIX};
 use crate::policy::{policy_plane_names, policy_size};
 use crate::tensor_file;
@@ -188,18 +189,17 @@ pub fn describe(model: &Model) -> Value {
 pub fn example_input(variant: Variant, plane_set: PlaneSet, count: usize) -> Tensor {
     let rules = Rules::classic();
     let mut pos = Position::start(variant, &rules);
-    let mut data = Vec::new();
+    let mut positions = Vec::with_capacity(count);
     for k in 0..count {
-        data.extend(encode(&pos, plane_set));
+        positions.push(pos);
         let moves = pos.legal_moves(&rules);
         pos.play(moves[(k * 7 + 3) % moves.len()]);
         if pos.outcome(&rules).is_some() {
             pos = Position::start(variant, &rules);
         }
     }
-    let layout = input_layout(variant, plane_set);
-    let n = layout.size as i64;
-    Tensor::from_slice(&data).view([count as i64, layout.num_planes() as i64, n, n])
+    input_tensor::of_positions(&positions, variant, plane_set)
+        .expect("positions of the variant make whole rows")
 }
 
 /// Writes the three export files of the model (or checkpoint) at `model_path` into

@@ -240,7 +240,8 @@ impl FoldedNet {
 mod tests {
     use super::*;
     use crate::config::NetConfig;
-    use crate::encoding::{encode, num_planes, PlaneSet};
+    use crate::encoding::PlaneSet;
+    use crate::input_tensor;
     use loa::{Rules, Variant};
 
     /// Batch norms with non-trivial statistics, so that folding is really exercised.
@@ -277,15 +278,13 @@ mod tests {
             let _g = tch::no_grad_guard();
             let folded = FoldedNet::new(&net);
             let mut pos = loa::Position::start(variant, &rules);
-            let mut data = Vec::new();
+            let mut positions = Vec::new();
             for k in 0..6 {
-                data.extend(encode(&pos, plane_set));
+                positions.push(pos);
                 let moves = pos.legal_moves(&rules);
                 pos.play(moves[(k * 7) % moves.len()]);
             }
-            let n = variant.geometry().size as i64;
-            let x =
-                Tensor::from_slice(&data).view([6, num_planes(variant, plane_set) as i64, n, n]);
+            let x = input_tensor::of_positions(&positions, variant, plane_set).unwrap();
             let a = net.forward(&x, false);
             let b = folded.forward(&x);
             let dp = (&a.policy - &b.policy).abs().max().double_value(&[]);

@@ -11,13 +11,13 @@
 //! reference search's score for the side to move (centipawn-like; ±1 000 000 and beyond
 //! are wins).
 
-use crate::encoding::{encode, num_planes};
+use crate::input_tensor;
 use crate::model::Model;
 use crate::net::wdl_to_value;
 use crate::policy::PolicyIndex;
 use anyhow::{bail, Context, Result};
 use loa::{Move, Position, Rules, Variant};
-use tch::{Device, Kind, Tensor};
+use tch::{Device, Kind};
 
 /// The shipped set of the `standard` variant.
 pub const STANDARD_SET: &str = include_str!("../data/heldout-standard.txt");
@@ -124,16 +124,12 @@ impl HeldoutSet {
         model.info.check_variant(self.variant)?;
         let _guard = tch::no_grad_guard();
         let rules = Rules::classic();
-        let n = self.variant.geometry().size as i64;
         let count = self.positions.len();
-        let plane_set = model.info.net.plane_set;
-        let data: Vec<u8> = self
-            .positions
-            .iter()
-            .flat_map(|p| encode(&p.position, plane_set))
-            .collect();
-        let planes = num_planes(self.variant, plane_set) as i64;
-        let x = Tensor::from_slice(&data).view([count as i64, planes, n, n]);
+        let x = input_tensor::of_positions(
+            self.positions.iter().map(|p| &p.position),
+            self.variant,
+            model.info.net.plane_set,
+        )?;
         let device = model.vs.device();
         let out = model.net.forward(&x.to_device(device), false);
         let logits = Vec::<f32>::try_from(

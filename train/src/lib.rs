@@ -8,7 +8,7 @@
 //! * [`net`]: the residual network (input and policy planes of its variant); [`model`]: a
 //!   network with its description and files; a model serves the variants of its layout
 //!   only ([`ModelInfo::check_variant`]).
-//! * [`evaluator`]: [`NetEvaluator`], the network behind `selfplay::Evaluator`;
+//! * [`inference`]: [`NetEvaluator`], the network behind `selfplay::Evaluator`;
 //!   [`players`]: model files as players (the model loader of `eval::PlayerFactory`).
 //! * [`replay`]: the window of newest self-play positions of one layout; [`batch`]:
 //!   training batches with augmentation over the board's symmetries (8 or 12).
@@ -57,11 +57,12 @@ pub mod bench;
 pub mod config;
 pub mod cpu_peak;
 pub mod device;
-pub mod evaluator;
 pub mod export;
 pub mod folded;
 pub mod grow;
 pub mod heldout;
+pub mod inference;
+pub mod input_tensor;
 pub mod learned_eval;
 pub mod metrics;
 pub mod model;
@@ -77,7 +78,7 @@ pub mod trainer;
 pub use selfplay::{encoding, policy};
 
 pub use config::{InferenceConfig, NetConfig, TrainConfig};
-pub use evaluator::NetEvaluator;
+pub use inference::NetEvaluator;
 pub use metrics::StepStats;
 pub use model::{Model, ModelInfo};
 pub use replay::{ReplayWindow, WindowSize};

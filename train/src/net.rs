@@ -401,7 +401,8 @@ impl Net {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::encoding::{encode, PlaneSet};
+    use crate::encoding::PlaneSet;
+    use crate::input_tensor;
     use loa::{Rules, Variant};
 
     fn tiny() -> NetConfig {
@@ -432,9 +433,7 @@ mod tests {
                 vec![8, planes as i64, 3, 3]
             );
             let pos = loa::Position::start(variant, &Rules::classic());
-            let mut data = encode(&pos, PlaneSet::Board);
-            data.extend(encode(&pos, PlaneSet::Board));
-            let x = Tensor::from_slice(&data).view([2, planes as i64, n as i64, n as i64]);
+            let x = input_tensor::of_positions([&pos, &pos], variant, PlaneSet::Board).unwrap();
             let out = net.forward(&x, false);
             assert_eq!(out.policy.size(), vec![2, (pp * n * n) as i64], "{variant}");
             assert_eq!(out.wdl.size(), vec![2, 3]);
@@ -475,8 +474,7 @@ mod tests {
             assert_eq!(vs.variables()["occupancy.conv.weight"].size(), [3, 8, 1, 1]);
             assert_eq!(vs.variables()["occupancy.conv.bias"].size(), [3]);
             let pos = loa::Position::start(variant, &Rules::classic());
-            let planes = net.input_planes() as i64;
-            let x = Tensor::from_slice(&encode(&pos, PlaneSet::Board)).view([1, planes, n, n]);
+            let x = input_tensor::of_positions([&pos], variant, PlaneSet::Board).unwrap();
             let out = net.forward(&x, false);
             let occupancy = out.occupancy.unwrap();
             assert_eq!(occupancy.size(), [1, 3, n, n]);
@@ -534,12 +532,13 @@ mod tests {
         let vs = nn::VarStore::new(tch::Device::Cpu);
         let net = Net::new(&vs.root(), &tiny(), Variant::Standard);
         let rules = Rules::classic();
-        let mut pos = loa::Position::start(Variant::Standard, &rules);
-        let a = encode(&pos, PlaneSet::Board);
-        pos.play(pos.legal_moves(&rules)[3]);
-        let b = encode(&pos, PlaneSet::Board);
-        let x1 = Tensor::from_slice(&a).view([1, 7, 8, 8]);
-        let x2 = Tensor::from_slice(&[a.clone(), b].concat()).view([2, 7, 8, 8]);
+        let first = loa::Position::start(Variant::Standard, &rules);
+        let second = first.after(first.legal_moves(&rules)[3]);
+        let board = |ps: &[&loa::Position]| {
+            input_tensor::of_positions(ps.iter().copied(), Variant::Standard, PlaneSet::Board)
+                .unwrap()
+        };
+        let (x1, x2) = (board(&[&first]), board(&[&first, &second]));
         tch::no_grad(|| {
             let e1 = net.forward(&x1, false).policy;
             let e2 = net.forward(&x2, false).policy.narrow(0, 0, 1);

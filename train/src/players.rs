@@ -86,14 +86,23 @@ pub fn timed_inference(device: selfplay::Device) -> InferenceConfig {
     }
 }
 
+/// The model (or checkpoint) at `path` behind a [`NetEvaluator`] with `config`. Errors
+/// name the file.
+pub fn load_net_evaluator(
+    path: &std::path::Path,
+    config: &InferenceConfig,
+) -> Result<NetEvaluator> {
+    NetEvaluator::load(path, config)
+        .map_err(|e| anyhow!("cannot load model {}: {e:#}", path.display()))
+}
+
 /// [`net_evaluator`] with explicit inference settings (`config.device` is the device).
 pub fn net_evaluator_with(
     path: &std::path::Path,
     config: &InferenceConfig,
     variant: Option<Variant>,
 ) -> Result<std::sync::Arc<dyn selfplay::Evaluator>> {
-    let evaluator = NetEvaluator::load(path, config)
-        .map_err(|e| anyhow!("cannot load model {}: {e:#}", path.display()))?;
+    let evaluator = load_net_evaluator(path, config)?;
     if let Some(v) = variant {
         evaluator
             .info()

@@ -20,6 +20,9 @@
 //! other limits (`depth`, `nodes`, `sims`) as caps; a spec without `ms` (a fixed depth,
 //! node, simulation or iteration count) searches by the budget alone.
 //!
+//! Specs built from a file (a model, a learned evaluation) have one home:
+//! [`spec_builders`].
+//!
 //! Every searching player reports its last search as a [`SearchInfo`] (one `info` line
 //! format, `eval/PROTOCOL.md`).
 
@@ -32,6 +35,7 @@ pub mod model;
 pub mod net_options;
 pub mod random;
 pub mod spec;
+pub mod spec_builders;
 pub mod threads;
 pub mod ubfm;
 

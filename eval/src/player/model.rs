@@ -11,11 +11,7 @@
 
 use super::kind::{joined, Key, Network, Order, PlayerKind, Serve, Shown, ValueType};
 use super::mcts::{self, SearchOptions, SEARCH_KEYS};
-use super::net_options::Device;
-use super::spec::Value;
-use super::PlayerSpec;
-use anyhow::{anyhow, Result};
-use std::path::Path;
+use anyhow::anyhow;
 
 /// `path=`: the model file of a player with a network.
 pub const PATH: Key = Key {
@@ -86,11 +82,3 @@ pub static KIND: PlayerKind = PlayerKind {
         mcts::build(spec, evaluator, configs, threads, seed)
     },
 };
-
-/// The spec of the model at `path` searching `sims` simulations per move on `device`.
-pub fn spec(path: &Path, sims: u32, device: Device) -> Result<PlayerSpec> {
-    let base = PlayerSpec::parse("model:path=_")?;
-    base.with("path", Some(Value::File(path.to_path_buf())))?
-        .with("sims", Some(Value::Int(sims as i64)))?
-        .with("device", Some(Value::Device(device)))
-}

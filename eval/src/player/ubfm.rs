@@ -6,7 +6,7 @@ use super::info::{Proven, Score, SearchInfo};
 use super::kind::{Key, Network, Order, PlayerKind, Serve, Shown, ValueType};
 use super::mcts::{self, EVALUATOR, MS};
 use super::model::{DEVICE, PATH, PRECISION};
-use super::spec::{PlayerSpec, Settings, Value};
+use super::spec::{Settings, Value};
 use super::{Player, DEFAULT_UBFM_NODES, NO_NODE_CAP};
 use anyhow::Result;
 use loa::forced::Forced;
@@ -96,14 +96,6 @@ fn complete(settings: &mut Settings) -> Result<(), String> {
         settings.fill("nodes", Value::Int(DEFAULT_UBFM_NODES as i64))?;
     }
     Ok(())
-}
-
-/// The spec of the model at `path` searching `nodes` iterations per move on `device`.
-pub fn spec(path: &std::path::Path, nodes: u32, device: super::Device) -> Result<PlayerSpec> {
-    PlayerSpec::parse("ubfm:path=_")?
-        .with("path", Some(Value::File(path.to_path_buf())))?
-        .with("nodes", Some(Value::Int(nodes as i64)))?
-        .with("device", Some(Value::Device(device)))
 }
 
 /// A UBFM player named `name` with `evaluator` and `config`. Without `ms` it runs

@@ -72,7 +72,7 @@ pub(super) struct Finished {
 /// The self-play settings of a joined process (`selfplay --dir` or `--store`): the run's,
 /// with `threads` when given and no fixed seed (each process plays its own games); sets
 /// torch's thread count from the run's `train.threads`.
-pub(super) fn joined_selfplay(config: &RunConfig, threads: Option<usize>) -> SelfplayConfig {
+pub(super) fn selfplay_config(config: &RunConfig, threads: Option<usize>) -> SelfplayConfig {
     train::device::set_threads(config.train.threads);
     let mut sp = config.selfplay.clone();
     if let Some(t) = threads {
@@ -187,7 +187,7 @@ pub(super) fn play_rounds(
 /// Plays `games` games (`None`: until killed) for the run in `dir`; `threads` overrides
 /// the run's `selfplay.threads`. Prints a line per round. SIGINT/SIGTERM stop it after
 /// the finished games are written ([`loazero::interrupt`]).
-pub fn join(dir: &Path, games: Option<u64>, threads: Option<usize>) -> Result<()> {
+pub fn play_for_run_dir(dir: &Path, games: Option<u64>, threads: Option<usize>) -> Result<()> {
     loazero::interrupt::install();
     let run = RunDir::new(dir);
     if !run.config().exists() || !run.state().exists() {
@@ -203,7 +203,7 @@ pub fn join(dir: &Path, games: Option<u64>, threads: Option<usize>) -> Result<()
     if removed > 0 {
         println!("removed {removed} files left by killed joined self-play processes");
     }
-    let sp = joined_selfplay(&config, threads);
+    let sp = selfplay_config(&config, threads);
     let never = Arc::new(AtomicBool::new(false));
     let ended = play_rounds(
         &run,

@@ -1,6 +1,6 @@
 //! `loazero selfplay --store URL`: a self-play worker of a run kept in a store
-//! ([`super::remote`]). Cattle: any number may run anywhere, be killed at any moment and be
-//! started again; none needs clean-up.
+//! ([`super::store_trainer`]). Cattle: any number may run anywhere, be killed at any
+//! moment and be started again; none needs clean-up.
 //!
 //! The worker reads the run's config from the store, follows its log
 //! (`store::commit::Follower`), downloads each published model to a temporary file and
@@ -30,8 +30,8 @@
 //! are held. Games in progress (and the records of a shard not yet finished) are dropped.
 
 use super::config::RunConfig;
-use super::join::{joined_selfplay, play_rounds, Ended, Finished};
-use super::remote;
+use super::joined_selfplay::{play_rounds, selfplay_config, Ended, Finished};
+use super::store_trainer;
 use anyhow::{anyhow, bail, Context, Result};
 use rundir::bundle;
 use rundir::layout::{list_names, model_name, record_shard_stem, write_atomically, RunDir};
@@ -77,7 +77,7 @@ fn spool_name(key: &Key) -> Result<String> {
 fn spool_key(name: &str) -> Option<Key> {
     Key::new(format!("shards/{}", name.replace('=', "/")))
         .ok()
-        .filter(|key| remote::shard_generation(key).is_some())
+        .filter(|key| store_trainer::shard_generation(key).is_some())
 }
 
 /// Spools every finished shard of the working copy `run` (a shard file and its records):
@@ -320,7 +320,7 @@ impl WorkerSync {
         spool_finished(&self.run, &spool, &mut self.shards)?;
         let newest = self.generation.unwrap_or(0);
         for (path, key) in spooled_files(&spool)? {
-            let played = remote::shard_generation(&key).unwrap_or(0);
+            let played = store_trainer::shard_generation(&key).unwrap_or(0);
             if newest.saturating_sub(played) > self.max_staleness {
                 self.counts.stale += 1;
                 // Named by the shard file inside, whose stem its game records share.
@@ -393,17 +393,20 @@ fn wait_for<T>(waiting: &str, mut look: impl FnMut() -> Result<Option<T>>) -> Re
 }
 
 /// Plays `games` games (`None`: until killed) for the run in the store `spec`, working in
-/// `cache/worker-<writer id>` (default cache: [`remote::default_cache`]); `threads`
+/// `cache/worker-<writer id>` (default cache: [`store_trainer::default_cache`]); `threads`
 /// overrides the run's `selfplay.threads`. Prints a line per round.
-pub fn join_store(
+pub fn play_for_store(
     spec: &str,
     cache: Option<&Path>,
     games: Option<u64>,
     threads: Option<usize>,
 ) -> Result<()> {
     loazero::interrupt::install();
-    let store = remote::open_checked(spec)?;
-    let base = cache.map_or_else(|| remote::default_cache(store.as_ref()), Path::to_path_buf);
+    let store = store_trainer::open_checked(spec)?;
+    let base = cache.map_or_else(
+        || store_trainer::default_cache(store.as_ref()),
+        Path::to_path_buf,
+    );
     let mut shards = ShardWriter::new(store.clone(), worker_retry());
     let tag = format!("w{}", shards.writer());
     let run = RunDir::new(base.join(format!("worker-{}", shards.writer())));
@@ -423,7 +426,7 @@ pub fn join_store(
     }
     let text = wait_for(
         &format!("selfplay --store {spec}: waiting for the store: no run yet (start it with `loazero run --store {spec}`)"),
-        || remote::read_config(store.as_ref()),
+        || store_trainer::read_config(store.as_ref()),
     )?;
     write_atomically(&run.config(), text.as_bytes())?;
     let config = RunConfig::load(Some(&run.config()), &[])
@@ -446,7 +449,7 @@ pub fn join_store(
         model_name(sync.generation().unwrap_or(0) as u32),
         run.root().display()
     );
-    let sp = joined_selfplay(&config, threads);
+    let sp = selfplay_config(&config, threads);
     let stop = Arc::new(AtomicBool::new(false));
     let (flag, in_thread) = (stop.clone(), Arc::new(AtomicBool::new(false)));
     let done = in_thread.clone();

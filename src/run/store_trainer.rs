@@ -25,9 +25,9 @@
 //! generation's best model with a log entry naming the shards it pulled. A fenced trainer
 //! stops with the protocol's "trainer epoch E was fenced" error.
 //!
-//! A worker ([`crate::run::join::join_store`]) follows the log, downloads each published
-//! model to a temporary file and checks its sha256 before using it, plays into its cache, and
-//! commits each finished shard with its game records as one bundle.
+//! A worker ([`crate::run::store_worker::play_for_store`]) follows the log, downloads each
+//! published model to a temporary file and checks its sha256 before using it, plays into
+//! its cache, and commits each finished shard with its game records as one bundle.
 
 use anyhow::{anyhow, Context, Result};
 use rundir::layout::RunDir;
