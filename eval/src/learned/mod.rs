@@ -38,6 +38,7 @@ pub mod file;
 pub mod games;
 mod network;
 mod simd;
+mod transformer;
 
 pub use accumulator::Accumulator;
 pub use file::Weights;
