@@ -26,7 +26,7 @@
 //!    [`Error::AlreadyExists`] whose object holds identical bytes is its own earlier write and
 //!    counts as success. So a retry never makes a second copy, and a worker that cannot
 //!    reach the store keeps the [`PendingShard`] (key and bytes) and commits it later.
-//! 2. **A generation becomes visible only whole.** [`Trainer::publish`] creates the model
+//! 2. **A generation becomes visible only whole.** [`Publisher::publish`] creates the model
 //!    object first, then the log entry that names it with its sha256 and size, the shards the
 //!    generation added to the replay window, and the trainer's epoch. Before the log entry
 //!    exists no worker looks at the model; after, the model is complete.
@@ -46,10 +46,10 @@
 //!    * an old trainer (a zombie behind a partition) is fenced at its very next publication
 //!      after a new trainer's takeover, since the takeover occupies the index it would use;
 //!    * no generation ever has two log entries, and each shard is added by at most one
-//!      generation ([`Trainer::publish`] refuses a shard an earlier entry added, and the
+//!      generation ([`Publisher::publish`] refuses a shard an earlier entry added, and the
 //!      trainer knows every earlier entry because it read them all and appended after them).
 //!    * a fenced trainer's model objects live under its own epoch's prefix and are never
-//!      named by a log entry; once fenced, a [`Trainer`] stays fenced.
+//!      named by a log entry; once fenced, a [`Publisher`] stays fenced.
 //! 5. **The store must honour create-only writes.** [`probe`] creates one object twice at
 //!    start-up; a store that accepts the second create (Garage 2.5 ignores
 //!    `If-None-Match: *`) is refused with [`Error::Unsupported`], naming what is missing.
@@ -87,7 +87,7 @@
 
 mod log;
 mod probe;
-mod trainer;
+mod publisher;
 mod verify;
 mod worker;
 
@@ -96,7 +96,7 @@ pub use log::{
     shard_key, LogEntry, Publication, Retry, WriterId, LOG_FORMAT,
 };
 pub use probe::probe;
-pub use trainer::Trainer;
+pub use publisher::Publisher;
 pub use verify::{verify, Audit};
 pub use worker::{download_model, Follower, PendingShard, ShardWriter};
 

@@ -1,8 +1,8 @@
 //! Tests of the commit protocol: retries, keys, takeovers of long logs, verify's
-//! violations, racing trainers.
+//! violations, racing publishers.
 
 use super::log::EpochClaim;
-use super::trainer::LOG_BATCH;
+use super::publisher::LOG_BATCH;
 use super::*;
 use crate::error::{Error, Result};
 use crate::key::Key;
@@ -87,7 +87,7 @@ fn a_trainer_takes_over_a_log_longer_than_a_batch_and_one_listed_only_in_part() 
     let store = MemoryStore::new();
     let shared: Arc<dyn Store> = Arc::new(store.clone());
     let retry = Retry::immediately(1);
-    let mut first = Trainer::start(shared.clone(), retry).unwrap();
+    let mut first = Publisher::start(shared.clone(), retry).unwrap();
     let mut writer = ShardWriter::new(shared.clone(), retry);
     let generations = 2 * LOG_BATCH as u64 + 37;
     let mut keys = Vec::new();
@@ -102,7 +102,7 @@ fn a_trainer_takes_over_a_log_longer_than_a_batch_and_one_listed_only_in_part() 
             .unwrap();
         keys.push(shard.key);
     }
-    let second = Trainer::start(shared.clone(), retry).unwrap();
+    let second = Publisher::start(shared.clone(), retry).unwrap();
     assert_eq!(second.next_generation(), generations);
     assert_eq!(second.latest().unwrap().generation, generations - 1);
     assert_eq!(
@@ -140,7 +140,7 @@ fn a_trainer_takes_over_a_log_longer_than_a_batch_and_one_listed_only_in_part() 
         }
     }
     let lagging: Arc<dyn Store> = Arc::new(LaggingList(store.clone(), 300));
-    let third = Trainer::start(lagging, retry).unwrap();
+    let third = Publisher::start(lagging, retry).unwrap();
     assert_eq!(third.next_generation(), generations);
     assert!(matches!(
         first.publish(b"late", &[]),
@@ -158,7 +158,7 @@ fn verify_reports_a_gap_a_bad_model_and_a_doubly_added_shard() {
     let mut writer = ShardWriter::new(shared.clone(), Retry::immediately(1));
     let shard = writer.prepare(0, b"games".to_vec());
     writer.commit(&shard).unwrap();
-    let mut trainer = Trainer::start(shared.clone(), Retry::immediately(1)).unwrap();
+    let mut trainer = Publisher::start(shared.clone(), Retry::immediately(1)).unwrap();
     trainer
         .publish(b"model 0", std::slice::from_ref(&shard.key))
         .unwrap();
@@ -193,9 +193,9 @@ fn verify_reports_a_gap_a_bad_model_and_a_doubly_added_shard() {
 fn taken_over_run() -> (MemoryStore, LogEntry, LogEntry) {
     let store = MemoryStore::new();
     let shared: Arc<dyn Store> = Arc::new(store.clone());
-    let mut first = Trainer::start(shared.clone(), Retry::immediately(1)).unwrap();
+    let mut first = Publisher::start(shared.clone(), Retry::immediately(1)).unwrap();
     first.publish(b"model 0", &[]).unwrap();
-    let second = Trainer::start(shared, Retry::immediately(1)).unwrap();
+    let second = Publisher::start(shared, Retry::immediately(1)).unwrap();
     assert_eq!((first.epoch(), second.epoch()), (1, 2));
     let audit = verify(&store).unwrap();
     assert!(audit.is_clean(), "{:?}", audit.violations);
@@ -303,11 +303,11 @@ fn two_trainers_starting_at_once_claim_different_epochs() {
         inner: memory.clone(),
         barrier: std::sync::Barrier::new(2),
     });
-    let results: Vec<Result<Trainer>> = std::thread::scope(|scope| {
+    let results: Vec<Result<Publisher>> = std::thread::scope(|scope| {
         let starts: Vec<_> = (0..2)
             .map(|_| {
                 let store = store.clone();
-                scope.spawn(move || Trainer::start(store, Retry::immediately(1)))
+                scope.spawn(move || Publisher::start(store, Retry::immediately(1)))
             })
             .collect();
         starts.into_iter().map(|s| s.join().unwrap()).collect()
@@ -315,7 +315,7 @@ fn two_trainers_starting_at_once_claim_different_epochs() {
     let mut epochs = claimed_epochs(&memory, &Retry::immediately(1)).unwrap();
     epochs.sort_unstable();
     assert_eq!(epochs, [1, 2]);
-    let mut started: Vec<Trainer> = results
+    let mut started: Vec<Publisher> = results
         .into_iter()
         .filter_map(|r| match r {
             Ok(trainer) => Some(trainer),
@@ -323,7 +323,7 @@ fn two_trainers_starting_at_once_claim_different_epochs() {
             Err(other) => panic!("{other}"),
         })
         .collect();
-    started.sort_by_key(Trainer::epoch);
+    started.sort_by_key(Publisher::epoch);
     let mut newest = started.pop().expect("the newer trainer starts");
     assert_eq!(newest.epoch(), 2);
     for mut older in started {

@@ -1,4 +1,4 @@
-//! The trainer's side of the commit protocol: the [`Trainer`], the one writer of a run's
+//! The trainer's side of the commit protocol: the [`Publisher`], the one writer of a run's
 //! log at a time, which claims an epoch, takes the log over and publishes generations until
 //! it is fenced (the contract's point 4, in the module doc of [`super`]).
 
@@ -37,7 +37,7 @@ fn listed_log_prefix(store: &dyn Store, retry: &Retry) -> Result<Vec<u64>> {
 /// The one writer of a run's log, held by its trainer: claims an epoch, takes the log
 /// over, and publishes generations until it is fenced (module doc of [`super`], point 4).
 #[derive(Debug)]
-pub struct Trainer {
+pub struct Publisher {
     store: Arc<dyn Store>,
     writer: WriterId,
     epoch: u64,
@@ -59,13 +59,13 @@ pub struct Trainer {
     last_written: Option<(u64, Vec<u8>)>,
 }
 
-impl Trainer {
+impl Publisher {
     /// Claims the next epoch, reads the whole log, and appends a takeover entry. Fenced when
     /// a trainer of a newer epoch has already taken over.
-    pub fn start(store: Arc<dyn Store>, retry: Retry) -> Result<Trainer> {
+    pub fn start(store: Arc<dyn Store>, retry: Retry) -> Result<Publisher> {
         let writer = WriterId::random();
         let epoch = claim_epoch(store.as_ref(), &writer, &retry)?;
-        let mut trainer = Trainer {
+        let mut trainer = Publisher {
             store,
             writer,
             epoch,
@@ -195,7 +195,7 @@ impl Trainer {
         self.epoch
     }
 
-    /// The generation [`Trainer::publish`] publishes next.
+    /// The generation [`Publisher::publish`] publishes next.
     pub fn next_generation(&self) -> u64 {
         self.next_generation
     }
@@ -233,7 +233,7 @@ impl Trainer {
         self.publish_with_stale(model, shards_added, &[])
     }
 
-    /// [`Trainer::publish`], recording also the shards the trainer dropped as played with a
+    /// [`Publisher::publish`], recording also the shards the trainer dropped as played with a
     /// model too old (`shards_stale`): like added ones, each is named by one entry only.
     pub fn publish_with_stale(
         &mut self,
