@@ -3,16 +3,16 @@
 //! flow over a channel to the calling thread, which hands them to a sink (usually an
 //! [`crate::output::GameWriter`]) and reports progress.
 //!
-//! [`run_selfplay`] plays exactly `games` games and lets the last ones run out, so the
-//! batches shrink at the end. [`run_selfplay_continuous`] keeps every worker's slots full
-//! until `games` games have finished and then *parks* the games still in flight in a
-//! [`ParkedGames`], which the next call (usually with the next generation's network)
-//! continues: each parked game restarts the search of its current move, so it switches
-//! network at a move boundary. Batches stay full for the whole phase; games that span a
-//! generation are played partly by two networks, which AlphaZero-style training accepts
-//! (KataGo's self-play switches networks mid-game the same way).
+//! [`run_selfplay`] with [`Schedule::RunOut`] plays exactly `games` games and lets the last
+//! ones run out, so the batches shrink at the end. [`Schedule::Continuous`] keeps every
+//! worker's slots full until `games` games have finished and then *parks* the games still
+//! in flight in a [`ParkedGames`], which the next call (usually with the next generation's
+//! network) continues: each parked game restarts the search of its current move, so it
+//! switches network at a move boundary. Batches stay full for the whole phase; games that
+//! span a generation are played partly by two networks, which AlphaZero-style training
+//! accepts (KataGo's self-play switches networks mid-game the same way).
 //!
-//! [`run_selfplay_deterministic`] plays like [`run_selfplay`] but so that the games do not
+//! [`Schedule::Deterministic`] plays like [`Schedule::RunOut`] but so that the games do not
 //! depend on thread timing: game `k` draws its random numbers from its own generator
 //! (seeded from the config's seed and `k`), worker `w` of `T` plays games `w`, `w + T`, …,
 //! the workers call the evaluator one at a time (so no evaluator can merge two workers'
@@ -126,7 +126,7 @@ pub(crate) enum Message {
     Failed(Error),
 }
 
-/// Games carried from one [`run_selfplay_continuous`] call to the next: games in flight
+/// Games carried from one [`Schedule::Continuous`] call to the next: games in flight
 /// when the requested count was reached, and games that finished beyond it. Lives in
 /// memory only: a crash loses the parked games (never a committed one). `Send`.
 #[derive(Default)]
@@ -255,44 +255,66 @@ pub(crate) trait GameLoop: Send {
 pub(crate) type NewWorker<'a> =
     dyn Fn(u64, Option<GameOrder>, Vec<Slot>) -> Box<dyn GameLoop> + Sync + 'a;
 
-/// Plays `games` games with `evaluator` under `config`, calling `sink` for every finished
-/// game (on the calling thread, in completion order) and `progress` about once a second
+/// How a [`run_selfplay`] call schedules its games (see the module docs).
+pub enum Schedule<'a> {
+    /// Plays exactly `games` games and lets the last ones run out (the batches shrink at
+    /// the end).
+    RunOut,
+    /// Like [`Schedule::RunOut`], but the games are a function of the config (its seed is
+    /// required), `games` and the evaluator's answers alone, whatever the thread timing.
+    /// With an evaluator whose answer to a batch depends only on that batch (a network on
+    /// the CPU with fixed torch threads, and no evaluation cache), two calls play the same
+    /// games, move for move, and hand them to `sink` in the same order. Costs the merging
+    /// of different workers' leaves into one network batch.
+    Deterministic,
+    /// Keeps every worker's batch full until `games` games have been handed to `sink`:
+    /// finished games parked by the previous call go first, parked games in flight
+    /// continue (their current move searched again with the evaluator), and what is still
+    /// in flight at the end is parked here for the next call. Exactly `games` games reach
+    /// `sink` unless an error or the cancel stops the run (a cancel parks the games in
+    /// flight too).
+    Continuous(&'a mut ParkedGames),
+}
+
+/// Plays `games` games with `evaluator` under `config`, scheduled by `schedule`, calling
+/// `sink` for every finished game (on the calling thread, in completion order; in the
+/// order of the games with [`Schedule::Deterministic`]) and `progress` about once a second
 /// and after every game. Stops at the first evaluator or sink error, and within about
-/// half a second of `cancel` asking (then the games under way are dropped and the call
-/// fails with [`Error::Cancelled`]; the finished ones were handed to `sink`).
+/// half a second of `cancel` asking (then the games under way are dropped, or parked with
+/// [`Schedule::Continuous`], and the call fails with [`Error::Cancelled`]; the finished
+/// ones were handed to `sink`). [`Schedule::Deterministic`] without a seed in `config` is
+/// refused ([`Error::Config`]).
 pub fn run_selfplay(
     config: &SelfplayConfig,
     evaluator: Arc<dyn Evaluator>,
     games: u64,
+    schedule: Schedule<'_>,
     cancel: &Cancel,
     sink: impl FnMut(FinishedGame) -> Result<(), String>,
     progress: impl FnMut(&Progress),
 ) -> Result<Progress, Error> {
+    let (parked, deterministic) = match schedule {
+        Schedule::RunOut => (None, false),
+        Schedule::Deterministic => {
+            if config.seed.is_none() {
+                return Err(Error::Config(
+                    "deterministic self-play needs a seed (selfplay.seed)".into(),
+                ));
+            }
+            (None, true)
+        }
+        Schedule::Continuous(parked) => (Some(parked), false),
+    };
     play(
-        config, evaluator, games, None, false, cancel, sink, progress,
+        config,
+        evaluator,
+        games,
+        parked,
+        deterministic,
+        cancel,
+        sink,
+        progress,
     )
-}
-
-/// Like [`run_selfplay`], but the games are a function of `config` (its seed is required),
-/// `games` and the evaluator's answers alone, whatever the thread timing: see the module
-/// docs. With an evaluator whose answer to a batch depends only on that batch (a network
-/// on the CPU with fixed torch threads, and no evaluation cache), two calls play the same
-/// games, move for move, and hand them to `sink` in the same order. Costs the merging of
-/// different workers' leaves into one network batch.
-pub fn run_selfplay_deterministic(
-    config: &SelfplayConfig,
-    evaluator: Arc<dyn Evaluator>,
-    games: u64,
-    cancel: &Cancel,
-    sink: impl FnMut(FinishedGame) -> Result<(), String>,
-    progress: impl FnMut(&Progress),
-) -> Result<Progress, Error> {
-    if config.seed.is_none() {
-        return Err(Error::Config(
-            "deterministic self-play needs a seed (selfplay.seed)".into(),
-        ));
-    }
-    play(config, evaluator, games, None, true, cancel, sink, progress)
 }
 
 /// The seed of game `index` of a deterministic self-play call with seed `base`
@@ -302,33 +324,6 @@ pub(crate) fn game_seed(base: u64, index: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
-}
-
-/// Like [`run_selfplay`], but keeps every worker's batch full until `games` games have
-/// been handed to `sink`: finished games parked by the previous call go first, parked
-/// games in flight continue (their current move searched again with `evaluator`), and
-/// what is still in flight at the end is parked in `parked` for the next call (see the
-/// module docs). Exactly `games` games reach `sink` unless an error or `cancel` stops the
-/// run (a cancel parks the games in flight too).
-pub fn run_selfplay_continuous(
-    config: &SelfplayConfig,
-    evaluator: Arc<dyn Evaluator>,
-    games: u64,
-    parked: &mut ParkedGames,
-    cancel: &Cancel,
-    sink: impl FnMut(FinishedGame) -> Result<(), String>,
-    progress: impl FnMut(&Progress),
-) -> Result<Progress, Error> {
-    play(
-        config,
-        evaluator,
-        games,
-        Some(parked),
-        false,
-        cancel,
-        sink,
-        progress,
-    )
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -819,6 +814,7 @@ mod tests {
             config,
             Arc::new(HeuristicEvaluator::new()),
             games,
+            Schedule::RunOut,
             &Cancel::never(),
             |g| {
                 finished.push(g);
@@ -839,6 +835,7 @@ mod tests {
             &config,
             Arc::new(HeuristicEvaluator::new()),
             10,
+            Schedule::RunOut,
             &Cancel::never(),
             |g| {
                 finished.push(g);
@@ -874,11 +871,11 @@ mod tests {
             } else {
                 Arc::new(HeuristicEvaluator::new())
             };
-            let progress = run_selfplay_continuous(
+            let progress = run_selfplay(
                 &config,
                 evaluator,
                 5,
-                &mut parked,
+                Schedule::Continuous(&mut parked),
                 &Cancel::never(),
                 |g| {
                     finished.push(g);
@@ -901,11 +898,11 @@ mod tests {
         assert_eq!(played, delivered + parked.positions() as u64);
         // A call with nothing to play hands over parked finished games only.
         let mut parked = ParkedGames::default();
-        run_selfplay_continuous(
+        run_selfplay(
             &config,
             Arc::new(HeuristicEvaluator::new()),
             0,
-            &mut parked,
+            Schedule::Continuous(&mut parked),
             &Cancel::never(),
             |_| Err("no game expected".into()),
             |_| {},
@@ -996,10 +993,11 @@ mod tests {
 
     fn deterministic_games(config: &SelfplayConfig, evaluator: Arc<dyn Evaluator>) -> Vec<String> {
         let mut games = Vec::new();
-        let p = run_selfplay_deterministic(
+        let p = run_selfplay(
             config,
             evaluator,
             9,
+            Schedule::Deterministic,
             &Cancel::never(),
             |g| {
                 games.push(game_digest(&g));
@@ -1066,10 +1064,11 @@ mod tests {
             seed: None,
             ..config
         };
-        let e = run_selfplay_deterministic(
+        let e = run_selfplay(
             &unseeded,
             evaluator(),
             1,
+            Schedule::Deterministic,
             &Cancel::never(),
             |_| Ok(()),
             |_| {},
@@ -1154,6 +1153,7 @@ mod tests {
             &config,
             Arc::new(HeuristicEvaluator::new()),
             4,
+            Schedule::RunOut,
             &Cancel::never(),
             |g| {
                 resigned += g.resigned.is_some() as u32;
@@ -1178,6 +1178,7 @@ mod tests {
             &config,
             Arc::new(UniformEvaluator::new()),
             5,
+            Schedule::RunOut,
             &Cancel::never(),
             |g| writer.add(g).map_err(|e| e.to_string()),
             |_| {},
@@ -1203,6 +1204,7 @@ mod tests {
             &config,
             Arc::new(HeuristicEvaluator::new()),
             3,
+            Schedule::RunOut,
             &Cancel::never(),
             |g| {
                 for s in &g.samples {
@@ -1232,6 +1234,7 @@ mod tests {
             &small_config(),
             Arc::new(HeuristicEvaluator::new()),
             1_000_000,
+            Schedule::RunOut,
             &cancel,
             |_| {
                 finished += 1;
@@ -1247,11 +1250,11 @@ mod tests {
         assert!(took < Duration::from_millis(1500), "{took:?}");
         let always = Cancel::when(|| true);
         let mut parked = ParkedGames::default();
-        let p = run_selfplay_continuous(
+        let p = run_selfplay(
             &small_config(),
             Arc::new(HeuristicEvaluator::new()),
             0,
-            &mut parked,
+            Schedule::Continuous(&mut parked),
             &always,
             |_| Ok(()),
             |_| {},
@@ -1275,6 +1278,7 @@ mod tests {
             &small_config(),
             Arc::new(Broken),
             3,
+            Schedule::RunOut,
             &Cancel::never(),
             |_| Ok(()),
             |_| {},
@@ -1285,6 +1289,7 @@ mod tests {
             &small_config(),
             Arc::new(UniformEvaluator::new()),
             3,
+            Schedule::RunOut,
             &Cancel::never(),
             |_| Err("disk full".into()),
             |_| {},
