@@ -1,7 +1,6 @@
 //! Tests of the commit protocol: retries, keys, takeovers of long logs, verify's
 //! violations, racing publishers.
 
-use super::log::EpochClaim;
 use super::publisher::LOG_BATCH;
 use super::*;
 use crate::error::{Error, Result};
