@@ -8,7 +8,9 @@
 //!   the network loader of the players that need one, supplied by the binary:
 //!   `train::players`).
 //! * [`learned`]: the learned evaluation of the alpha-beta player (`alphabeta:eval=FILE`),
-//!   its features, incremental accumulator, SIMD network and file format.
+//!   its features, incremental accumulator, SIMD network and file format;
+//!   [`scored_games`] the alpha-beta self-play games whose searches label its training
+//!   positions.
 //! * [`arena`]: matches between two players from balanced openings, in parallel, with
 //!   records and results files; [`elo`]: Elo from a score with its interval.
 //! * [`ratings`]: Bradley–Terry maximum-likelihood Elo over many players.
@@ -29,6 +31,7 @@ pub mod learned;
 pub mod player;
 pub mod protocol;
 pub mod ratings;
+pub mod scored_games;
 pub mod search;
 pub mod strength;
 pub mod tt;

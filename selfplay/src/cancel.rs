@@ -1,6 +1,6 @@
 //! [`Cancel`]: a request to stop long work early (a signal, a run's time budget), polled
-//! by the work itself: self-play ([`crate::run_selfplay`] and the others, Descent
-//! included) between evaluator batches, matches (`eval::arena`) between moves. Work that
+//! by the work itself: self-play ([`crate::run_selfplay`], Descent's included) between
+//! evaluator batches, matches (`eval::arena`) between moves. Work that
 //! a cancel stops keeps what it finished (handed to its sink, written to its files) and
 //! drops what was under way; it then fails with [`Error::Cancelled`], which callers tell
 //! from other failures with [`is_cancelled`].

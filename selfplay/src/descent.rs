@@ -66,7 +66,7 @@ use std::time::{Duration, Instant};
 /// `descent` table; see the module docs), calling `sink` for every finished game and
 /// `progress` about once a second, like [`crate::run_selfplay`]. With `deterministic`
 /// (a seed required), the games do not depend on thread timing, as in
-/// [`crate::run_selfplay_deterministic`]. Progress counts moves played as positions
+/// [`crate::Schedule::Deterministic`]. Progress counts moves played as positions
 /// (the samples, with tree learning, are many more). Once `cancel` asks, the workers
 /// stop at their next expansion, within about half a second: the games under way are
 /// dropped (their moves and tree samples with them) and the call fails with

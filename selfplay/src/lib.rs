@@ -54,7 +54,4 @@ pub use root_tactics::RootCheck;
 pub use search::{InFlight, RootMove, Search, SearchStats};
 pub use tree::Proof;
 pub use ubfm::{Resolution, Ubfm, UbfmConfig, UbfmLimits, UbfmStats};
-pub use worker::{
-    run_selfplay, run_selfplay_continuous, run_selfplay_deterministic, FinishedGame, ParkedGames,
-    Progress,
-};
+pub use worker::{run_selfplay, FinishedGame, ParkedGames, Progress, Schedule};

@@ -8,7 +8,7 @@ use crate::player::MctsPlayer;
 use loa::{Color, Variant};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Sleeps `delay` in every call before answering as the heuristic evaluator does, so
 /// that the batches of several threads overlap.

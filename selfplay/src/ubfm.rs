@@ -95,11 +95,16 @@
 use crate::evaluator::{EvalBatch, Evaluator};
 use crate::Error;
 use loa::rules::Repetition;
-use loa::{Color, Game, Move, MoveList, Outcome, Position, Rules};
+use loa::{Game, Move, MoveList, Position, Rules};
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::time::Instant;
+
+mod resolution;
+mod root;
+
+pub use resolution::{completed_order, Resolution};
 
 /// Distances in plies above this count as this in a proven result's value (so every
 /// proven win is worth at least 0.5).
@@ -137,85 +142,6 @@ impl Default for UbfmConfig {
             descend_to_terminal: false,
         }
     }
-}
-
-/// The game-theoretic status of a state for its side to move, as far as the search has
-/// proven it; distances count plies to the end of the game under best play.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Resolution {
-    /// Not proven.
-    #[default]
-    Unresolved,
-    /// A forced win in this many plies.
-    Win(u16),
-    /// A forced draw.
-    Draw,
-    /// A forced loss in this many plies.
-    Loss(u16),
-}
-
-impl Resolution {
-    /// Whether the result is proven.
-    pub fn is_resolved(self) -> bool {
-        self != Resolution::Unresolved
-    }
-
-    /// The value of a proven result (see the module docs' terminal reward); `None` when
-    /// unresolved.
-    pub fn value(self) -> Option<f32> {
-        let worth = |d: u16| 1.0 - d.min(MAX_DISTANCE) as f32 * PLY_DISCOUNT;
-        match self {
-            Resolution::Unresolved => None,
-            Resolution::Win(d) => Some(worth(d)),
-            Resolution::Draw => Some(0.0),
-            Resolution::Loss(d) => Some(-worth(d)),
-        }
-    }
-
-    /// The same result one ply earlier, for the side that moves into this state:
-    /// the opponent of its side to move (`flip`) or the same side (a `parachute` drop).
-    pub fn one_ply_before(self, flip: bool) -> Resolution {
-        let d = |d: u16| d.saturating_add(1);
-        match (self, flip) {
-            (Resolution::Win(n), false) | (Resolution::Loss(n), true) => Resolution::Win(d(n)),
-            (Resolution::Loss(n), false) | (Resolution::Win(n), true) => Resolution::Loss(d(n)),
-            (r, _) => r,
-        }
-    }
-
-    /// The completed value's class: 2 for a proven win, 0 for a proven loss, 1 otherwise.
-    fn class(self) -> u8 {
-        match self {
-            Resolution::Win(_) => 2,
-            Resolution::Loss(_) => 0,
-            Resolution::Unresolved | Resolution::Draw => 1,
-        }
-    }
-
-    /// `Win(d)` for `Outcome::Win(side)` etc.: a finished game for `side`, in 0 plies.
-    fn of(outcome: Outcome, side: Color) -> Resolution {
-        match outcome {
-            Outcome::Draw => Resolution::Draw,
-            Outcome::Win(c) if c == side => Resolution::Win(0),
-            Outcome::Win(_) => Resolution::Loss(0),
-        }
-    }
-}
-
-/// Ranks two (resolution, value) pairs for the same side as the papers' completion does:
-/// completed value first (a proven win above anything unresolved or drawn, a proven loss
-/// below), the fastest win and the slowest loss first, then the value (`0.0` and `-0.0`
-/// are equal).
-pub fn completed_order(a: (Resolution, f32), b: (Resolution, f32)) -> Ordering {
-    let distance_order = match (a.0, b.0) {
-        (Resolution::Win(x), Resolution::Win(y)) => y.cmp(&x),
-        (Resolution::Loss(x), Resolution::Loss(y)) => x.cmp(&y),
-        _ => Ordering::Equal,
-    };
-    a.0.class()
-        .cmp(&b.0.class())
-        .then(distance_order)
-        .then(a.1.partial_cmp(&b.1).unwrap_or(Ordering::Equal))
 }
 
 /// Counters and results of the last search.
@@ -907,140 +833,6 @@ impl Ubfm {
             }
         }
         best.map(|(i, _)| i)
-    }
-
-    /// The root's moves with their statistics, in move-generation order (empty before a
-    /// search).
-    pub fn root_moves(&self) -> Vec<UbfmRootMove> {
-        let Some(children) = self.table.get(&self.root).and_then(|e| e.children.as_ref()) else {
-            return Vec::new();
-        };
-        children
-            .iter()
-            .map(|c| {
-                let (resolution, value) = self.child_result(c);
-                UbfmRootMove {
-                    mv: c.mv,
-                    visits: c.visits,
-                    value,
-                    resolution,
-                }
-            })
-            .collect()
-    }
-
-    /// The move to play (the safest action, see the module docs): the fastest proven win
-    /// if there is one; else, among the moves that are not proven losses, the most
-    /// visited (ties: better completed value, then the first); else the slowest loss.
-    /// `None` before a search.
-    pub fn best_move(&self) -> Option<Move> {
-        let moves = self.root_moves();
-        let key = |m: &UbfmRootMove| (m.resolution, m.value);
-        if moves
-            .iter()
-            .any(|m| matches!(m.resolution, Resolution::Win(_)))
-        {
-            return moves
-                .iter()
-                .reduce(|a, b| {
-                    if completed_order(key(b), key(a)) == Ordering::Greater {
-                        b
-                    } else {
-                        a
-                    }
-                })
-                .map(|m| m.mv);
-        }
-        let safest = moves
-            .iter()
-            .filter(|m| !matches!(m.resolution, Resolution::Loss(_)))
-            .reduce(|a, b| {
-                let order = b
-                    .visits
-                    .cmp(&a.visits)
-                    .then(completed_order(key(b), key(a)));
-                if order == Ordering::Greater {
-                    b
-                } else {
-                    a
-                }
-            });
-        safest
-            .or_else(|| {
-                moves.iter().reduce(|a, b| {
-                    if completed_order(key(b), key(a)) == Ordering::Greater {
-                        b
-                    } else {
-                        a
-                    }
-                })
-            })
-            .map(|m| m.mv)
-    }
-
-    /// The best line from the root by completed value, through expanded states (at most
-    /// 32 plies).
-    pub fn principal_variation(&self) -> Vec<Move> {
-        let mut pv = Vec::new();
-        let mut key = self.root;
-        let mut seen = vec![key];
-        while pv.len() < MAX_PV {
-            let Some(children) = self.table.get(&key).and_then(|e| e.children.as_ref()) else {
-                break;
-            };
-            let mut best: Option<(&Child, (Resolution, f32))> = None;
-            for c in children {
-                let r = self.child_result(c);
-                if best.is_none_or(|(_, b)| completed_order(r, b) == Ordering::Greater) {
-                    best = Some((c, r));
-                }
-            }
-            let Some((c, _)) = best else { break };
-            pv.push(c.mv);
-            match c.target {
-                Target::State(k) if !seen.contains(&k) => {
-                    seen.push(k);
-                    key = k;
-                }
-                _ => break,
-            }
-        }
-        pv
-    }
-
-    /// Descent mode: every state whose value the search computed since the table was
-    /// last cleared, as (hash, position, value, resolution) for its side to move: the
-    /// expanded states with their backed-up minimax value, and the states proven
-    /// without the evaluator (a win within the turn) with their exact value. The
-    /// states only evaluated are not listed (their value is the evaluator's own).
-    /// Empty outside Descent mode.
-    pub fn searched_states(&self) -> impl Iterator<Item = (u64, &Position, f32, Resolution)> {
-        self.positions.iter().map(|(&key, pos)| {
-            let e = &self.table[&key];
-            (key, pos, e.value, e.resolution)
-        })
-    }
-
-    /// Entries in the table.
-    pub fn table_len(&self) -> usize {
-        self.table.len()
-    }
-
-    /// The root's position hash (its table key).
-    pub fn root_key(&self) -> u64 {
-        self.root
-    }
-
-    /// The root's value for its side to move.
-    pub fn root_value(&self) -> f32 {
-        self.table.get(&self.root).map_or(0.0, |e| e.value)
-    }
-
-    /// The root's resolution for its side to move (unresolved without completion).
-    pub fn root_resolution(&self) -> Resolution {
-        self.table
-            .get(&self.root)
-            .map_or(Resolution::Unresolved, |e| e.resolution)
     }
 }
 

@@ -1,6 +1,6 @@
 use super::*;
 use crate::{HeuristicEvaluator, UniformEvaluator};
-use loa::Variant;
+use loa::{Color, Outcome, Variant};
 
 /// The position where only `e2-e5` wins, in 3 plies (black: c6, e2).
 const WIN_IN_3: &str = "5w2/4w3/2b1w3/8/8/8/1ww1b3/8 b";

@@ -351,6 +351,7 @@ fn bench_network_selfplay(path: &Path, args: &BenchArgs) -> Result<()> {
         &config,
         dyn_eval,
         args.games,
+        selfplay::Schedule::RunOut,
         &selfplay::Cancel::never(),
         |_| Ok(()),
         |_| {},

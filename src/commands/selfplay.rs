@@ -160,6 +160,7 @@ pub fn play(
         config,
         evaluator,
         games,
+        selfplay::Schedule::RunOut,
         &selfplay::Cancel::never(),
         |g| writer.add(g).map_err(|e| e.to_string()),
         |p| {

@@ -49,14 +49,13 @@ pub fn play(
             sink,
             progress,
         ),
-        (Algorithm::Alphazero, true, _) => {
-            selfplay::run_selfplay_deterministic(sp, evaluator, games, cancel, sink, progress)
-        }
-        (Algorithm::Alphazero, false, Some(parked)) => {
-            selfplay::run_selfplay_continuous(sp, evaluator, games, parked, cancel, sink, progress)
-        }
-        (Algorithm::Alphazero, false, None) => {
-            selfplay::run_selfplay(sp, evaluator, games, cancel, sink, progress)
+        (Algorithm::Alphazero, deterministic, parked) => {
+            let schedule = match (deterministic, parked) {
+                (true, _) => selfplay::Schedule::Deterministic,
+                (false, Some(parked)) => selfplay::Schedule::Continuous(parked),
+                (false, None) => selfplay::Schedule::RunOut,
+            };
+            selfplay::run_selfplay(sp, evaluator, games, schedule, cancel, sink, progress)
         }
     }
 }

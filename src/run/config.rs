@@ -58,7 +58,7 @@ pub struct LoopConfig {
     pub checkpoint_every: u64,
     /// Continuous self-play: keep every worker's batch full until the generation's games
     /// are done and carry the games still in flight into the next generation (they switch
-    /// to the new best model at a move boundary; see `selfplay::run_selfplay_continuous`).
+    /// to the new best model at a move boundary; see `selfplay::Schedule::Continuous`).
     /// false: lockstep generations whose last games run out alone. AlphaZero only:
     /// Descent self-play is always lockstep.
     pub continuous_selfplay: bool,

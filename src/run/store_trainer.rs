@@ -14,7 +14,7 @@
 //! ```
 //!
 //! The trainer ([`StoreTrainer`]) claims an epoch and takes the log over
-//! (`store::commit::Trainer`), then rebuilds its cache from the store: the `loop/` files of
+//! (`store::commit::Publisher`), then rebuilds its cache from the store: the `loop/` files of
 //! the newest earlier epoch, and every worker shard a log entry added, through the
 //! incremental sync of [`rundir::store_copy`] (what its cache holds already, unchanged, is
 //! not downloaded again: the shard bundles, and the files that the trainer of this cache
@@ -93,7 +93,7 @@ pub struct StoreSeconds {
 /// The trainer's side of a store run (module doc).
 pub struct StoreTrainer {
     store: Arc<dyn Store>,
-    trainer: commit::Trainer,
+    trainer: commit::Publisher,
     retry: Retry,
     /// Files of the cache mirrored to `loop/eE/`, by relative path: (size, modification time).
     mirrored: HashMap<String, (u64, SystemTime)>,
@@ -135,7 +135,7 @@ impl StoreTrainer {
             );
         };
         let retry = Retry::default();
-        let trainer = commit::Trainer::start(store.clone(), retry)?;
+        let trainer = commit::Publisher::start(store.clone(), retry)?;
         let root = cache.join("trainer");
         let copy = LocalCopy::open(&root, store.as_ref())?;
         let run = RunDir::new(&root);

@@ -554,7 +554,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let memory: Arc<dyn Store> = Arc::new(store::MemoryStore::new());
         let mut trainer =
-            store::commit::Trainer::start(memory.clone(), Retry::immediately(1)).unwrap();
+            store::commit::Publisher::start(memory.clone(), Retry::immediately(1)).unwrap();
         trainer.publish(b"gen 0", &[]).unwrap();
         let offline = Faults {
             fail_before: 1.0,
@@ -618,7 +618,7 @@ mod tests {
         let cache = tempfile::tempdir().unwrap();
         let memory: Arc<dyn Store> = Arc::new(store::MemoryStore::new());
         let mut trainer =
-            store::commit::Trainer::start(memory.clone(), Retry::immediately(1)).unwrap();
+            store::commit::Publisher::start(memory.clone(), Retry::immediately(1)).unwrap();
         trainer.publish(b"gen 0", &[]).unwrap();
         let write_shard = |run: &RunDir, stem: &str| {
             std::fs::write(run.games().join(format!("{stem}-000.txt")), stem).unwrap();

@@ -24,7 +24,7 @@ use std::collections::{BTreeSet, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use store::commit::{
-    download_model, probe, read_entry, sha256_hex, verify, Follower, Retry, ShardWriter, Trainer,
+    download_model, probe, read_entry, sha256_hex, verify, Follower, Publisher, Retry, ShardWriter,
 };
 use store::faults::{Faults, FaultyStore};
 use store::{DirStore, Error, Key, Listed, MemoryStore, Store};
@@ -225,7 +225,7 @@ fn commit_shards(writer: &mut ShardWriter, generation: u64, count: usize) -> Vec
 fn publish_then_follow(backend: &dyn Backend) {
     let retry = Retry::immediately(3);
     let mut worker = ShardWriter::new(backend.handle(), retry);
-    let mut trainer = Trainer::start(backend.handle(), retry).unwrap();
+    let mut trainer = Publisher::start(backend.handle(), retry).unwrap();
     assert_eq!((trainer.epoch(), trainer.next_generation()), (1, 0));
     let mut follower = Follower::from_start(backend.handle(), retry);
     assert_eq!(follower.poll().unwrap(), None);
@@ -271,7 +271,7 @@ fn publish_then_follow(backend: &dyn Backend) {
     );
     assert_eq!((audit.shards_committed, audit.shards_added), (3, 3));
     // A restarted trainer resumes from the log: next generation 3, every shard known.
-    let restarted = Trainer::start(backend.handle(), retry).unwrap();
+    let restarted = Publisher::start(backend.handle(), retry).unwrap();
     assert_eq!((restarted.epoch(), restarted.next_generation()), (2, 3));
     assert_eq!(
         restarted.latest().unwrap().model_sha256,
@@ -283,7 +283,7 @@ fn publish_then_follow(backend: &dyn Backend) {
 fn a_corrupt_model_is_refused(backend: &dyn Backend) {
     let retry = Retry::immediately(3);
     let store = backend.handle();
-    let mut trainer = Trainer::start(backend.handle(), retry).unwrap();
+    let mut trainer = Publisher::start(backend.handle(), retry).unwrap();
     let entry = trainer.publish(b"the real model", &[]).unwrap();
     let publication = entry.publication.unwrap();
     store
@@ -322,10 +322,10 @@ fn assert_fenced(error: &Error, epoch: u64, by_epoch: u64, index: u64) {
 
 fn a_zombie_trainer_is_fenced(backend: &dyn Backend) {
     let retry = Retry::immediately(3);
-    let mut zombie = Trainer::start(backend.handle(), retry).unwrap();
+    let mut zombie = Publisher::start(backend.handle(), retry).unwrap();
     zombie.publish(b"model 0 by epoch 1", &[]).unwrap();
     // The scheduler starts a replacement while the first is cut off.
-    let mut replacement = Trainer::start(backend.handle(), retry).unwrap();
+    let mut replacement = Publisher::start(backend.handle(), retry).unwrap();
     assert_eq!((replacement.epoch(), replacement.next_generation()), (2, 1));
     let fenced = zombie.publish(b"model 1 by epoch 1", &[]).unwrap_err();
     assert_fenced(&fenced, 1, 2, 2);
@@ -404,10 +404,10 @@ fn start_up_races_resolve_to_the_newest_trainer(backend: &dyn Backend) {
     let older_store = Arc::new(BeforeFirstLogCreate {
         inner: backend.handle(),
         hook: Mutex::new(Some(Box::new(move || {
-            *slot.lock().unwrap() = Some(Trainer::start(handle, retry).unwrap());
+            *slot.lock().unwrap() = Some(Publisher::start(handle, retry).unwrap());
         }))),
     });
-    let fenced = Trainer::start(older_store, retry).unwrap_err();
+    let fenced = Publisher::start(older_store, retry).unwrap_err();
     assert_fenced(&fenced, 1, 2, 0);
     let mut newer = newer.lock().unwrap().take().expect("the hook ran");
     newer.publish(b"model 0 by epoch 2", &[]).unwrap();
@@ -425,7 +425,7 @@ fn start_up_races_resolve_to_the_newest_trainer(backend: &dyn Backend) {
                 .unwrap();
         }))),
     });
-    let mut newest = Trainer::start(newest_store, retry).unwrap();
+    let mut newest = Publisher::start(newest_store, retry).unwrap();
     assert_eq!((newest.epoch(), newest.next_generation()), (3, 2));
     let fenced = older
         .lock()
@@ -492,7 +492,7 @@ fn faults_keep_the_protocol_properties(backend: &dyn Backend) {
                 .collect();
             let first_store = faulty(10);
             stores.push(first_store.clone());
-            let mut first = Trainer::start(first_store, retry).unwrap();
+            let mut first = Publisher::start(first_store, retry).unwrap();
             for round in 0..3 {
                 let shards = first.new_shards().unwrap();
                 first
@@ -501,7 +501,7 @@ fn faults_keep_the_protocol_properties(backend: &dyn Backend) {
             }
             let second_store = faulty(11);
             stores.push(second_store.clone());
-            let mut second = Trainer::start(second_store, retry).unwrap();
+            let mut second = Publisher::start(second_store, retry).unwrap();
             let shards = first.new_shards().unwrap();
             let fenced = first.publish(b"model by a zombie", &shards).unwrap_err();
             assert!(
@@ -675,7 +675,7 @@ fn racing_trainers_publish_each_generation_once(backend: &dyn Backend) {
                 .map(|_| {
                     let store = run.clone();
                     scope.spawn(move || {
-                        let mut trainer = match Trainer::start(store, retry) {
+                        let mut trainer = match Publisher::start(store, retry) {
                             Ok(trainer) => trainer,
                             Err(error) => return (None, 0, Err(error)),
                         };
@@ -879,12 +879,12 @@ fn check_then_write_races_fence_exactly_one_trainer() {
         &memory,
         2,
         Box::new(move || {
-            let trainer = Trainer::start(Arc::new(plain.clone()), retry).unwrap();
+            let trainer = Publisher::start(Arc::new(plain.clone()), retry).unwrap();
             *slot.lock().unwrap() = Some(trainer);
         }),
         nothing(),
     );
-    let mut old = Trainer::start(racy, retry).unwrap();
+    let mut old = Publisher::start(racy, retry).unwrap();
     old.publish(b"model 0", &[]).unwrap();
     old.publish(b"model 1 by epoch 1", &[]).unwrap();
     let mut new = new.lock().unwrap().take().expect("the race ran");
@@ -902,7 +902,7 @@ fn check_then_write_races_fence_exactly_one_trainer() {
     //    generation 1 (the old one's generation 1 is gone with its entry).
     let memory = MemoryStore::new();
     let old = Arc::new(Mutex::new(
-        Trainer::start(Arc::new(memory.clone()), retry).unwrap(),
+        Publisher::start(Arc::new(memory.clone()), retry).unwrap(),
     ));
     old.lock().unwrap().publish(b"model 0", &[]).unwrap();
     let publisher = old.clone();
@@ -918,7 +918,7 @@ fn check_then_write_races_fence_exactly_one_trainer() {
         }),
         nothing(),
     );
-    let mut new = Trainer::start(racy, retry).unwrap();
+    let mut new = Publisher::start(racy, retry).unwrap();
     assert_eq!((new.epoch(), new.next_generation()), (2, 1));
     let fenced = old
         .lock()
@@ -959,7 +959,7 @@ fn check_then_write_races_fence_exactly_one_trainer() {
             b_wrote_rx.lock().unwrap().recv().unwrap();
         }),
     );
-    let mut old = Trainer::start(old_store, retry).unwrap();
+    let mut old = Publisher::start(old_store, retry).unwrap();
     old.publish(b"model 0", &[]).unwrap();
     let new_store = CheckThenWrite::wrap(
         &memory,
@@ -972,7 +972,7 @@ fn check_then_write_races_fence_exactly_one_trainer() {
     );
     let (fenced, new) = std::thread::scope(|scope| {
         let publishing = scope.spawn(|| old.publish(b"model 1 by epoch 1", &[]));
-        let starting = scope.spawn(move || Trainer::start(new_store, retry));
+        let starting = scope.spawn(move || Publisher::start(new_store, retry));
         (publishing.join().unwrap(), starting.join().unwrap())
     });
     assert_fenced(&fenced.unwrap_err(), 1, 2, 2);

@@ -127,13 +127,13 @@ impl Weights {
         out
     }
 
-    /// Writes the file atomically (a temporary file renamed over `path`).
+    /// Writes the file with the project's atomic writer
+    /// ([`selfplay::atomic_file::write_atomically`]): readers of `path` see the old file,
+    /// no file, or the complete new one, and a failed save leaves the old file as it was
+    /// (and no temporary file behind).
     pub fn save(&self, path: &Path) -> Result<()> {
-        let tmp = path.with_extension("safetensors.tmp");
-        std::fs::write(&tmp, self.to_bytes())
-            .with_context(|| format!("cannot write {}", tmp.display()))?;
-        std::fs::rename(&tmp, path)
-            .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
+        selfplay::atomic_file::write_atomically(path, &self.to_bytes())
+            .with_context(|| format!("cannot save the learned evaluation {}", path.display()))
     }
 
     /// Whether `bytes` claim to be a learned evaluation file (a safetensors header whose
@@ -316,6 +316,60 @@ mod tests {
         let path = dir.path().join("nnue-0001.safetensors");
         w.save(&path).unwrap();
         assert_eq!(Weights::load(&path).unwrap(), w);
+    }
+
+    /// Saves replace the file whole: concurrent saves of two different networks over one
+    /// path, read back all along, only ever show one of them complete (saves through one
+    /// fixed temporary name could rename another save's half-written file into place), and
+    /// leave no temporary file beside it.
+    #[test]
+    fn saves_never_show_a_half_written_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nnue-0001.safetensors");
+        let (a, b) = (Weights::random(1), Weights::random(2));
+        a.save(&path).unwrap();
+        std::thread::scope(|s| {
+            for w in [&a, &b] {
+                let path = &path;
+                s.spawn(move || {
+                    for _ in 0..40 {
+                        w.save(path).unwrap();
+                    }
+                });
+            }
+            for _ in 0..200 {
+                let read = Weights::load(&path).unwrap();
+                assert!(read == a || read == b);
+            }
+        });
+        let read = Weights::load(&path).unwrap();
+        assert!(read == a || read == b);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    /// A save that fails (here its rename: the destination is a folder) is an error naming
+    /// the file; what was at the destination stays as it was, and no temporary file is
+    /// left where a reader of the folder would find it.
+    #[test]
+    fn a_failed_save_leaves_the_destination_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nnue-0001.safetensors");
+        std::fs::create_dir(&path).unwrap();
+        std::fs::write(path.join("kept"), b"kept").unwrap();
+        let err = format!("{:#}", Weights::random(1).save(&path).unwrap_err());
+        assert!(err.contains("nnue-0001.safetensors"), "{err}");
+        assert_eq!(std::fs::read(path.join("kept")).unwrap(), b"kept");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["nnue-0001.safetensors"]);
+        let missing = dir
+            .path()
+            .join("no-such-folder")
+            .join("nnue-0002.safetensors");
+        let err = format!("{:#}", Weights::random(1).save(&missing).unwrap_err());
+        assert!(err.contains("no-such-folder"), "{err}");
     }
 
     /// Every damage is refused with a message saying what is wrong, never a panic.

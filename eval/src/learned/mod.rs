@@ -35,14 +35,18 @@
 mod accumulator;
 pub mod features;
 pub mod file;
-pub mod games;
 mod network;
 mod simd;
+mod transformer;
 
 pub use accumulator::Accumulator;
 pub use file::Weights;
 pub use network::{reference_logit, to_score, LearnedEval};
 pub use simd::Simd;
+
+/// The scored games moved to [`crate::scored_games`] (they play searches, which use this
+/// module); this path stays for the callers outside the crate until they name the new one.
+pub use crate::scored_games as games;
 
 use loa::geometry::Shape;
 use loa::{Position, Variant};

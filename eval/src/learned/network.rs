@@ -4,23 +4,18 @@
 use super::accumulator::Accumulator;
 use super::features::global_inputs;
 use super::file::Weights;
+use super::transformer::FeatureTransformer;
 use super::{Simd, GLOBAL_INPUTS, HIDDEN, L1, L1_INPUTS, L2, PSQ_INPUTS, QA, SCORE_SCALE};
 use crate::evaluation::EVAL_LIMIT;
 use anyhow::{bail, Result};
 use loa::{Color, Position};
 use std::path::Path;
 
-/// Largest number of pieces on the board in a covered variant (the feature transformer's
-/// sums add at most this many columns).
-const MAX_PIECES: i32 = 24;
-
 /// A learned evaluation (see the module docs of [`super`]). Thread-safe: share it in an
 /// `Arc`.
 pub struct LearnedEval {
-    /// Columns of the feature transformer, `[input][unit]`, times [`QA`].
-    pub(super) ft_weight: Box<[[i16; HIDDEN]; PSQ_INPUTS]>,
-    /// Its bias, times [`QA`].
-    pub(super) ft_bias: [i16; HIDDEN],
+    /// The quantised feature transformer and its kernels.
+    transformer: FeatureTransformer,
     /// First dense layer, `[input][output]`.
     l1_weight: Box<[[f32; L1]; L1_INPUTS]>,
     l1_bias: [f32; L1],
@@ -125,29 +120,7 @@ impl LearnedEval {
         if !simd.available() {
             bail!("this CPU lacks the {} instructions", simd.name());
         }
-        let ft = weights.tensor("ft.weight");
-        let ft_b = weights.tensor("ft.bias");
-        let mut ft_weight = Box::new([[0i16; HIDDEN]; PSQ_INPUTS]);
-        let mut ft_bias = [0i16; HIDDEN];
-        let q = |w: f32| (w * QA as f32).round() as i32;
-        for h in 0..HIDDEN {
-            let mut worst = q(ft_b[h]).abs();
-            let mut column: Vec<i32> = (0..PSQ_INPUTS)
-                .map(|i| q(ft[h * PSQ_INPUTS + i]).abs())
-                .collect();
-            column.sort_unstable_by(|a, b| b.cmp(a));
-            worst += column.iter().take(MAX_PIECES as usize).sum::<i32>();
-            if worst > i16::MAX as i32 {
-                bail!(
-                    "feature transformer unit {h}: its sums can reach {worst}/{QA}, beyond \
-                     the i16 range (weights too large to quantise)"
-                );
-            }
-            ft_bias[h] = q(ft_b[h]) as i16;
-            for i in 0..PSQ_INPUTS {
-                ft_weight[i][h] = q(ft[h * PSQ_INPUTS + i]) as i16;
-            }
-        }
+        let transformer = FeatureTransformer::quantise(&weights)?;
         let l1 = weights.tensor("l1.weight");
         let mut l1_weight = Box::new([[0f32; L1]; L1_INPUTS]);
         for j in 0..L1 {
@@ -163,8 +136,7 @@ impl LearnedEval {
             }
         }
         Ok(LearnedEval {
-            ft_weight,
-            ft_bias,
+            transformer,
             l1_weight,
             l1_bias: weights.tensor("l1.bias").try_into().expect("L1 biases"),
             l2_weight,
@@ -175,6 +147,11 @@ impl LearnedEval {
             source: "(memory)".into(),
             weights,
         })
+    }
+
+    /// The feature transformer (the accumulator's kernels).
+    pub(super) fn transformer(&self) -> &FeatureTransformer {
+        &self.transformer
     }
 
     /// The instruction-set path it runs on.

@@ -1,4 +1,6 @@
 //! Positions scored by alpha-beta self-play: the learned evaluation's searched labels.
+//! (Above both the search and the learned evaluation: it plays games with the one valued
+//! by the other.)
 //!
 //! Games of alpha-beta against itself at a fixed depth (valuing its leaves with a learned
 //! evaluation or the hand-written one), from the standard start with a few random opening
@@ -7,8 +9,8 @@
 //! found and, once the game ends, the game's result. Deterministic for a seed; games run on
 //! several threads.
 
-use super::LearnedEval;
 use crate::config::AlphaBetaConfig;
+use crate::learned::LearnedEval;
 use crate::search::{AlphaBeta, SearchLimits};
 use loa::{Position, Rules, Variant};
 use rand::rngs::SmallRng;
