@@ -22,7 +22,7 @@ mod limits;
 mod ordering;
 mod score;
 
-pub use limits::{Iteration, SearchLimits, SearchResult};
+pub use limits::{Iteration, SearchLimits, SearchMonitor, SearchResult};
 pub use score::{score_text, WIN, WIN_THRESHOLD};
 
 use crate::config::AlphaBetaConfig;
@@ -69,6 +69,10 @@ pub struct AlphaBeta {
     /// The learned evaluation the leaves are valued with, if any (else the hand-written
     /// [`static_evaluation`] with `config.weights`).
     learned: Option<Arc<LearnedEval>>,
+    /// Watches the searches from another thread, if set ([`AlphaBeta::set_monitor`]).
+    monitor: Option<SearchMonitor>,
+    /// This thread's nodes already added to the monitor's count.
+    nodes_counted: u64,
 }
 
 impl AlphaBeta {
@@ -127,6 +131,23 @@ impl AlphaBeta {
             node_limit: None,
             extension_ply_limit: 0,
             excluded: Vec::new(),
+            monitor: None,
+            nodes_counted: 0,
+        }
+    }
+
+    /// Lets the next searches be stopped and their nodes counted from another thread
+    /// ([`SearchMonitor`]); `None` removes the monitor.
+    pub fn set_monitor(&mut self, monitor: Option<SearchMonitor>) {
+        self.monitor = monitor;
+    }
+
+    /// Adds this thread's nodes not yet counted to the monitor's count.
+    fn count_nodes(&mut self) {
+        if let Some(m) = &self.monitor {
+            m.nodes
+                .fetch_add(self.nodes - self.nodes_counted, Ordering::Relaxed);
+            self.nodes_counted = self.nodes;
         }
     }
 
@@ -248,6 +269,7 @@ impl AlphaBeta {
     ) {
         self.rules = rules;
         self.nodes = 0;
+        self.nodes_counted = 0;
         self.stop = false;
         self.stop_flag.store(false, Ordering::Relaxed);
         self.deadline = limits.time.map(|t| start + t);
@@ -299,6 +321,7 @@ impl AlphaBeta {
         }
         let mut helpers = std::mem::take(&mut self.helpers);
         for h in helpers.iter_mut() {
+            h.monitor = self.monitor.clone();
             h.prepare(self.rules, history, root, each, start);
         }
         let (main, others) = std::thread::scope(|s| {
@@ -403,6 +426,7 @@ impl AlphaBeta {
                 }
             }
         }
+        self.count_nodes();
         SearchResult {
             best_move: best.0,
             score: best.1,
@@ -592,6 +616,16 @@ impl AlphaBeta {
         if self.nodes & 1023 == 0 {
             if let Some(deadline) = self.deadline {
                 if Instant::now() >= deadline {
+                    self.stop = true;
+                }
+            }
+            if self.monitor.is_some() {
+                self.count_nodes();
+                if self
+                    .monitor
+                    .as_ref()
+                    .is_some_and(|m| m.stop.load(Ordering::Relaxed))
+                {
                     self.stop = true;
                 }
             }
