@@ -156,7 +156,7 @@ fn engine_analysis_until_stop() {
     while !ready
         || !infos
             .iter()
-            .any(|i: &eval::player::SearchInfo| i.depth >= Some(4))
+            .any(|i: &eval::player::SearchInfo| i.depth >= Some(4) && i.multipv == Some(2))
     {
         let line = e.line();
         if line == "readyok" {
@@ -175,13 +175,13 @@ fn engine_analysis_until_stop() {
     };
     let best = infos.iter().rev().find(|i| i.multipv == Some(1)).unwrap();
     assert_eq!(answer, format!("bestmove {}", best.pv[0]));
-    let second = infos
-        .iter()
-        .find(|i| i.depth == Some(4) && i.multipv == Some(2));
-    assert!(
-        second.is_some_and(|i| i.pv[0] != best.pv[0] || best.depth > Some(4)),
-        "{infos:?}"
-    );
+    let at_depth_4 = |rank| {
+        infos
+            .iter()
+            .find(|i| i.depth == Some(4) && i.multipv == Some(rank))
+            .unwrap_or_else(|| panic!("depth 4, rank {rank}: {infos:?}"))
+    };
+    assert_ne!(at_depth_4(1).pv[0], at_depth_4(2).pv[0]);
     assert!(e.ask_last("show").ends_with(" ply 0 result none"));
     assert_eq!(e.ask("quit"), ["ok bye"]);
     assert!(e.child.wait().unwrap().success());
