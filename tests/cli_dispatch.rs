@@ -49,12 +49,73 @@ fn torch_free_commands_run_without_libtorch() {
     assert_eq!(e.ask_last("isready"), "readyok");
     assert_eq!(exe_and_torch(&e), ("loazero".to_string(), false));
     assert!(e.ask_last("genmove").starts_with("move "));
-    // A model player asked for after start cannot be loaded here: a clear error line.
-    let reply = e.ask_last("player model:path=m.safetensors,sims=2");
+}
+
+/// A learned alpha-beta evaluation under a run's `models/` loads no network: the command
+/// line mentions "models" but stays in the torch-free binary.
+#[test]
+fn a_learned_evaluation_stays_torch_free() {
+    let dir = tempfile::tempdir().unwrap();
+    let models = dir.path().join("runs/default/models");
+    std::fs::create_dir_all(&models).unwrap();
+    let nnue = models.join("nnue-0001.safetensors");
+    let shipped = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("data/shipped/models/nnue-0001.safetensors");
+    std::fs::copy(shipped, &nnue).unwrap();
+    let mut e = Engine::start(&format!("alphabeta:depth=1,eval={}", nnue.display()));
+    assert_eq!(e.ask_last("isready"), "readyok");
+    assert_eq!(exe_and_torch(&e), ("loazero".to_string(), false));
+    assert!(e.ask_last("genmove").starts_with("move "));
+}
+
+/// The process ids of `pid`'s children.
+fn children(pid: u32) -> Vec<u32> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .unwrap()
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect()
+}
+
+/// The torch-free engine asked for a model player hands the session over to
+/// `loazero-torch engine`, its child, with the position and the rest replayed; the
+/// session goes on there, and a missing model file is named, the old player kept.
+#[test]
+fn the_torch_free_engine_hands_a_model_player_over() {
+    tch::set_num_threads(1);
+    let dir = tempfile::tempdir().unwrap();
+    let model = tiny_model(dir.path());
+    let mut e = Engine::start("alphabeta:depth=1");
+    assert_eq!(e.ask_last("play b1-b3"), "ok");
+    let show = e.ask_last("show");
+    assert!(children(e.child.id()).is_empty());
+    let missing = dir.path().join("gone.safetensors");
+    let reply = e.ask_last(&format!("player model:path={},sims=4", missing.display()));
     assert!(
-        reply.starts_with("error ") && reply.contains("without torch"),
+        reply.starts_with("error player '") && reply.contains("gone.safetensors"),
         "{reply}"
     );
+    // The old player stays, in the child now.
+    let out = e.ask("genmove");
+    assert!(out[0].starts_with("info depth 1 "), "{out:?}");
+    assert!(out.last().unwrap().starts_with("move "), "{out:?}");
+    assert_eq!(e.ask_last("undo"), "ok");
+    assert_eq!(e.ask_last("show"), show);
+    assert_eq!(
+        e.ask_last(&format!("player model:path={},sims=4", model.display())),
+        "ok"
+    );
+    assert_eq!(e.ask_last("isready"), "readyok");
+    let out = e.ask("genmove");
+    assert!(out[0].starts_with("info "), "{out:?}");
+    assert!(out.last().unwrap().starts_with("move "), "{out:?}");
+    assert_eq!(exe_and_torch(&e), ("loazero".to_string(), false));
+    let child = children(e.child.id());
+    assert_eq!(child.len(), 1, "{child:?}");
+    let exe = std::fs::read_link(format!("/proc/{}/exe", child[0])).unwrap();
+    assert_eq!(exe.file_name().unwrap(), "loazero-torch");
+    assert_eq!(e.ask("quit"), ["ok bye"]);
+    assert!(e.child.wait().unwrap().success());
 }
 
 #[test]

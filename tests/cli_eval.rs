@@ -135,6 +135,58 @@ fn engine_alphabeta_on_two_threads() {
     assert!(e.child.wait().unwrap().success());
 }
 
+/// Analysis over pipes: `go infinite` prints `info` lines while the engine reads stdin,
+/// two threads search, `stop` answers the best move of the last `multipv 1` line, and the
+/// position is unchanged; `isready` of a player whose file is missing names the file.
+#[test]
+fn engine_analysis_until_stop() {
+    let mut e = Engine::start("alphabeta:threads=2,eval=gone/nnue-0007.safetensors");
+    let ready = e.ask_last("isready");
+    assert!(
+        ready.starts_with("error player '") && ready.contains("gone/nnue-0007.safetensors"),
+        "{ready}"
+    );
+    assert_eq!(e.ask("player alphabeta:threads=2"), ["ok"]);
+    assert_eq!(e.ask("multipv 2"), ["ok"]);
+    e.send("go infinite");
+    let mut infos = Vec::new();
+    // Lines come while the engine reads: it still answers isready.
+    e.send("isready");
+    let mut ready = false;
+    while !ready
+        || !infos
+            .iter()
+            .any(|i: &eval::player::SearchInfo| i.depth >= Some(4) && i.multipv == Some(2))
+    {
+        let line = e.line();
+        if line == "readyok" {
+            ready = true;
+        } else {
+            infos.push(eval::player::SearchInfo::parse(&line).expect("an info line"));
+        }
+    }
+    e.send("stop");
+    let answer = loop {
+        let line = e.line();
+        match eval::player::SearchInfo::parse(&line) {
+            Ok(info) => infos.push(info),
+            Err(_) => break line,
+        }
+    };
+    let best = infos.iter().rev().find(|i| i.multipv == Some(1)).unwrap();
+    assert_eq!(answer, format!("bestmove {}", best.pv[0]));
+    let at_depth_4 = |rank| {
+        infos
+            .iter()
+            .find(|i| i.depth == Some(4) && i.multipv == Some(rank))
+            .unwrap_or_else(|| panic!("depth 4, rank {rank}: {infos:?}"))
+    };
+    assert_ne!(at_depth_4(1).pv[0], at_depth_4(2).pv[0]);
+    assert!(e.ask_last("show").ends_with(" ply 0 result none"));
+    assert_eq!(e.ask("quit"), ["ok bye"]);
+    assert!(e.child.wait().unwrap().success());
+}
+
 #[test]
 fn engine_genmove_is_legal_on_thousands_of_random_positions() {
     let mut e = Engine::start("alphabeta:depth=2,tt=4");

@@ -16,6 +16,9 @@ pub struct Players {
     /// that think against a clock (`timed = true`: `model:` players infer on one torch
     /// thread without waiting for more requests).
     pub factory: fn(timed: bool) -> PlayerFactory,
+    /// Whether its factories load networks (`false`: `loazero`, whose `engine` hands a
+    /// session that asks for a network player over to `loazero-torch`).
+    pub loads_networks: bool,
 }
 
 impl Players {
@@ -24,6 +27,7 @@ impl Players {
     pub fn torch_free() -> Players {
         Players {
             factory: torch_free_factory,
+            loads_networks: false,
         }
     }
 

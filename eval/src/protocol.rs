@@ -1,14 +1,51 @@
 //! The `loazero engine` line protocol (specified in eval/PROTOCOL.md): a [`Session`] holds
 //! the game and the engine player and answers one command line at a time. Never panics on
-//! input: every problem is an `error …` line.
+//! input: every problem is an `error …` line. An analysis (`go infinite`) searches on a
+//! thread of its own while the session goes on reading commands; its `info` lines go to
+//! the session's [`Printer`] as they come, and `stop` ends it.
 
-use crate::player::{Player, PlayerFactory, PlayerSpec};
+use crate::player::{Analysis, Player, PlayerFactory, PlayerSpec, SearchInfo};
 use anyhow::{anyhow, bail, Result};
-use loa::{Game, Position, Rules, Variant};
+use loa::{Game, Move, Position, Rules, Variant};
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// Default engine player.
 pub const DEFAULT_PLAYER: &str = "alphabeta:ms=1000";
+
+/// Longest time between two `info` lines of an analysis: when no depth completes for this
+/// long, a progress line repeats the last one with the nodes and time so far.
+pub const PROGRESS_PERIOD: Duration = Duration::from_secs(1);
+
+/// Writes one output line as it comes (the analysis's `info` lines), flushed: shared by
+/// the session and its analysis thread, so it writes whole lines.
+pub type Printer = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// An analysis running on its own thread (`go infinite` until `stop`).
+struct Running {
+    analysis: Analysis,
+    /// Gives back the player and its answer.
+    search: JoinHandle<(Box<dyn Player>, Result<Move>)>,
+    /// Writes the progress lines until the search ends.
+    progress: JoinHandle<()>,
+}
+
+impl Running {
+    /// Stops the analysis and waits for it: the player back (`None` if its thread
+    /// panicked) and its best move.
+    fn stop(self) -> (Option<Box<dyn Player>>, Result<Move>) {
+        self.analysis.stop.store(true, Ordering::Relaxed);
+        let joined = self.search.join();
+        let _ = self.progress.join();
+        match joined {
+            Ok((player, mv)) => (Some(player), mv),
+            Err(_) => (None, Err(anyhow!("the analysis thread failed"))),
+        }
+    }
+}
 
 /// One protocol session.
 pub struct Session<'f> {
@@ -20,6 +57,15 @@ pub struct Session<'f> {
     player: Option<Box<dyn Player>>,
     seed: u64,
     clock: Option<Clock>,
+    /// Principal variations an analysis reports (`multipv N`).
+    multipv: u32,
+    /// Where an analysis writes its `info` lines.
+    printer: Printer,
+    /// The analysis running, if any.
+    running: Option<Running>,
+    /// Whether a player that loads a network is handed over ([`Reply::HandOver`]) instead
+    /// of built here.
+    hand_over_networks: bool,
 }
 
 /// The engine's game clock, set by `time MY_MS OPP_MS [INC_MS]`.
@@ -58,6 +104,17 @@ pub enum Reply {
     Lines(Vec<String>),
     /// Print these lines and end the session.
     Quit(Vec<String>),
+    /// This process cannot load the network of the player asked for
+    /// ([`Session::hand_over_networks`]): start an engine that can, with `player` as its
+    /// player, send it `commands` (the session's state, then the `player` command asked
+    /// for), read one line for each, print the last, and from then on pass it every input
+    /// line and print everything it writes.
+    HandOver {
+        /// The player so far (kept by the new engine if the new one fails to build).
+        player: String,
+        /// The commands that rebuild the session's state and then ask for the new player.
+        commands: Vec<String>,
+    },
 }
 
 impl<'f> Session<'f> {
@@ -73,7 +130,47 @@ impl<'f> Session<'f> {
             player: None,
             seed: 1,
             clock: None,
+            multipv: 1,
+            printer: Arc::new(|_| {}),
+            running: None,
+            hand_over_networks: false,
         }
+    }
+
+    /// The session with `printer` writing its analyses' `info` lines (by default they are
+    /// dropped).
+    pub fn with_printer(mut self, printer: Printer) -> Session<'f> {
+        self.printer = printer;
+        self
+    }
+
+    /// The session of a process that cannot load networks (`loazero`, without torch): a
+    /// `player` command whose spec loads one is answered [`Reply::HandOver`].
+    pub fn hand_over_networks(mut self) -> Session<'f> {
+        self.hand_over_networks = true;
+        self
+    }
+
+    /// The commands that rebuild this session's state in a new engine: the variant, the
+    /// rules, the position with the moves since, the clock and `multipv`.
+    pub fn state_commands(&self) -> Vec<String> {
+        let moves: Vec<String> = self.game.moves().iter().map(|m| m.to_string()).collect();
+        let mut position = format!("position {}", self.game.start().to_text());
+        if !moves.is_empty() {
+            position += &format!(" moves {}", moves.join(" "));
+        }
+        let mut commands = vec![
+            format!("variant {}", self.variant),
+            format!("rules {}", self.rules),
+            position,
+        ];
+        if let Some(c) = self.clock {
+            commands.push(format!("time {} {} {}", c.my_ms, c.opp_ms, c.inc_ms));
+        }
+        if self.multipv != 1 {
+            commands.push(format!("multipv {}", self.multipv));
+        }
+        commands
     }
 
     /// The current game.
@@ -94,10 +191,31 @@ impl<'f> Session<'f> {
         }
         let (cmd, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
         let rest = rest.trim();
-        if cmd.eq_ignore_ascii_case("quit") {
+        let cmd = cmd.to_ascii_lowercase();
+        if cmd == "quit" {
+            if let Some(running) = self.running.take() {
+                let _ = running.stop();
+            }
             return Reply::Quit(vec!["ok bye".into()]);
         }
-        match self.command(&cmd.to_ascii_lowercase(), rest) {
+        if self.running.is_some() && !matches!(cmd.as_str(), "stop" | "isready") {
+            return Reply::Lines(vec![format!(
+                "error {cmd}: an analysis is running; only stop, isready and quit until stop"
+            )]);
+        }
+        if cmd == "player" && self.hand_over_networks {
+            if let Ok(spec) = PlayerSpec::parse(rest) {
+                if spec.network().is_some() {
+                    let mut commands = self.state_commands();
+                    commands.push(format!("player {rest}"));
+                    return Reply::HandOver {
+                        player: self.spec.name(),
+                        commands,
+                    };
+                }
+            }
+        }
+        match self.command(&cmd, rest) {
             Ok(lines) => Reply::Lines(lines),
             Err(e) => Reply::Lines(vec![format!("error {}", one_line(&format!("{e:#}")))]),
         }
@@ -107,7 +225,27 @@ impl<'f> Session<'f> {
         let ok = || Ok(vec!["ok".to_string()]);
         match cmd {
             "protocol" => Ok(vec!["protocol loazero-engine 1".into()]),
-            "isready" => Ok(vec!["readyok".into()]),
+            "isready" => {
+                // The player is built now, so that a file it cannot load is reported here.
+                if self.running.is_none() {
+                    self.built_player()?;
+                }
+                Ok(vec!["readyok".into()])
+            }
+            "multipv" => {
+                self.multipv = rest.parse().ok().filter(|&n| n > 0).ok_or_else(|| {
+                    anyhow!("multipv takes a positive number of principal variations, not '{rest}'")
+                })?;
+                ok()
+            }
+            "stop" => {
+                let running = self.running.take().ok_or_else(|| {
+                    anyhow!("stop: no analysis is running (go infinite starts one)")
+                })?;
+                let (player, mv) = running.stop();
+                self.player = player;
+                Ok(vec![format!("bestmove {}", mv?)])
+            }
             "variant" => {
                 self.variant = rest.parse::<Variant>()?;
                 self.game = Game::new(self.variant, self.rules);
@@ -179,6 +317,10 @@ impl<'f> Session<'f> {
                 });
                 ok()
             }
+            "go" if rest.eq_ignore_ascii_case("infinite") => {
+                self.start_analysis()?;
+                Ok(Vec::new())
+            }
             "genmove" | "go" => {
                 let movetime = match rest.split_whitespace().collect::<Vec<_>>()[..] {
                     [] => None,
@@ -188,14 +330,12 @@ impl<'f> Session<'f> {
                         })?;
                         Some(Duration::from_millis(ms))
                     }
-                    _ => bail!("{cmd} takes nothing or 'movetime T', not '{rest}'"),
+                    _ => bail!("{cmd} takes nothing, 'movetime T' or (go) 'infinite', not '{rest}'"),
                 };
                 if let Some(o) = self.game.outcome() {
                     bail!("the game is over ({})", o.name());
                 }
-                if self.player.is_none() {
-                    self.player = Some(self.factory.build(&self.spec, self.seed)?);
-                }
+                self.built_player()?;
                 let budget = movetime.or_else(|| {
                     self.clock.map(|c| {
                         move_budget(c.my_ms, c.inc_ms, self.game.position().ply())
@@ -239,10 +379,66 @@ impl<'f> Session<'f> {
                 Ok(lines)
             }
             "help" => Ok(vec![
-                "commands: protocol isready variant rules new position play undo player time genmove go legal show board help quit".into(),
+                "commands: protocol isready variant rules new position play undo player time multipv genmove go stop legal show board help quit".into(),
             ]),
             other => bail!("unknown command '{other}' (try help)"),
         }
+    }
+
+    /// The engine player, built from its spec if it is not yet.
+    fn built_player(&mut self) -> Result<&mut Box<dyn Player>> {
+        if self.player.is_none() {
+            self.player = Some(self.factory.build(&self.spec, self.seed)?);
+        }
+        Ok(self.player.as_mut().expect("built"))
+    }
+
+    /// `go infinite`: the player analyses the position on a thread of its own, its reports
+    /// printed as `info` lines, and a progress line printed whenever no report came for
+    /// [`PROGRESS_PERIOD`], until `stop`.
+    fn start_analysis(&mut self) -> Result<()> {
+        if let Some(o) = self.game.outcome() {
+            bail!("the game is over ({})", o.name());
+        }
+        self.built_player()?;
+        let mut player = self.player.take().expect("built");
+        let game = self.game.clone();
+        let analysis = Analysis::new(self.multipv);
+        let started = Instant::now();
+        // The last report of the best move, for the progress lines.
+        let last: Arc<Mutex<Option<SearchInfo>>> = Arc::default();
+        let (done, wait) = mpsc::channel::<()>();
+        let search = {
+            let (analysis, printer, last) = (analysis.clone(), self.printer.clone(), last.clone());
+            std::thread::spawn(move || {
+                let mv = player.analyse(&game, &analysis, &mut |info: SearchInfo| {
+                    printer(&info.line());
+                    if info.multipv.unwrap_or(1) == 1 {
+                        *last.lock().expect("last report lock") = Some(info);
+                    }
+                });
+                drop(done);
+                (player, mv)
+            })
+        };
+        let progress = {
+            let (nodes, printer) = (analysis.nodes.clone(), self.printer.clone());
+            std::thread::spawn(move || {
+                while let Err(RecvTimeoutError::Timeout) = wait.recv_timeout(PROGRESS_PERIOD) {
+                    let report = last.lock().expect("last report lock").clone();
+                    if let Some(info) = report {
+                        let nodes = nodes.load(Ordering::Relaxed).max(info.nodes);
+                        printer(&info.progressed(nodes, started.elapsed()).line());
+                    }
+                }
+            })
+        };
+        self.running = Some(Running {
+            analysis,
+            search,
+            progress,
+        });
+        Ok(())
     }
 
     /// `startpos [moves M...]` or `TEXT SIDE [moves M...]`.
@@ -265,6 +461,15 @@ impl<'f> Session<'f> {
     }
 }
 
+impl Drop for Session<'_> {
+    /// An analysis still running is stopped and waited for.
+    fn drop(&mut self) {
+        if let Some(running) = self.running.take() {
+            let _ = running.stop();
+        }
+    }
+}
+
 fn one_line(s: &str) -> String {
     s.split('\n').map(str::trim).collect::<Vec<_>>().join("; ")
 }
@@ -276,6 +481,7 @@ mod tests {
     fn lines(r: Reply) -> Vec<String> {
         match r {
             Reply::Lines(l) | Reply::Quit(l) => l,
+            Reply::HandOver { commands, .. } => panic!("handed over: {commands:?}"),
         }
     }
 
@@ -335,6 +541,127 @@ mod tests {
             );
             assert!(out[0].matches("cannot load model").count() <= 1, "{out:?}");
         }
+    }
+
+    /// `isready` builds the player: a file it cannot load is an error line naming the file
+    /// and why, not `readyok` (and not only at `genmove`).
+    #[test]
+    fn isready_reports_a_player_that_cannot_be_built() {
+        let f = PlayerFactory::new();
+        let gone = "alphabeta:depth=2,eval=gone/nnue-0009.safetensors";
+        let mut s = Session::new(&f, PlayerSpec::parse(gone).unwrap());
+        let out = lines(s.handle("isready"));
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert!(
+            out[0].starts_with("error player '") && out[0].contains("gone/nnue-0009.safetensors"),
+            "{out:?}"
+        );
+        assert!(out[0].to_lowercase().contains("no such file"), "{out:?}");
+        assert_eq!(lines(s.handle("player alphabeta:depth=1")), ["ok"]);
+        assert_eq!(lines(s.handle("isready")), ["readyok"]);
+    }
+
+    /// A session that cannot load networks hands a network player over with its state as
+    /// commands, which rebuild the same session in another engine.
+    #[test]
+    fn a_network_player_is_handed_over_with_the_state() {
+        let f = PlayerFactory::new();
+        let mut s =
+            Session::new(&f, PlayerSpec::parse("alphabeta:depth=2").unwrap()).hand_over_networks();
+        for command in [
+            "variant 6x6",
+            "rules classic,ply-limit=300",
+            "play b1-b3 a2-c2",
+            "time 60000 50000 1000",
+            "multipv 2",
+        ] {
+            assert_eq!(lines(s.handle(command)), ["ok"], "{command}");
+        }
+        // A player without a network is built here, as before.
+        assert_eq!(lines(s.handle("player alphabeta:depth=1")), ["ok"]);
+        let Reply::HandOver { player, commands } =
+            s.handle("player model:path=m.safetensors,sims=4")
+        else {
+            panic!("not handed over");
+        };
+        assert_eq!(player, "alphabeta:depth=1");
+        let (ask, state) = commands.split_last().unwrap();
+        assert_eq!(ask, "player model:path=m.safetensors,sims=4");
+        let mut other = Session::new(&f, PlayerSpec::parse(&player).unwrap());
+        for command in state {
+            assert_eq!(lines(other.handle(command)), ["ok"], "{command}");
+        }
+        assert_eq!(lines(other.handle("show")), lines(s.handle("show")));
+        assert_eq!(other.clock(), s.clock());
+        assert_eq!(other.state_commands(), state);
+        // A spec that does not parse is this session's error.
+        assert!(lines(s.handle("player model:path=m.st,bogus=1"))[0].starts_with("error "));
+    }
+
+    /// The lines a session's printer wrote.
+    fn printed() -> (Printer, Arc<Mutex<Vec<String>>>) {
+        let lines: Arc<Mutex<Vec<String>>> = Arc::default();
+        let sink = lines.clone();
+        let printer: Printer = Arc::new(move |l: &str| sink.lock().unwrap().push(l.to_string()));
+        (printer, lines)
+    }
+
+    /// `go infinite` deepens until `stop`, printing the `multipv` best moves of every depth
+    /// as `info` lines; the session reads commands meanwhile; `stop` answers the best move
+    /// of the last completed depth and leaves the position as it was.
+    #[test]
+    fn analysis_runs_until_stop() {
+        let f = PlayerFactory::new();
+        let (printer, out) = printed();
+        let mut s = Session::new(&f, PlayerSpec::parse("alphabeta:threads=1").unwrap())
+            .with_printer(printer);
+        assert_eq!(lines(s.handle("stop"))[0].split(' ').next(), Some("error"));
+        assert_eq!(lines(s.handle("multipv 3")), ["ok"]);
+        assert!(lines(s.handle("multipv 0"))[0].starts_with("error multipv"));
+        assert_eq!(lines(s.handle("go infinite")), Vec::<String>::new());
+        assert_eq!(lines(s.handle("isready")), ["readyok"]);
+        assert!(lines(s.handle("play b1-b3"))[0].starts_with("error play: an analysis"));
+        // Wait for depth 3's third line (no time limit: the analysis goes on until stopped).
+        let infos = |out: &Arc<Mutex<Vec<String>>>| -> Vec<SearchInfo> {
+            let lines = out.lock().unwrap().clone();
+            lines
+                .iter()
+                .map(|l| SearchInfo::parse(l).unwrap())
+                .collect()
+        };
+        while !infos(&out)
+            .iter()
+            .any(|i| i.depth >= Some(3) && i.multipv == Some(3))
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let answer = lines(s.handle("stop"));
+        let infos = infos(&out);
+        for depth in 1..=3 {
+            let firsts: Vec<&str> = (1..=3)
+                .map(|rank| {
+                    let info = infos
+                        .iter()
+                        .find(|i| i.depth == Some(depth) && i.multipv == Some(rank))
+                        .unwrap_or_else(|| panic!("depth {depth} rank {rank}: {infos:?}"));
+                    info.pv[0].as_str()
+                })
+                .collect();
+            assert!(
+                firsts[0] != firsts[1] && firsts[1] != firsts[2] && firsts[0] != firsts[2],
+                "{firsts:?}"
+            );
+        }
+        let best = infos.iter().rev().find(|i| i.multipv == Some(1)).unwrap();
+        assert_eq!(answer, [format!("bestmove {}", best.pv[0])]);
+        assert_eq!(s.game().moves().len(), 0);
+        // The player is back: the session goes on.
+        assert!(lines(s.handle("go movetime 20"))
+            .last()
+            .unwrap()
+            .starts_with("move "));
+        assert_eq!(lines(s.handle("go infinite")), Vec::<String>::new());
+        assert_eq!(s.handle("quit"), Reply::Quit(vec!["ok bye".into()]));
     }
 
     #[test]

@@ -80,5 +80,6 @@ pub fn run(command: Command) -> anyhow::Result<()> {
 pub fn players() -> Players {
     Players {
         factory: train::players::eval_player_factory,
+        loads_networks: true,
     }
 }

@@ -89,7 +89,11 @@ mod tests {
             player: "alphabeta:depth=1".into(),
             seed: 1,
         };
-        run(args, Players { factory: recording }).unwrap();
+        let players = Players {
+            factory: recording,
+            loads_networks: false,
+        };
+        run(args, players).unwrap();
         let made = |i: usize| MADE[i].load(Ordering::SeqCst);
         assert_eq!((made(0), made(1)), (0, 1), "(match, timed) factories made");
     }

@@ -15,6 +15,7 @@ pub mod show;
 
 use crate::players::Players;
 use clap::Subcommand;
+use eval::PlayerSpec;
 
 /// Every torch-free subcommand.
 #[derive(Subcommand)]
@@ -36,6 +37,32 @@ pub enum Command {
     Bestmove(bestmove::Args),
     /// Line protocol on stdin/stdout for GUIs and scripts (see eval/PROTOCOL.md).
     Engine(engine::Args),
+}
+
+impl Command {
+    /// The player specs the command line gives, as typed (`match`'s `--a` and `--b`,
+    /// `bestmove`'s and `engine`'s `--player`).
+    pub fn player_specs(&self) -> Vec<&str> {
+        match self {
+            Command::Match(a) => vec![&a.a, &a.b],
+            Command::Bestmove(a) => vec![&a.player],
+            Command::Engine(a) => vec![&a.player],
+            Command::Perft(_)
+            | Command::Moves(_)
+            | Command::Replay(_)
+            | Command::Show(_)
+            | Command::Ratings(_) => Vec::new(),
+        }
+    }
+
+    /// Whether a player of the command line loads a network ([`PlayerSpec::network`]), so
+    /// that the command needs torch. A spec that does not parse loads nothing: the command
+    /// reports it wherever it runs.
+    pub fn loads_network(&self) -> bool {
+        self.player_specs()
+            .into_iter()
+            .any(|text| PlayerSpec::parse(text).is_ok_and(|spec| spec.network().is_some()))
+    }
 }
 
 /// True if `name` is one of [`Command`]'s subcommands (aliases not included).
@@ -62,7 +89,52 @@ pub fn run(command: Command, players: Players) -> anyhow::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::is_torch_free;
+    use super::{is_torch_free, Command};
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Line {
+        #[command(subcommand)]
+        command: Command,
+    }
+
+    fn loads_network(args: &[&str]) -> bool {
+        Line::try_parse_from(std::iter::once("loazero").chain(args.iter().copied()))
+            .unwrap()
+            .command
+            .loads_network()
+    }
+
+    /// The dispatch reads the parsed player specs: a learned alpha-beta evaluation under a
+    /// run's `models/` loads no network, a `model:` or `ubfm:path=` player does.
+    #[test]
+    fn network_players_are_found_in_the_parsed_specs() {
+        let learned = "alphabeta:depth=2,eval=runs/default/models/nnue-0001.safetensors";
+        for (args, network) in [
+            (vec!["engine", "--player", learned], false),
+            (vec!["bestmove", "--player", learned], false),
+            (
+                vec!["engine", "--player", "ubfm:evaluator=heuristic,ms=20"],
+                false,
+            ),
+            (vec!["match", "--a", "random", "--b", learned], false),
+            (vec!["perft", "--depth", "1"], false),
+            (vec!["engine", "--player", "model:path=m.safetensors"], true),
+            (
+                vec!["bestmove", "--player", "UBFM:PATH=m.safetensors"],
+                true,
+            ),
+            (
+                vec!["match", "--a", "model:path=m.st", "--b", learned],
+                true,
+            ),
+            (vec!["match", "--a", learned, "--b", "ubfm:path=m.st"], true),
+            // Not a spec: it runs here and reports the error.
+            (vec!["engine", "--player", "model:path=m.st,bogus=1"], false),
+        ] {
+            assert_eq!(loads_network(&args), network, "{args:?}");
+        }
+    }
 
     #[test]
     fn torch_free_names() {

@@ -1,12 +1,13 @@
 //! The alpha-beta baseline as a [`Player`].
 
+use super::analysis::Analysis;
 use super::info::{Score, SearchInfo};
 use super::kind::{Key, Network, Order, PlayerKind, Serve, Shown, ValueType, SERVE_MAX_MS};
 use super::spec::{Settings, Value};
 use super::{Player, PlayerFactory, PlayerSpec};
 use crate::config::{AlphaBetaConfig, EvalWeights};
 use crate::learned::LearnedEval;
-use crate::search::{AlphaBeta, SearchLimits, SearchResult, WIN, WIN_THRESHOLD};
+use crate::search::{AlphaBeta, SearchLimits, SearchMonitor, SearchResult, WIN, WIN_THRESHOLD};
 use anyhow::{Context, Result};
 use loa::forced::Forced;
 use loa::{Game, Move};
@@ -308,6 +309,79 @@ impl AlphaBetaPlayer {
         self.last = Some(r);
         Ok(mv)
     }
+
+    /// The report of the search `r` over `nodes` in `elapsed`.
+    fn info(&self, r: &SearchResult, nodes: u64, elapsed: Duration) -> SearchInfo {
+        let score = if r.score > WIN_THRESHOLD {
+            Score::Mate(WIN - r.score)
+        } else if r.score < -WIN_THRESHOLD {
+            Score::Mate(-(WIN + r.score))
+        } else {
+            Score::Cp(r.score)
+        };
+        let pv = r.pv().iter().map(|m| m.to_string()).collect();
+        SearchInfo::new(Some(r.depth), nodes, elapsed, Some(score), pv)
+            .with_eval(self.eval_name.clone())
+    }
+
+    /// [`Player::analyse`] over the root moves the root check leaves open (`refuted`:
+    /// the ones it refutes): searches to depth 1, 2, … and at each depth finds the
+    /// `analysis.multipv` best moves one after another, each search leaving out the moves
+    /// already ranked. Every search after the first starts from the table the earlier ones
+    /// filled. Ends when stopped, or once the best move's search ends before its depth (a
+    /// proven result, a single move: deeper searches find the same).
+    fn analyse_open(
+        &mut self,
+        game: &Game,
+        refuted: &[Move],
+        analysis: &Analysis,
+        report: &mut dyn FnMut(SearchInfo),
+    ) -> Result<Move> {
+        let started = Instant::now();
+        let open = game
+            .legal_moves()
+            .iter()
+            .filter(|&m| !refuted.contains(m))
+            .count();
+        let ranks = (analysis.multipv as usize).clamp(1, open.max(1));
+        let mut best: Option<SearchResult> = None;
+        'deepen: for depth in 1.. {
+            let mut excluded = refuted.to_vec();
+            for rank in 1..=ranks {
+                let r = self.search.search_game_excluding(
+                    game,
+                    SearchLimits::depth(depth),
+                    &excluded,
+                )?;
+                if analysis.stopped() {
+                    // An interrupted search is the answer only when nothing was completed.
+                    if best.is_none() {
+                        best = Some(r);
+                    }
+                    break 'deepen;
+                }
+                let nodes = analysis.nodes.load(std::sync::atomic::Ordering::Relaxed);
+                let info = self.info(&r, nodes, started.elapsed());
+                report(if ranks > 1 {
+                    info.with_multipv(rank as u32)
+                } else {
+                    info
+                });
+                excluded.push(r.best_move);
+                if rank == 1 {
+                    let settled = r.depth < depth;
+                    best = Some(r);
+                    if settled {
+                        break 'deepen;
+                    }
+                }
+            }
+        }
+        let r = best.expect("the first search gives a move");
+        let mv = r.best_move;
+        self.last = Some(r);
+        Ok(mv)
+    }
 }
 
 impl Player for AlphaBetaPlayer {
@@ -332,18 +406,25 @@ impl Player for AlphaBetaPlayer {
         self.checked_search(game, limits)
     }
     fn last_info(&self) -> Option<SearchInfo> {
-        self.last.as_ref().map(|r| {
-            let score = if r.score > WIN_THRESHOLD {
-                Score::Mate(WIN - r.score)
-            } else if r.score < -WIN_THRESHOLD {
-                Score::Mate(-(WIN + r.score))
-            } else {
-                Score::Cp(r.score)
-            };
-            let pv = r.pv().iter().map(|m| m.to_string()).collect();
-            SearchInfo::new(Some(r.depth), r.nodes, r.elapsed, Some(score), pv)
-                .with_eval(self.eval_name.clone())
-        })
+        self.last.as_ref().map(|r| self.info(r, r.nodes, r.elapsed))
+    }
+    fn analyse(
+        &mut self,
+        game: &Game,
+        analysis: &Analysis,
+        report: &mut dyn FnMut(SearchInfo),
+    ) -> Result<Move> {
+        let Forced::Open { refuted } = RootCheck::of(game).verdict().clone() else {
+            // The root check settles the move: reported as a search of depth 0.
+            return super::analysis::search_once(self, game, report);
+        };
+        self.search.set_monitor(Some(SearchMonitor {
+            stop: analysis.stop.clone(),
+            nodes: analysis.nodes.clone(),
+        }));
+        let result = self.analyse_open(game, &refuted, analysis, report);
+        self.search.set_monitor(None);
+        result
     }
 }
 

@@ -2,12 +2,14 @@
 //! written as one `info` line (`eval/PROTOCOL.md`) by `engine` and `bestmove`, and as a JSON
 //! object with the same fields by the HTTP API (`docs/api.md`):
 //!
-//! `info [depth D] [seldepth S] nodes N nps X time T [score cp S|value V|mate P|win|loss|draw] [eval E] pv M M …`
+//! `info [depth D] [seldepth S] [multipv K] nodes N nps X time T [score cp S|value V|mate P|win|loss|draw] [eval E] pv M M …`
 //!
 //! * `depth`: alpha-beta's last completed iteration (0: the root check settled the move
 //!   without a search); the principal variation's length for UBFM and MCTS.
 //! * `seldepth`: MCTS only: the deepest node a simulation reached, in plies from the root
 //!   (at least `depth`).
+//! * `multipv`: analysis (the engine's `go infinite`) with several principal variations:
+//!   this line's rank, 1 for the best move; absent otherwise.
 //! * `nodes`: what the spec's limit counts: alpha-beta nodes, MCTS simulations (`sims=`),
 //!   UBFM iterations (`nodes=`); `nps` is nodes per second, `time` milliseconds.
 //! * `score`, for the side to move: `cp S` alpha-beta's evaluation (evaluation units,
@@ -73,6 +75,9 @@ pub struct SearchInfo {
     pub depth: Option<u32>,
     /// See the module docs; `None`: not reported.
     pub seldepth: Option<u32>,
+    /// See the module docs; `None`: not reported.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub multipv: Option<u32>,
     /// Nodes, simulations or iterations (what the spec's limit counts).
     pub nodes: u64,
     /// Milliseconds the search took.
@@ -102,6 +107,7 @@ impl SearchInfo {
         SearchInfo {
             depth,
             seldepth: None,
+            multipv: None,
             nodes,
             time: elapsed.as_millis() as u64,
             nps: (nodes as f64 / elapsed.as_secs_f64().max(1e-6)).round() as u64,
@@ -127,6 +133,26 @@ impl SearchInfo {
         }
     }
 
+    /// The same report for a search still going after `nodes` in `elapsed` (the engine's
+    /// progress lines between an analysis's completed depths).
+    pub fn progressed(self, nodes: u64, elapsed: Duration) -> SearchInfo {
+        let now = SearchInfo::new(self.depth, nodes, elapsed, None, Vec::new());
+        SearchInfo {
+            nodes: now.nodes,
+            time: now.time,
+            nps: now.nps,
+            ..self
+        }
+    }
+
+    /// The report as the `rank`-th principal variation of an analysis (1: the best).
+    pub fn with_multipv(self, rank: u32) -> SearchInfo {
+        SearchInfo {
+            multipv: Some(rank),
+            ..self
+        }
+    }
+
     /// The `info` line (see the module docs).
     pub fn line(&self) -> String {
         let mut s = String::from("info");
@@ -135,6 +161,9 @@ impl SearchInfo {
         }
         if let Some(d) = self.seldepth {
             s += &format!(" seldepth {d}");
+        }
+        if let Some(k) = self.multipv {
+            s += &format!(" multipv {k}");
         }
         s += &format!(" nodes {} nps {} time {}", self.nodes, self.nps, self.time);
         if let Some(score) = self.score {
@@ -162,6 +191,7 @@ impl SearchInfo {
         let mut info = SearchInfo {
             depth: None,
             seldepth: None,
+            multipv: None,
             nodes: 0,
             time: 0,
             nps: 0,
@@ -176,6 +206,7 @@ impl SearchInfo {
                 "seldepth" => {
                     info.seldepth = Some(next_number(&mut words, "seldepth", line)? as u32)
                 }
+                "multipv" => info.multipv = Some(next_number(&mut words, "multipv", line)? as u32),
                 "nodes" => {
                     info.nodes = next_number(&mut words, "nodes", line)? as u64;
                     seen_nodes = true;
@@ -273,6 +304,14 @@ mod tests {
                 vec!["f5-d5".into()],
             )
             .with_eval(Some("nnue-0003".into())),
+            SearchInfo::new(
+                Some(7),
+                9000,
+                Duration::from_millis(9),
+                Some(Score::Cp(-40)),
+                vec!["b1-b3".into()],
+            )
+            .with_multipv(2),
         ] {
             let line = info.line();
             assert_eq!(SearchInfo::parse(&line).unwrap(), info, "{line}");
@@ -315,6 +354,19 @@ mod tests {
             line,
             "info depth 4 nodes 5321 nps 1330250 time 4 score cp 12 eval nnue-0001 pv a2-c2"
         );
+        let line = SearchInfo::new(
+            Some(6),
+            800,
+            Duration::from_millis(2),
+            Some(Score::Cp(3)),
+            vec!["a2-c2".into()],
+        )
+        .with_multipv(3)
+        .line();
+        assert_eq!(
+            line,
+            "info depth 6 multipv 3 nodes 800 nps 400000 time 2 score cp 3 pv a2-c2"
+        );
         for bad in [
             "info nodes 1 eval",
             "depth 4 nodes 1",
@@ -323,6 +375,7 @@ mod tests {
             "info depth 4",
             "info nodes 1 score elo 3",
             "info nodes 1 speed 3",
+            "info multipv two nodes 1",
         ] {
             assert!(SearchInfo::parse(bad).is_err(), "{bad}");
         }

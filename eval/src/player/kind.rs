@@ -376,19 +376,6 @@ pub fn catalogue() -> Json {
     json!({ "kinds": kinds })
 }
 
-/// Whether a command-line argument may name a player that loads a network, so that the
-/// command needs torch: it mentions the name of a kind that always loads one (`model`, also
-/// in every model file name) or the key that makes a kind load one (`path=`). Errs towards
-/// yes: a false yes costs the torch binary's start, a false no an error.
-pub fn mentions_network(arg: &str) -> bool {
-    let lower = arg.to_ascii_lowercase();
-    KINDS.iter().any(|kind| match kind.network {
-        Network::Never => false,
-        Network::Always => lower.contains(kind.name),
-        Network::WithKey(key) => lower.contains(&format!("{key}=")),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     /// [`super::joined`] keeps every list's keys in order, one list after another.

@@ -27,6 +27,7 @@
 //! format, `eval/PROTOCOL.md`).
 
 pub mod alphabeta;
+pub mod analysis;
 pub mod first_legal;
 pub mod info;
 pub mod kind;
@@ -40,8 +41,9 @@ pub mod threads;
 pub mod ubfm;
 
 pub use alphabeta::AlphaBetaPlayer;
+pub use analysis::Analysis;
 pub use info::{Score, SearchInfo};
-pub use kind::{mentions_network, PlayerKind};
+pub use kind::PlayerKind;
 pub use mcts::SearchOptions;
 pub use net_options::{Device, NetOptions, Precision};
 pub use random::RandomPlayer;
@@ -99,6 +101,20 @@ pub trait Player: Send {
     /// player searches and has searched.
     fn last_info(&self) -> Option<SearchInfo> {
         None
+    }
+    /// Analyses the current position of `game`, which is not over, until `analysis` is
+    /// stopped or deeper search can change nothing, passing `report` each principal
+    /// variation it completes (with its rank when `analysis.multipv` asks for several);
+    /// returns the best move found. Players without an analysis of their own (every kind
+    /// but alpha-beta) search once as [`Player::choose_move`] does and report that search.
+    fn analyse(
+        &mut self,
+        game: &Game,
+        analysis: &Analysis,
+        report: &mut dyn FnMut(SearchInfo),
+    ) -> Result<Move> {
+        let _ = analysis;
+        analysis::search_once(self, game, report)
     }
 }
 
@@ -582,26 +598,6 @@ mod tests {
         ] {
             let e = PlayerSpec::parse(spec).unwrap_err().to_string();
             assert!(e.contains(needle), "{spec}: {e}");
-        }
-    }
-
-    /// Command lines that name a network go to the torch binary (`cli/src/main.rs`).
-    #[test]
-    fn network_players_are_recognised_on_command_lines() {
-        for (arg, network) in [
-            ("model:path=m.st,sims=8", true),
-            ("--player=ubfm:path=m.st,ms=200", true),
-            ("UBFM:PATH=m.st", true),
-            ("runs/default/models/gen-0003.safetensors", true),
-            ("ubfm:evaluator=heuristic,ms=20", false),
-            ("mcts:evaluator=uniform", false),
-            ("alphabeta:depth=3", false),
-        ] {
-            assert_eq!(mentions_network(arg), network, "{arg}");
-            if let Ok(spec) = PlayerSpec::parse(arg) {
-                // Every spec that loads a network is recognised.
-                assert!(spec.network().is_none() || mentions_network(arg), "{arg}");
-            }
         }
     }
 

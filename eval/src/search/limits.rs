@@ -1,7 +1,22 @@
 //! What bounds a search ([`SearchLimits`]) and what it reports ([`SearchResult`]).
 
 use loa::Move;
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::Arc;
 use std::time::Duration;
+
+/// A search watched from another thread (the engine's analysis, `go infinite`): raising
+/// `stop` ends the search as if its time were up (checked every 1024 nodes, by every
+/// thread), and `nodes` counts the nodes of every thread as they are searched (brought up
+/// to date every 1024 nodes and when a thread's search ends, so exact once it has ended).
+/// Set with [`crate::search::AlphaBeta::set_monitor`].
+#[derive(Clone, Debug, Default)]
+pub struct SearchMonitor {
+    /// Raised from outside to stop the search.
+    pub stop: Arc<AtomicBool>,
+    /// Nodes searched under this monitor so far, every search and thread together.
+    pub nodes: Arc<AtomicU64>,
+}
 
 /// When a search stops. Unset limits do not apply; with none set the search runs to
 /// depth 64 (so set at least one for a bounded search).

@@ -26,7 +26,7 @@ mod score;
 mod threads;
 mod worker;
 
-pub use limits::{Iteration, SearchLimits, SearchResult};
+pub use limits::{Iteration, SearchLimits, SearchMonitor, SearchResult};
 pub use score::{score_text, WIN, WIN_THRESHOLD};
 
 use crate::config::AlphaBetaConfig;
@@ -81,6 +81,12 @@ impl AlphaBeta {
     /// The learned evaluation, if the leaves are valued by one.
     pub fn learned(&self) -> Option<&Arc<LearnedEval>> {
         self.learned.as_ref()
+    }
+
+    /// Lets the next searches be stopped and their nodes counted from another thread
+    /// ([`SearchMonitor`]); `None` removes the monitor.
+    pub fn set_monitor(&mut self, monitor: Option<SearchMonitor>) {
+        self.pool.set_monitor(monitor);
     }
 
     /// The configuration.

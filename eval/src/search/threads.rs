@@ -43,6 +43,11 @@ impl ThreadPool {
         }
     }
 
+    /// Lets the next searches be stopped and their nodes counted from another thread.
+    pub(super) fn set_monitor(&mut self, monitor: Option<super::limits::SearchMonitor>) {
+        self.main.monitor = monitor;
+    }
+
     /// Forgets the workers' move-ordering heuristics (the helpers are dropped).
     pub(super) fn clear(&mut self) {
         self.main.clear_heuristics();
@@ -109,6 +114,7 @@ impl ThreadPool {
         }
         let rules = self.main.rules;
         for h in self.helpers.iter_mut() {
+            h.monitor = self.main.monitor.clone();
             h.prepare(rules, history, root, each, start);
         }
         let main = &mut self.main;

@@ -4,7 +4,7 @@
 //! threat extension). A [`Worker`] is the whole search on one thread; the
 //! [`ThreadPool`](super::threads::ThreadPool) runs several over one table (Lazy SMP).
 
-use super::limits::{Iteration, SearchLimits, SearchResult};
+use super::limits::{Iteration, SearchLimits, SearchMonitor, SearchResult};
 use super::ordering::{centrality_bonus, history_index, irreversible, DropOrder};
 use super::score::{
     outcome_score, score_from_tt, score_to_tt, INFINITY, MAX_PLY, WIN, WIN_THRESHOLD,
@@ -47,6 +47,11 @@ pub(super) struct Worker {
     /// The learned evaluation the leaves are valued with, if any (else the hand-written
     /// [`static_evaluation`] with `config.weights`).
     learned: Option<Arc<LearnedEval>>,
+    /// Watches the searches from another thread, if set (the pool's
+    /// [`SearchMonitor`], copied to every worker of a search).
+    pub(super) monitor: Option<SearchMonitor>,
+    /// This worker's nodes already added to the monitor's count.
+    nodes_counted: u64,
 }
 
 impl Worker {
@@ -73,6 +78,8 @@ impl Worker {
             deadline: None,
             node_limit: None,
             extension_ply_limit: 0,
+            monitor: None,
+            nodes_counted: 0,
         }
     }
 
@@ -85,6 +92,14 @@ impl Worker {
             &self.stop_flag,
             self.learned.clone(),
         )
+    }
+
+    /// Adds this worker's nodes not yet counted to the monitor's count.
+    fn count_nodes(&mut self) {
+        if let Some(m) = &self.monitor {
+            m.nodes.fetch_add(self.nodes - self.nodes_counted, Ordering::Relaxed);
+            self.nodes_counted = self.nodes;
+        }
     }
 
     /// Forgets the move-ordering heuristics (killers, history); the table is the pool's.
@@ -115,6 +130,7 @@ impl Worker {
     ) {
         self.rules = rules;
         self.nodes = 0;
+        self.nodes_counted = 0;
         self.stop = false;
         self.stop_flag.store(false, Ordering::Relaxed);
         self.deadline = limits.time.map(|t| start + t);
@@ -204,6 +220,7 @@ impl Worker {
                 }
             }
         }
+        self.count_nodes();
         SearchResult {
             best_move: best.0,
             score: best.1,
@@ -393,6 +410,16 @@ impl Worker {
         if self.nodes & 1023 == 0 {
             if let Some(deadline) = self.deadline {
                 if Instant::now() >= deadline {
+                    self.stop = true;
+                }
+            }
+            if self.monitor.is_some() {
+                self.count_nodes();
+                if self
+                    .monitor
+                    .as_ref()
+                    .is_some_and(|m| m.stop.load(Ordering::Relaxed))
+                {
                     self.stop = true;
                 }
             }
