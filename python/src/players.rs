@@ -139,6 +139,7 @@ impl PySearchResult {
         let info = info.unwrap_or(SearchInfo {
             depth: None,
             seldepth: None,
+            multipv: None,
             nodes: 0,
             time: 0,
             nps: 0,
