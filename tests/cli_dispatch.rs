@@ -59,8 +59,7 @@ fn a_learned_evaluation_stays_torch_free() {
     let models = dir.path().join("runs/default/models");
     std::fs::create_dir_all(&models).unwrap();
     let nnue = models.join("nnue-0001.safetensors");
-    let shipped = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("data/shipped/models/nnue-0001.safetensors");
+    let shipped = common::repo_path("data/shipped/models/nnue-0001.safetensors");
     std::fs::copy(shipped, &nnue).unwrap();
     let mut e = Engine::start(&format!("alphabeta:depth=1,eval={}", nnue.display()));
     assert_eq!(e.ask_last("isready"), "readyok");
@@ -141,7 +140,7 @@ fn model_commands_run_in_loazero_torch() {
 /// plays it and its learned alpha-beta, and `export` writes both.
 #[test]
 fn the_shipped_model_plays_and_exports_before_any_training() {
-    let shipped = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/shipped/models");
+    let shipped = common::repo_path("data/shipped/models");
     for player in [
         format!(
             "model:path={},sims=16",
