@@ -4,7 +4,7 @@ use anyhow::{bail, Result};
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
-pub use crate::serve::shipped::SHIPPED_RUN;
+pub use rundir::shipped::SHIPPED_RUN;
 
 /// Arguments of `loazero serve`.
 #[derive(clap::Args)]
@@ -111,7 +111,7 @@ pub fn run(mut args: Args) -> Result<()> {
 
 /// The run `serve` shows when given none: `runs/default` once `make run` has promoted a
 /// model there, else the model that ships with loazero ([`SHIPPED_RUN`] in the working
-/// directory, else the copy compiled into the binary: [`crate::serve::shipped`]).
+/// directory, else the copy compiled into the binary: [`rundir::shipped`]).
 fn default_run() -> Option<PathBuf> {
     let has_model = |dir: &Path| {
         std::fs::read_dir(dir.join("models")).is_ok_and(|entries| {
@@ -125,7 +125,7 @@ fn default_run() -> Option<PathBuf> {
     [PathBuf::from("runs/default"), PathBuf::from(SHIPPED_RUN)]
         .into_iter()
         .find(|dir| has_model(dir))
-        .or_else(|| match crate::serve::shipped::unpacked() {
+        .or_else(|| match rundir::shipped::unpacked() {
             Ok(dir) => Some(dir),
             Err(e) => {
                 eprintln!("cannot unpack the shipped model: {e:#}");

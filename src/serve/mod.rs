@@ -23,7 +23,6 @@ pub mod error;
 pub mod files;
 pub mod game;
 pub mod runs;
-pub mod shipped;
 pub mod state;
 
 use anyhow::{Context, Result};

@@ -430,8 +430,14 @@ pub struct Engine {
 impl Engine {
     /// Starts the engine with `player`.
     pub fn start(player: &str) -> Engine {
+        Engine::start_with(&["--player", player])
+    }
+
+    /// Starts `loazero engine ARGS`.
+    pub fn start_with(args: &[&str]) -> Engine {
         let mut child = Command::new(bin())
-            .args(["engine", "--player", player])
+            .arg("engine")
+            .args(args)
             .env_remove("LD_LIBRARY_PATH")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -1,7 +1,8 @@
 //! The small trained model that ships with loazero (`data/shipped`: its models, ratings,
-//! metrics and README), compiled into the binary, so that `serve` without a run shows it
-//! from any working directory and from a binary built or installed anywhere: a checkout's
-//! `data/shipped` when the working directory has one, else the embedded copy, unpacked
+//! metrics and README), compiled into the binaries, so that `serve` without a run shows it
+//! and the engine's `level` command offers its rated players from any working directory
+//! and from a binary built or installed anywhere: a checkout's `data/shipped` when the
+//! working directory has one, else the embedded copy, unpacked
 //! once into the user's cache (`$XDG_CACHE_HOME/loazero`, else `~/.cache/loazero`, else
 //! the temporary directory) under a folder named by its contents.
 
@@ -54,7 +55,7 @@ fn unpack_into(cache: &Path) -> Result<PathBuf> {
             let dir = path.parent().expect("a file under the run");
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("cannot create {}", dir.display()))?;
-            rundir::layout::write_atomically(&path, bytes)?;
+            crate::layout::write_atomically(&path, bytes)?;
         }
     }
     Ok(run)
@@ -78,6 +79,7 @@ mod tests {
     /// The repository's `data/shipped` where the test runs (not where it was built).
     fn shipped_dir() -> PathBuf {
         PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("run with cargo"))
+            .join("..")
             .join(SHIPPED_RUN)
     }
 
