@@ -826,8 +826,11 @@ fn docs_screenshots() {
     let url = match std::env::var("LOAZERO_SERVE_URL") {
         Ok(url) => url,
         Err(_) => {
-            let runs = std::env::var("LOAZERO_SCREENSHOT_RUNS")
-                .unwrap_or_else(|_| common::repo_path("runs/default").to_string_lossy().into_owned());
+            let runs = std::env::var("LOAZERO_SCREENSHOT_RUNS").unwrap_or_else(|_| {
+                common::repo_path("runs/default")
+                    .to_string_lossy()
+                    .into_owned()
+            });
             let dirs: Vec<PathBuf> = std::env::split_paths(&runs).collect();
             for d in &dirs {
                 assert!(

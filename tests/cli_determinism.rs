@@ -152,17 +152,27 @@ fn a_deterministic_run_resumes_in_the_precision_it_began_with() {
     let mut state: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&state_path).unwrap()).unwrap();
     let pin = state["pinned_precision"].clone();
-    let began = pin["inference"].as_str().unwrap_or_else(|| panic!("no pin: {state}"));
+    let began = pin["inference"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no pin: {state}"));
     assert!(["float", "bfloat16"].contains(&began), "{pin}");
-    assert!(["float", "bfloat16"].contains(&pin["training"].as_str().unwrap()), "{pin}");
-    let other = if began == "float" { "bfloat16" } else { "float" };
+    assert!(
+        ["float", "bfloat16"].contains(&pin["training"].as_str().unwrap()),
+        "{pin}"
+    );
+    let other = if began == "float" {
+        "bfloat16"
+    } else {
+        "float"
+    };
     state["pinned_precision"]["inference"] = other.into();
     std::fs::write(&state_path, state.to_string()).unwrap();
 
     let out = loazero(&common::run_args(&dir, 2, &sets()));
     assert!(out.status.success(), "{}", text(&out));
     let all = text(&out);
-    let says = |l: &str| l.contains("inference on") && l.trim_end().ends_with(&format!(" in {other}"));
+    let says =
+        |l: &str| l.contains("inference on") && l.trim_end().ends_with(&format!(" in {other}"));
     assert!(all.lines().any(says), "resumed not in {other}: {all}");
     let state: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&state_path).unwrap()).unwrap();

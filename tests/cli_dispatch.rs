@@ -128,10 +128,20 @@ fn the_engine_plays_a_runs_rated_players_as_levels() {
     let run = dir.path().join("shipped");
     std::fs::create_dir_all(run.join("models")).unwrap();
     let shipped = common::repo_path("data/shipped");
-    for file in ["ratings.csv", "config.toml", "models/gen-0099.safetensors", "models/nnue-0001.safetensors"] {
+    for file in [
+        "ratings.csv",
+        "config.toml",
+        "models/gen-0099.safetensors",
+        "models/nnue-0001.safetensors",
+    ] {
         std::fs::copy(shipped.join(file), run.join(file)).unwrap();
     }
-    let mut e = Engine::start_with(&["--player", "alphabeta:depth=1", "--levels", run.to_str().unwrap()]);
+    let mut e = Engine::start_with(&[
+        "--player",
+        "alphabeta:depth=1",
+        "--levels",
+        run.to_str().unwrap(),
+    ]);
     e.send("level");
     let mut levels = Vec::new();
     loop {
@@ -139,16 +149,27 @@ fn the_engine_plays_a_runs_rated_players_as_levels() {
         if line == "end" {
             break;
         }
-        assert!(line.starts_with(&format!("level {} ", levels.len() + 1)), "{line}");
+        assert!(
+            line.starts_with(&format!("level {} ", levels.len() + 1)),
+            "{line}"
+        );
         levels.push(line);
     }
     assert!(levels[0].starts_with("level 1 random elo 0 "), "{levels:?}");
     let model = run.join("models/gen-0099.safetensors");
     let model_level = levels
         .iter()
-        .position(|l| l.contains(" gen-0099 ") && l.ends_with(&format!("model:path={},sims=64", model.display())))
+        .position(|l| {
+            l.contains(" gen-0099 ")
+                && l.ends_with(&format!("model:path={},sims=64", model.display()))
+        })
         .unwrap_or_else(|| panic!("no gen-0099 level: {levels:?}"));
-    assert!(levels.iter().any(|l| l.contains(" nnue-0001 ") && l.ends_with(",depth=3")), "{levels:?}");
+    assert!(
+        levels
+            .iter()
+            .any(|l| l.contains(" nnue-0001 ") && l.ends_with(",depth=3")),
+        "{levels:?}"
+    );
     assert_eq!(e.ask_last("level 1"), "ok");
     assert!(e.ask_last("genmove").starts_with("move "));
     assert!(children(e.child.id()).is_empty());
@@ -158,7 +179,9 @@ fn the_engine_plays_a_runs_rated_players_as_levels() {
     assert_eq!(children(e.child.id()).len(), 1);
     // The child took the table's run with it.
     assert_eq!(e.ask_last("level 1"), "ok");
-    assert!(e.ask_last("level 99").starts_with("error level '99': expected 1 (the weakest) to "));
+    assert!(e
+        .ask_last("level 99")
+        .starts_with("error level '99': expected 1 (the weakest) to "));
 }
 
 #[test]

@@ -46,7 +46,10 @@ fn moves_for_one_position_and_a_stream() {
 
 #[test]
 fn replay_thesis_game_and_incomplete_game() {
-    let o = loazero(&["replay", &format!("{}/appendix_E_game1.txt", thesis_games())]);
+    let o = loazero(&[
+        "replay",
+        &format!("{}/appendix_E_game1.txt", thesis_games()),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(last_line(&o), "result: white");
     let o = loazero(&[

@@ -237,7 +237,9 @@ impl<'f> Session<'f> {
         if cmd == "level" && !rest.is_empty() && self.running.is_none() {
             match self.level_spec(&rest) {
                 Ok(spec) => (cmd, rest) = ("player".into(), spec),
-                Err(e) => return Reply::Lines(vec![format!("error {}", one_line(&format!("{e:#}")))]),
+                Err(e) => {
+                    return Reply::Lines(vec![format!("error {}", one_line(&format!("{e:#}")))])
+                }
             }
         }
         let rest = rest.as_str();
@@ -457,21 +459,33 @@ impl<'f> Session<'f> {
         let words: Vec<&str> = rest.split_whitespace().collect();
         let level = match words[..] {
             [k] => {
-                let k: usize = k.parse().ok().filter(|&k| (1..=table.len()).contains(&k)).ok_or_else(|| {
-                    anyhow!("level '{k}': expected 1 (the weakest) to {} (the strongest), or elo E", table.len())
-                })?;
+                let k: usize = k
+                    .parse()
+                    .ok()
+                    .filter(|&k| (1..=table.len()).contains(&k))
+                    .ok_or_else(|| {
+                        anyhow!(
+                            "level '{k}': expected 1 (the weakest) to {} (the strongest), or elo E",
+                            table.len()
+                        )
+                    })?;
                 &table[k - 1]
             }
             [kw, e] if kw.eq_ignore_ascii_case("elo") => {
-                let e: f64 = e.parse().ok().filter(|e: &f64| e.is_finite()).ok_or_else(|| {
-                    anyhow!("level elo '{e}': not a number")
-                })?;
+                let e: f64 = e
+                    .parse()
+                    .ok()
+                    .filter(|e: &f64| e.is_finite())
+                    .ok_or_else(|| anyhow!("level elo '{e}': not a number"))?;
                 table
                     .iter()
                     .min_by(|a, b| (a.elo - e).abs().total_cmp(&(b.elo - e).abs()))
                     .expect("a table is not empty")
             }
-            _ => bail!("level takes K (1 to {}) or elo E, not '{rest}'", table.len()),
+            _ => bail!(
+                "level takes K (1 to {}) or elo E, not '{rest}'",
+                table.len()
+            ),
         };
         Ok(level.spec.clone())
     }
@@ -697,7 +711,10 @@ mod tests {
         let f = PlayerFactory::new();
         let mut s = Session::new(&f, PlayerSpec::parse("random").unwrap());
         let e = lines(s.handle("level 1"));
-        assert!(e[0].starts_with("error level: this engine has no levels"), "{e:?}");
+        assert!(
+            e[0].starts_with("error level: this engine has no levels"),
+            "{e:?}"
+        );
         let level = |name: &str, spec: &str, elo: f64, interval| Level {
             name: name.into(),
             spec: spec.into(),
@@ -707,7 +724,12 @@ mod tests {
         let table = vec![
             level("random", "random", 0.0, Some(0.0)),
             level("alphabeta:depth=1", "alphabeta:depth=1", 745.1, Some(200.9)),
-            level("gen-0080", "model:path=run/models/gen-0080.safetensors,sims=64", 1303.8, None),
+            level(
+                "gen-0080",
+                "model:path=run/models/gen-0080.safetensors,sims=64",
+                1303.8,
+                None,
+            ),
         ];
         let asked = std::rc::Rc::new(std::cell::Cell::new(0));
         let counter = asked.clone();

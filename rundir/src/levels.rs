@@ -41,10 +41,12 @@ pub fn levels(run_root: &Path, rated: &[Rated], rated_as: RatedAs) -> Vec<Level>
             let file = models.join(format!("{}.safetensors", row.name));
             let spec = if generation_of(&row.name).is_some() {
                 let sims = rated_as.simulations;
-                file.is_file().then(|| format!("model:path={},sims={sims}", file.display()))?
+                file.is_file()
+                    .then(|| format!("model:path={},sims={sims}", file.display()))?
             } else if learned_generation_of(&row.name).is_some() {
                 let depth = rated_as.learned_depth;
-                file.is_file().then(|| format!("alphabeta:eval={},depth={depth}", file.display()))?
+                file.is_file()
+                    .then(|| format!("alphabeta:eval={},depth={depth}", file.display()))?
             } else {
                 eval::PlayerSpec::parse_for_client(&row.name).ok()?;
                 row.name.clone()
@@ -67,7 +69,10 @@ pub fn levels(run_root: &Path, rated: &[Rated], rated_as: RatedAs) -> Vec<Level>
 pub fn of_run(run_root: &Path) -> Result<Vec<Level>> {
     let csv = run_root.join("ratings.csv");
     let text = std::fs::read_to_string(&csv).with_context(|| {
-        format!("cannot read {} (a run's levels are its rated players)", csv.display())
+        format!(
+            "cannot read {} (a run's levels are its rated players)",
+            csv.display()
+        )
     })?;
     let rated = parse_ratings_csv(&text).with_context(|| format!("{}", csv.display()))?;
     let config = run_root.join("config.toml");
@@ -93,7 +98,9 @@ pub fn rated_as_of(config_toml: &str) -> Result<RatedAs> {
         };
         let count = || -> Result<u32> {
             let (key, value) = (key.trim(), value.trim());
-            value.parse().map_err(|_| anyhow!("{section}.{key}: '{value}' is not a count"))
+            value
+                .parse()
+                .map_err(|_| anyhow!("{section}.{key}: '{value}' is not a count"))
         };
         match (section, key.trim()) {
             ("rating", "simulations") => simulations = Some(count()?),
@@ -183,12 +190,24 @@ random,0.0,0.0,320,0.0031
         let names: Vec<&str> = levels.iter().map(|l| l.name.as_str()).collect();
         assert_eq!(
             names,
-            ["random", "mcts:evaluator=uniform,sims=64", "gen-0008", "alphabeta:depth=2", "nnue-0001"]
+            [
+                "random",
+                "mcts:evaluator=uniform,sims=64",
+                "gen-0008",
+                "alphabeta:depth=2",
+                "nnue-0001"
+            ]
         );
         let model = dir.path().join("models/gen-0008.safetensors");
-        assert_eq!(levels[2].spec, format!("model:path={},sims=64", model.display()));
+        assert_eq!(
+            levels[2].spec,
+            format!("model:path={},sims=64", model.display())
+        );
         let learned = dir.path().join("models/nnue-0001.safetensors");
-        assert_eq!(levels[4].spec, format!("alphabeta:eval={},depth=3", learned.display()));
+        assert_eq!(
+            levels[4].spec,
+            format!("alphabeta:eval={},depth=3", learned.display())
+        );
         assert_eq!(levels[3].spec, "alphabeta:depth=2");
         assert!((levels[3].interval.unwrap() - 1.96 * 104.4).abs() < 1e-9);
     }
@@ -203,20 +222,33 @@ random,0.0,0.0,320,0.0031
         let levels = of_run(&shipped).unwrap();
         assert!(levels.len() >= 5, "{levels:?}");
         assert_eq!(levels[0].name, "random");
-        assert!(levels.iter().any(|l| l.name == "gen-0099" && l.spec.ends_with(",sims=64")));
-        assert!(levels.iter().any(|l| l.name == "nnue-0001" && l.spec.ends_with(",depth=3")));
+        assert!(levels
+            .iter()
+            .any(|l| l.name == "gen-0099" && l.spec.ends_with(",sims=64")));
+        assert!(levels
+            .iter()
+            .any(|l| l.name == "nnue-0001" && l.spec.ends_with(",depth=3")));
         assert!(levels.windows(2).all(|w| w[0].elo <= w[1].elo));
 
         let e = parse_ratings_csv("name,elo\nx,1").unwrap_err().to_string();
         assert!(e.contains("not a ratings table"), "{e}");
-        let e = parse_ratings_csv("name,elo,stderr\nx,1,y\n").unwrap_err().to_string();
+        let e = parse_ratings_csv("name,elo,stderr\nx,1,y\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("line 2: stderr 'y'"), "{e}");
-        let e = rated_as_of("[rating]\nsimulations = 64\n").unwrap_err().to_string();
+        let e = rated_as_of("[rating]\nsimulations = 64\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("learned_eval.rating_depth"), "{e}");
-        let e = rated_as_of("[rating]\nsimulations = many\n").unwrap_err().to_string();
+        let e = rated_as_of("[rating]\nsimulations = many\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("rating.simulations: 'many'"), "{e}");
         let dir = tempfile::tempdir().unwrap();
         let e = format!("{:#}", of_run(dir.path()).unwrap_err());
-        assert!(e.contains("ratings.csv") && e.contains("rated players"), "{e}");
+        assert!(
+            e.contains("ratings.csv") && e.contains("rated players"),
+            "{e}"
+        );
     }
 }

@@ -19,8 +19,8 @@
 
 pub mod bundle;
 pub mod layout;
-pub mod rated_games;
 pub mod levels;
+pub mod rated_games;
 pub mod shards;
 pub mod shipped;
 pub mod state;

@@ -16,10 +16,22 @@ pub const SHIPPED_RUN: &str = "data/shipped";
 /// that the list is the folder's).
 const FILES: &[(&str, &[u8])] = &[
     ("README.md", include_bytes!("../../data/shipped/README.md")),
-    ("config.toml", include_bytes!("../../data/shipped/config.toml")),
-    ("metrics.jsonl", include_bytes!("../../data/shipped/metrics.jsonl")),
-    ("ratings.csv", include_bytes!("../../data/shipped/ratings.csv")),
-    ("state.json", include_bytes!("../../data/shipped/state.json")),
+    (
+        "config.toml",
+        include_bytes!("../../data/shipped/config.toml"),
+    ),
+    (
+        "metrics.jsonl",
+        include_bytes!("../../data/shipped/metrics.jsonl"),
+    ),
+    (
+        "ratings.csv",
+        include_bytes!("../../data/shipped/ratings.csv"),
+    ),
+    (
+        "state.json",
+        include_bytes!("../../data/shipped/state.json"),
+    ),
     (
         "models/gen-0099.safetensors",
         include_bytes!("../../data/shipped/models/gen-0099.safetensors"),
@@ -47,7 +59,9 @@ pub fn unpacked() -> Result<PathBuf> {
 /// there with its length; each file is written atomically, so a crash leaves a file whole
 /// or absent and the next call completes the folder.
 fn unpack_into(cache: &Path) -> Result<PathBuf> {
-    let run = cache.join(format!("shipped-{:016x}", contents_hash())).join("shipped");
+    let run = cache
+        .join(format!("shipped-{:016x}", contents_hash()))
+        .join("shipped");
     for (name, bytes) in FILES {
         let path = run.join(name);
         let whole = std::fs::metadata(&path).is_ok_and(|m| m.len() == bytes.len() as u64);
@@ -96,7 +110,11 @@ mod tests {
                 if path.is_dir() {
                     dirs.push(path);
                 } else {
-                    let name = path.strip_prefix(&root).unwrap().to_string_lossy().into_owned();
+                    let name = path
+                        .strip_prefix(&root)
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned();
                     on_disk.push(name);
                 }
             }

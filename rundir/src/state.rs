@@ -182,7 +182,9 @@ mod tests {
         });
         s.save(&p).unwrap();
         assert_eq!(LoopState::load(&p).unwrap(), s);
-        let text = std::fs::read_to_string(&p).unwrap().replace("bfloat16", "auto");
+        let text = std::fs::read_to_string(&p)
+            .unwrap()
+            .replace("bfloat16", "auto");
         std::fs::write(&p, text).unwrap();
         let e = LoopState::load(&p).unwrap_err().to_string();
         assert!(e.contains("cannot be auto"), "{e}");

@@ -44,7 +44,9 @@ pub fn repo_path(relative: &str) -> std::path::PathBuf {
 
 /// The thesis games of the repository (`data/winands-thesis-games`), as text.
 pub fn thesis_games() -> String {
-    repo_path("data/winands-thesis-games").to_string_lossy().into_owned()
+    repo_path("data/winands-thesis-games")
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// Whether the tests run under CI (`CI` set, as `.ci/run` sets it): there a test whose tool

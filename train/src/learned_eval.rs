@@ -465,29 +465,47 @@ mod tests {
             }
         }
         set_weights(&vs, &w).unwrap();
-        let eval = LearnedEval::new(Weights::from_bytes(&w.to_bytes()).unwrap(), Simd::detected())
-            .unwrap();
+        let eval = LearnedEval::new(
+            Weights::from_bytes(&w.to_bytes()).unwrap(),
+            Simd::detected(),
+        )
+        .unwrap();
         let mut logits = Vec::new();
         for variant in [Variant::Standard, Variant::ScrambledEggs] {
             let positions = random_positions(variant, 300, 17);
             let labelled: Vec<LabelledPosition> = positions
                 .iter()
-                .map(|&position| LabelledPosition { position, target: 0.5 })
+                .map(|&position| LabelledPosition {
+                    position,
+                    target: 0.5,
+                })
                 .collect();
             let refs: Vec<&LabelledPosition> = labelled.iter().collect();
             let (m, o, g, _) = batch(&refs, |_| 0);
             let torch = Vec::<f32>::try_from(tch::no_grad(|| net.forward(&m, &o, &g))).unwrap();
             for (pos, &t) in positions.iter().zip(&torch) {
                 let reference = eval::learned::reference_logit(&w, pos);
-                assert!((reference - t).abs() < 1e-3, "{variant:?} {}: torch {t}, eval's float {reference}", pos.to_text());
+                assert!(
+                    (reference - t).abs() < 1e-3,
+                    "{variant:?} {}: torch {t}, eval's float {reference}",
+                    pos.to_text()
+                );
                 let integer = eval.logit(pos);
-                assert!((integer - t).abs() < 0.1, "{variant:?} {}: torch {t}, eval {integer}", pos.to_text());
+                assert!(
+                    (integer - t).abs() < 0.1,
+                    "{variant:?} {}: torch {t}, eval {integer}",
+                    pos.to_text()
+                );
             }
             logits.extend(torch);
         }
         let mean = logits.iter().sum::<f32>() / logits.len() as f32;
-        let spread = (logits.iter().map(|l| (l - mean).powi(2)).sum::<f32>() / logits.len() as f32).sqrt();
-        assert!(spread > 0.2, "the logits hardly differ (sd {spread}): the test would not see a swap");
+        let spread =
+            (logits.iter().map(|l| (l - mean).powi(2)).sum::<f32>() / logits.len() as f32).sqrt();
+        assert!(
+            spread > 0.2,
+            "the logits hardly differ (sd {spread}): the test would not see a swap"
+        );
     }
 
     /// Positions from random games, labelled by a rule the net can learn (more own pieces

@@ -67,7 +67,9 @@ pub fn run(args: Args, players: Players) -> Result<()> {
     let levels = args.levels.clone();
     let mut session = Session::new(&factory, spec)
         .with_printer(printer)
-        .with_levels(Box::new(move || rundir::levels::of_run(&levels_run(levels.as_deref())?)));
+        .with_levels(Box::new(move || {
+            rundir::levels::of_run(&levels_run(levels.as_deref())?)
+        }));
     if !players.loads_networks {
         session = session.hand_over_networks();
     }
@@ -86,14 +88,16 @@ pub fn run(args: Args, players: Players) -> Result<()> {
                 print(&l)?;
                 break;
             }
-            Reply::HandOver { player, commands } => match TorchEngine::start(&player, args.levels.as_deref(), &commands) {
-                Ok(engine) => {
-                    drop(session);
-                    return engine.relay(input);
+            Reply::HandOver { player, commands } => {
+                match TorchEngine::start(&player, args.levels.as_deref(), &commands) {
+                    Ok(engine) => {
+                        drop(session);
+                        return engine.relay(input);
+                    }
+                    // The session goes on here, its player unchanged.
+                    Err(e) => print(&[format!("error {}", format!("{e:#}").replace('\n', "; "))])?,
                 }
-                // The session goes on here, its player unchanged.
-                Err(e) => print(&[format!("error {}", format!("{e:#}").replace('\n', "; "))])?,
-            },
+            }
         }
     }
     Ok(())

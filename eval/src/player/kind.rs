@@ -401,7 +401,11 @@ mod tests {
     #[test]
     fn the_api_docs_list_the_registry() {
         // Where the test runs, not where it was built (cargo sets it for each test process).
-        let path = std::path::PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR: run the tests with cargo")).join("../docs/api.md");
+        let path = std::path::PathBuf::from(
+            std::env::var_os("CARGO_MANIFEST_DIR")
+                .expect("CARGO_MANIFEST_DIR: run the tests with cargo"),
+        )
+        .join("../docs/api.md");
         let text = std::fs::read_to_string(&path).unwrap();
         let (begin, end) = ("<!-- players:begin -->\n", "<!-- players:end -->");
         let start = text
