@@ -163,6 +163,11 @@ lint:
 		echo "error: the torch-free loazero binary depends on torch (above)"; exit 1; fi
 	@if $(CARGO) tree -p loazero-python -e normal,build --prefix none | grep -E '^(tch|torch-sys) '; then \
 		echo "error: the Python wheel (python/) depends on torch (above)"; exit 1; fi
+	@# A path read at compile time names the checkout the binary was built in: tests and
+	@# the binaries read the repository's files where they run (tests/common::repo_path).
+	@if grep -rn 'env!("CARGO_MANIFEST_DIR")' --include='*.rs' src cli loa selfplay eval train \
+		rundir store python tests | grep -v '^loa/src/testing.rs:'; then \
+		echo "error: a compile-time CARGO_MANIFEST_DIR (above): read it at run time"; exit 1; fi
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
 
 fmt:

@@ -826,8 +826,11 @@ fn docs_screenshots() {
     let url = match std::env::var("LOAZERO_SERVE_URL") {
         Ok(url) => url,
         Err(_) => {
-            let runs = std::env::var("LOAZERO_SCREENSHOT_RUNS")
-                .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/runs/default").into());
+            let runs = std::env::var("LOAZERO_SCREENSHOT_RUNS").unwrap_or_else(|_| {
+                common::repo_path("runs/default")
+                    .to_string_lossy()
+                    .into_owned()
+            });
             let dirs: Vec<PathBuf> = std::env::split_paths(&runs).collect();
             for d in &dirs {
                 assert!(
@@ -844,10 +847,7 @@ fn docs_screenshots() {
     };
     let url = url.trim_end_matches('/').to_string();
     if std::env::var_os("LOAZERO_SCREENSHOTS").is_none() {
-        std::env::set_var(
-            "LOAZERO_SCREENSHOTS",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/docs/screenshots"),
-        );
+        std::env::set_var("LOAZERO_SCREENSHOTS", common::repo_path("docs/screenshots"));
     }
     let (chromium, driver_path) = browser().expect("chromium and chromedriver");
     let driver = Driver::start(&driver_path);

@@ -136,3 +136,45 @@ fn a_deterministic_run_killed_and_resumed_ends_bit_for_bit_like_an_uninterrupted
         differences(&resumed, &reference)
     );
 }
+
+/// A deterministic run keeps the precisions it resolved `auto` to in `state.json`
+/// (`pinned_precision`), and a resumed process computes in those rather than in what it
+/// would measure now (which a busy machine, or a CPU where `float` and `bfloat16` time
+/// close, can decide otherwise): the kept inference precision is swapped for the other
+/// one by hand, and the resumed run reports inference in it.
+#[test]
+fn a_deterministic_run_resumes_in_the_precision_it_began_with() {
+    let tmp = temp_dir();
+    let dir = tmp.path().join("run");
+    let out = loazero(&common::run_args(&dir, 1, &sets()));
+    assert!(out.status.success(), "{}", text(&out));
+    let state_path = dir.join("state.json");
+    let mut state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&state_path).unwrap()).unwrap();
+    let pin = state["pinned_precision"].clone();
+    let began = pin["inference"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no pin: {state}"));
+    assert!(["float", "bfloat16"].contains(&began), "{pin}");
+    assert!(
+        ["float", "bfloat16"].contains(&pin["training"].as_str().unwrap()),
+        "{pin}"
+    );
+    let other = if began == "float" {
+        "bfloat16"
+    } else {
+        "float"
+    };
+    state["pinned_precision"]["inference"] = other.into();
+    std::fs::write(&state_path, state.to_string()).unwrap();
+
+    let out = loazero(&common::run_args(&dir, 2, &sets()));
+    assert!(out.status.success(), "{}", text(&out));
+    let all = text(&out);
+    let says =
+        |l: &str| l.contains("inference on") && l.trim_end().ends_with(&format!(" in {other}"));
+    assert!(all.lines().any(says), "resumed not in {other}: {all}");
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&state_path).unwrap()).unwrap();
+    assert_eq!(state["pinned_precision"]["inference"], other, "{state}");
+}

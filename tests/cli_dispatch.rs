@@ -59,8 +59,7 @@ fn a_learned_evaluation_stays_torch_free() {
     let models = dir.path().join("runs/default/models");
     std::fs::create_dir_all(&models).unwrap();
     let nnue = models.join("nnue-0001.safetensors");
-    let shipped = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("data/shipped/models/nnue-0001.safetensors");
+    let shipped = common::repo_path("data/shipped/models/nnue-0001.safetensors");
     std::fs::copy(shipped, &nnue).unwrap();
     let mut e = Engine::start(&format!("alphabeta:depth=1,eval={}", nnue.display()));
     assert_eq!(e.ask_last("isready"), "readyok");
@@ -118,6 +117,73 @@ fn the_torch_free_engine_hands_a_model_player_over() {
     assert!(e.child.wait().unwrap().success());
 }
 
+/// The engine's strength levels (`level`): the rated players of the run given with
+/// `--levels` (here a copy of the shipped run) listed weakest first, each as its rating
+/// played it; `level 1` plays random in the torch-free engine, and a model's level hands
+/// the session over to `loazero-torch` and plays there.
+#[test]
+fn the_engine_plays_a_runs_rated_players_as_levels() {
+    tch::set_num_threads(1);
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("shipped");
+    std::fs::create_dir_all(run.join("models")).unwrap();
+    let shipped = common::repo_path("data/shipped");
+    for file in [
+        "ratings.csv",
+        "config.toml",
+        "models/gen-0099.safetensors",
+        "models/nnue-0001.safetensors",
+    ] {
+        std::fs::copy(shipped.join(file), run.join(file)).unwrap();
+    }
+    let mut e = Engine::start_with(&[
+        "--player",
+        "alphabeta:depth=1",
+        "--levels",
+        run.to_str().unwrap(),
+    ]);
+    e.send("level");
+    let mut levels = Vec::new();
+    loop {
+        let line = e.line();
+        if line == "end" {
+            break;
+        }
+        assert!(
+            line.starts_with(&format!("level {} ", levels.len() + 1)),
+            "{line}"
+        );
+        levels.push(line);
+    }
+    assert!(levels[0].starts_with("level 1 random elo 0 "), "{levels:?}");
+    let model = run.join("models/gen-0099.safetensors");
+    let model_level = levels
+        .iter()
+        .position(|l| {
+            l.contains(" gen-0099 ")
+                && l.ends_with(&format!("model:path={},sims=64", model.display()))
+        })
+        .unwrap_or_else(|| panic!("no gen-0099 level: {levels:?}"));
+    assert!(
+        levels
+            .iter()
+            .any(|l| l.contains(" nnue-0001 ") && l.ends_with(",depth=3")),
+        "{levels:?}"
+    );
+    assert_eq!(e.ask_last("level 1"), "ok");
+    assert!(e.ask_last("genmove").starts_with("move "));
+    assert!(children(e.child.id()).is_empty());
+    assert_eq!(e.ask_last(&format!("level {}", model_level + 1)), "ok");
+    assert!(e.ask_last("genmove").starts_with("move "));
+    assert_eq!(exe_and_torch(&e), ("loazero".to_string(), false));
+    assert_eq!(children(e.child.id()).len(), 1);
+    // The child took the table's run with it.
+    assert_eq!(e.ask_last("level 1"), "ok");
+    assert!(e
+        .ask_last("level 99")
+        .starts_with("error level '99': expected 1 (the weakest) to "));
+}
+
 #[test]
 fn model_commands_run_in_loazero_torch() {
     tch::set_num_threads(1);
@@ -141,7 +207,7 @@ fn model_commands_run_in_loazero_torch() {
 /// plays it and its learned alpha-beta, and `export` writes both.
 #[test]
 fn the_shipped_model_plays_and_exports_before_any_training() {
-    let shipped = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/shipped/models");
+    let shipped = common::repo_path("data/shipped/models");
     for player in [
         format!(
             "model:path={},sims=16",

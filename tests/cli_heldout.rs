@@ -76,7 +76,7 @@ fn a_new_set_from_the_repository_records_by_default() {
     let set = dir.path().join("set.txt");
     let s = set.to_str().unwrap();
     let o = std::process::Command::new(common::bin())
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(common::repo_path(""))
         .args([
             "heldout", "--out", s, "--mixed", "0", "--depth", "1", "--every", "16",
         ])
@@ -92,7 +92,8 @@ fn a_new_set_from_the_repository_records_by_default() {
     // 16 records of 10 to 60 plies, one position every 16 plies.
     assert!((16..=80).contains(&positions), "{positions}: {written}");
 
-    let records = concat!(env!("CARGO_MANIFEST_DIR"), "/data/winands-thesis-games");
+    let records = common::thesis_games();
+    let records = records.as_str();
     let o = loazero(&[
         "heldout", "--out", s, "--games", records, "--mixed", "0", "--depth", "1", "--every", "16",
     ]);

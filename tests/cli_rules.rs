@@ -1,10 +1,9 @@
 //! End-to-end tests of the rules-engine subcommands: perft, moves, replay, show.
 
 mod common;
-use common::{last_line, loazero, loazero_with_input, stderr, stdout, temp_dir, THESIS_GAMES};
+use common::{last_line, loazero, loazero_with_input, stderr, stdout, temp_dir, thesis_games};
 
 const START: &str = "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b";
-const TESTDATA: &str = THESIS_GAMES;
 
 /// The figures are the rules note's (`docs/rules.md`, "Perft").
 #[test]
@@ -47,12 +46,15 @@ fn moves_for_one_position_and_a_stream() {
 
 #[test]
 fn replay_thesis_game_and_incomplete_game() {
-    let o = loazero(&["replay", &format!("{TESTDATA}/appendix_E_game1.txt")]);
+    let o = loazero(&[
+        "replay",
+        &format!("{}/appendix_E_game1.txt", thesis_games()),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(last_line(&o), "result: white");
     let o = loazero(&[
         "replay",
-        &format!("{TESTDATA}/appendix_F_game1_incomplete.txt"),
+        &format!("{}/appendix_F_game1_incomplete.txt", thesis_games()),
         "--verbose",
     ]);
     assert_eq!(last_line(&o), "result: none");

@@ -735,6 +735,14 @@ fn the_quick_recipe_trains_gates_and_rates_its_generations() {
         .map(|v| v["heldout"]["top1"].as_f64().expect("a held-out top-1"))
         .collect();
     assert_eq!(heldout.len(), 4, "{metrics}");
+    let printed = t
+        .lines()
+        .filter(|l| l.contains("| held-out top-1 ") && l.contains("% (chance "))
+        .count();
+    assert_eq!(
+        printed, 4,
+        "each generation's line prints its held-out top-1: {t}"
+    );
 }
 
 /// Without a terminal every match's progress line counts its own games: the anchors'

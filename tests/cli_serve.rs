@@ -570,7 +570,8 @@ fn run_games_metrics_and_records() {
 }
 
 /// Without `--dir`, `serve` shows the small model that ships with loazero (`data/shipped`,
-/// rated, with its learned alpha-beta), until `make run` has promoted a model in
+/// rated, with its learned alpha-beta; from a working directory without it, the binary's
+/// own copy: the test's is such a directory), until `make run` has promoted a model in
 /// `runs/default`, which then replaces it.
 #[test]
 fn without_a_dir_the_shipped_model_is_served_until_a_run_has_one() {
@@ -593,7 +594,7 @@ fn without_a_dir_the_shipped_model_is_served_until_a_run_has_one() {
 
     let default = cwd.path().join("runs/default");
     std::fs::create_dir_all(default.join("models")).unwrap();
-    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/shipped");
+    let shipped = common::repo_path("data/shipped");
     std::fs::copy(
         shipped.join("models/gen-0099.safetensors"),
         default.join("models/gen-0001.safetensors"),

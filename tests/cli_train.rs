@@ -31,8 +31,9 @@ fn info_runs_without_environment() {
 }
 
 /// `info` shows `auto` precision's choice for the default network: measured on the first
-/// call and kept in the cache file, read from it on the next (unless other processes kept
-/// the cores busy while it measured: then it is not cached).
+/// call and kept in the cache file, read from it on the next; unless other processes kept
+/// the cores busy while it measured: then it is not cached, and the next call measures
+/// again (both are checked: which one a run sees depends on the machine's load).
 #[test]
 fn info_measures_auto_precision_once_and_caches_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -59,14 +60,17 @@ fn info_measures_auto_precision_once_and_caches_it() {
             && first.contains(" ms at batch 16/64"),
         "{first}"
     );
+    let second = line(&info());
     if first.contains("not cached: other processes kept") {
+        // Times taken on a busy machine serve only the process that took them: the next
+        // one measures again (and caches it if the cores were free then).
+        assert!(second.contains("measured now: fp32 "), "{second}");
         return;
     }
     assert!(
         first.contains(&format!("cached in {}", file.display())),
         "{first}"
     );
-    let second = line(&info());
     assert!(second.contains("(measured: fp32 "), "{second}");
 }
 

@@ -24,12 +24,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 /// Where the examples install the binary (`container/Dockerfile`, the units, the scripts).
 const INSTALLED_BIN: &str = "/opt/loazero/target/release/loazero";
 
 fn examples() -> PathBuf {
-    Path::new(ROOT).join("examples/distributed")
+    common::repo_path("examples/distributed")
 }
 
 /// The files of the examples, relative to `examples/distributed`, sorted.
@@ -566,7 +565,7 @@ fn docs_commands(doc: &str) -> Vec<Vec<String>> {
 
 #[test]
 fn the_examples_parse_and_the_docs_name_each() {
-    let doc = std::fs::read_to_string(Path::new(ROOT).join("docs/distributed.md")).unwrap();
+    let doc = std::fs::read_to_string(common::repo_path("docs/distributed.md")).unwrap();
     let files = example_files();
     for file in &files {
         assert!(
@@ -731,7 +730,7 @@ fn every_loazero_command_of_the_examples_starts_and_stops_on_sigterm() {
         sandbox.run_and_stop(argv, &format!("ray/launch.py's {role}"));
     }
     // The docs' command lines.
-    let doc = std::fs::read_to_string(Path::new(ROOT).join("docs/distributed.md")).unwrap();
+    let doc = std::fs::read_to_string(common::repo_path("docs/distributed.md")).unwrap();
     let commands = docs_commands(&doc);
     assert!(commands.len() >= 4, "the docs' command lines: {commands:?}");
     for argv in commands {

@@ -11,8 +11,12 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Component, Path, PathBuf};
 
+/// The repository where the test runs (cargo sets `CARGO_MANIFEST_DIR` for each test
+/// process), not where the binary was built.
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR: run with cargo"),
+    )
 }
 
 /// README.md and every `.md` file under docs/, sorted.

@@ -22,7 +22,7 @@ use train::export::example_input;
 use train::{Model, ModelInfo};
 
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    common::repo_path("")
 }
 
 /// The venvs to look in, in order: `VENV` alone when set, else `.venv` and CI's cached one.

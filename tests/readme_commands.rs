@@ -9,7 +9,8 @@
 //! copied to `runs/default` and plotted as `make run` ends (`loazero plot --dir
 //! runs/default`); a match's `--games N` becomes `--games 2`; `serve` listens on a free
 //! port (`--port 0`, not 8080, which another program may hold) and is stopped once it
-//! prints its URL; the engine's commented lines (`#   play b1-b3`) are its input.
+//! prints its URL (its output: the URL and the line naming the run it serves); the
+//! engine's commented lines (`#   play b1-b3`) are its input.
 
 mod common;
 
@@ -65,7 +66,7 @@ fn script_of(lines: &[String]) -> String {
             // Listens, prints its URL, is stopped.
             "{ $B serve --port 0 > serve.log 2>&1 & pid=$!; \
                for _ in $(seq 600); do grep -q 'http://' serve.log && break; sleep 0.1; done; \
-               kill $pid; wait $pid || true; grep 'loazero serve: http://' serve.log; }"
+               kill $pid; wait $pid || true; grep -E '^(loazero serve: http://|serving )' serve.log; }"
                 .to_string()
         } else {
             replace_games(line)

@@ -39,8 +39,11 @@ fn parse_here(argv0: &Option<OsString>, args: &[OsString]) -> Option<Cli> {
         return None;
     }
     let program = argv0.clone().unwrap_or_else(|| "loazero".into());
-    let cli: Cli =
-        loazero::usage::parse_or_exit(std::iter::once(program).chain(args.iter().cloned()).collect());
+    let cli: Cli = loazero::usage::parse_or_exit(
+        std::iter::once(program)
+            .chain(args.iter().cloned())
+            .collect(),
+    );
     (!cli.command.loads_network()).then_some(cli)
 }
 

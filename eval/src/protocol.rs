@@ -24,6 +24,24 @@ pub const PROGRESS_PERIOD: Duration = Duration::from_secs(1);
 /// the session and its analysis thread, so it writes whole lines.
 pub type Printer = Arc<dyn Fn(&str) + Send + Sync>;
 
+/// A strength level the `level` command offers: a player rated in a run's last rating
+/// round, playing as it was rated (`rundir::levels` makes the table from a run).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Level {
+    /// Its name in the run's ratings (`gen-0080`, `alphabeta:depth=3`, `nnue-0001`).
+    pub name: String,
+    /// The player spec that plays it as it was rated.
+    pub spec: String,
+    /// Its Bradley–Terry Elo in the run's ratings (random = 0).
+    pub elo: f64,
+    /// The half-width of its 95% interval, where known.
+    pub interval: Option<f64>,
+}
+
+/// Where a session's levels come from, asked on the first `level` command: the table,
+/// weakest first, or why there is none.
+pub type LevelSource<'f> = Box<dyn FnMut() -> Result<Vec<Level>> + 'f>;
+
 /// An analysis running on its own thread (`go infinite` until `stop`).
 struct Running {
     analysis: Analysis,
@@ -66,6 +84,9 @@ pub struct Session<'f> {
     /// Whether a player that loads a network is handed over ([`Reply::HandOver`]) instead
     /// of built here.
     hand_over_networks: bool,
+    /// Where the `level` command's table comes from, and the table once asked for.
+    level_source: Option<LevelSource<'f>>,
+    levels: Option<Vec<Level>>,
 }
 
 /// The engine's game clock, set by `time MY_MS OPP_MS [INC_MS]`.
@@ -134,7 +155,16 @@ impl<'f> Session<'f> {
             printer: Arc::new(|_| {}),
             running: None,
             hand_over_networks: false,
+            level_source: None,
+            levels: None,
         }
+    }
+
+    /// The session with the `level` command's table from `source` (asked once, on the
+    /// first `level` command; without a source `level` is an error saying so).
+    pub fn with_levels(mut self, source: LevelSource<'f>) -> Session<'f> {
+        self.level_source = Some(source);
+        self
     }
 
     /// The session with `printer` writing its analyses' `info` lines (by default they are
@@ -190,8 +220,8 @@ impl<'f> Session<'f> {
             return Reply::Lines(Vec::new());
         }
         let (cmd, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
-        let rest = rest.trim();
-        let cmd = cmd.to_ascii_lowercase();
+        let mut rest = rest.trim().to_string();
+        let mut cmd = cmd.to_ascii_lowercase();
         if cmd == "quit" {
             if let Some(running) = self.running.take() {
                 let _ = running.stop();
@@ -203,6 +233,16 @@ impl<'f> Session<'f> {
                 "error {cmd}: an analysis is running; only stop, isready and quit until stop"
             )]);
         }
+        // `level K` and `level elo E` are `player` with the level's spec.
+        if cmd == "level" && !rest.is_empty() && self.running.is_none() {
+            match self.level_spec(&rest) {
+                Ok(spec) => (cmd, rest) = ("player".into(), spec),
+                Err(e) => {
+                    return Reply::Lines(vec![format!("error {}", one_line(&format!("{e:#}")))])
+                }
+            }
+        }
+        let rest = rest.as_str();
         if cmd == "player" && self.hand_over_networks {
             if let Ok(spec) = PlayerSpec::parse(rest) {
                 if spec.network().is_some() {
@@ -378,11 +418,76 @@ impl<'f> Session<'f> {
                 lines.push("end".into());
                 Ok(lines)
             }
+            "level" => {
+                let mut lines: Vec<String> = self
+                    .level_table()?
+                    .iter()
+                    .enumerate()
+                    .map(|(i, l)| match l.interval {
+                        Some(ci) => format!("level {} {} elo {:.0} ±{:.0} {}", i + 1, l.name, l.elo, ci, l.spec),
+                        None => format!("level {} {} elo {:.0} {}", i + 1, l.name, l.elo, l.spec),
+                    })
+                    .collect();
+                lines.push("end".into());
+                Ok(lines)
+            }
             "help" => Ok(vec![
-                "commands: protocol isready variant rules new position play undo player time multipv genmove go stop legal show board help quit".into(),
+                "commands: protocol isready variant rules new position play undo player level time multipv genmove go stop legal show board help quit".into(),
             ]),
             other => bail!("unknown command '{other}' (try help)"),
         }
+    }
+
+    /// The levels, weakest first, asked from the source on first use.
+    fn level_table(&mut self) -> Result<&[Level]> {
+        if self.levels.is_none() {
+            let source = self.level_source.as_mut().ok_or_else(|| {
+                anyhow!("level: this engine has no levels (loazero engine offers a run's rated players)")
+            })?;
+            let table = source()?;
+            if table.is_empty() {
+                bail!("level: the run has no rated player to offer");
+            }
+            self.levels = Some(table);
+        }
+        Ok(self.levels.as_deref().expect("just set"))
+    }
+
+    /// The spec of `level K` (1 = the weakest) or `level elo E` (the level nearest E).
+    fn level_spec(&mut self, rest: &str) -> Result<String> {
+        let table = self.level_table()?;
+        let words: Vec<&str> = rest.split_whitespace().collect();
+        let level = match words[..] {
+            [k] => {
+                let k: usize = k
+                    .parse()
+                    .ok()
+                    .filter(|&k| (1..=table.len()).contains(&k))
+                    .ok_or_else(|| {
+                        anyhow!(
+                            "level '{k}': expected 1 (the weakest) to {} (the strongest), or elo E",
+                            table.len()
+                        )
+                    })?;
+                &table[k - 1]
+            }
+            [kw, e] if kw.eq_ignore_ascii_case("elo") => {
+                let e: f64 = e
+                    .parse()
+                    .ok()
+                    .filter(|e: &f64| e.is_finite())
+                    .ok_or_else(|| anyhow!("level elo '{e}': not a number"))?;
+                table
+                    .iter()
+                    .min_by(|a, b| (a.elo - e).abs().total_cmp(&(b.elo - e).abs()))
+                    .expect("a table is not empty")
+            }
+            _ => bail!(
+                "level takes K (1 to {}) or elo E, not '{rest}'",
+                table.len()
+            ),
+        };
+        Ok(level.spec.clone())
     }
 
     /// The engine player, built from its spec if it is not yet.
@@ -596,6 +701,71 @@ mod tests {
         assert_eq!(other.state_commands(), state);
         // A spec that does not parse is this session's error.
         assert!(lines(s.handle("player model:path=m.st,bogus=1"))[0].starts_with("error "));
+    }
+
+    /// `level` lists the session's levels weakest first (asking its source once), `level
+    /// K` and `level elo E` make a level's spec the player (a network one handed over like
+    /// `player`), and a bad level or a session without levels is an error saying so.
+    #[test]
+    fn levels_are_listed_and_played() {
+        let f = PlayerFactory::new();
+        let mut s = Session::new(&f, PlayerSpec::parse("random").unwrap());
+        let e = lines(s.handle("level 1"));
+        assert!(
+            e[0].starts_with("error level: this engine has no levels"),
+            "{e:?}"
+        );
+        let level = |name: &str, spec: &str, elo: f64, interval| Level {
+            name: name.into(),
+            spec: spec.into(),
+            elo,
+            interval,
+        };
+        let table = vec![
+            level("random", "random", 0.0, Some(0.0)),
+            level("alphabeta:depth=1", "alphabeta:depth=1", 745.1, Some(200.9)),
+            level(
+                "gen-0080",
+                "model:path=run/models/gen-0080.safetensors,sims=64",
+                1303.8,
+                None,
+            ),
+        ];
+        let asked = std::rc::Rc::new(std::cell::Cell::new(0));
+        let counter = asked.clone();
+        let mut s = Session::new(&f, PlayerSpec::parse("random").unwrap())
+            .with_levels(Box::new(move || {
+                counter.set(counter.get() + 1);
+                Ok(table.clone())
+            }))
+            .hand_over_networks();
+        assert_eq!(
+            lines(s.handle("level")),
+            [
+                "level 1 random elo 0 ±0 random",
+                "level 2 alphabeta:depth=1 elo 745 ±201 alphabeta:depth=1",
+                "level 3 gen-0080 elo 1304 model:path=run/models/gen-0080.safetensors,sims=64",
+                "end"
+            ]
+        );
+        assert_eq!(lines(s.handle("level 2")), ["ok"]);
+        assert_eq!(s.spec.name(), "alphabeta:depth=1");
+        assert_eq!(lines(s.handle("level elo 100")), ["ok"]);
+        assert_eq!(s.spec.name(), "random");
+        assert_eq!(lines(s.handle("level ELO 900")), ["ok"]);
+        assert_eq!(s.spec.name(), "alphabeta:depth=1");
+        let Reply::HandOver { commands, .. } = s.handle("level 3") else {
+            panic!("a network level is not handed over");
+        };
+        assert_eq!(
+            commands.last().unwrap(),
+            "player model:path=run/models/gen-0080.safetensors,sims=64"
+        );
+        for bad in ["level 0", "level 4", "level x", "level elo x", "level 1 2"] {
+            let e = lines(s.handle(bad));
+            assert!(e[0].starts_with("error level"), "{bad}: {e:?}");
+        }
+        assert_eq!(asked.get(), 1);
     }
 
     /// The lines a session's printer wrote.

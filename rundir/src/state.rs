@@ -3,6 +3,7 @@
 //! needs; nothing else is kept only in memory.
 
 use anyhow::{anyhow, bail, Context, Result};
+use selfplay::Precision;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -56,6 +57,22 @@ pub struct LoopState {
     pub promoted: u32,
     /// See `promoted`.
     pub rejected: u32,
+    /// A deterministic run's `auto` precisions as it resolved them when it began, so that
+    /// a resumed process computes in the same arithmetic whatever it would measure now
+    /// (`None` in other runs, and in a state written before this field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pinned_precision: Option<PinnedPrecision>,
+}
+
+/// The precisions a deterministic run computes in ([`LoopState::pinned_precision`]):
+/// neither is `auto`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PinnedPrecision {
+    /// Of inference: self-play, gates and ratings (`train.inference.precision`).
+    pub inference: Precision,
+    /// Of the training steps (`train.precision`).
+    pub training: Precision,
 }
 
 impl Default for LoopState {
@@ -81,6 +98,7 @@ impl LoopState {
             rated: Vec::new(),
             promoted: 0,
             rejected: 0,
+            pinned_precision: None,
         }
     }
 
@@ -99,6 +117,11 @@ impl LoopState {
                 path.display(),
                 state.version
             );
+        }
+        if let Some(pin) = state.pinned_precision {
+            if pin.inference == Precision::Auto || pin.training == Precision::Auto {
+                bail!("{}: a pinned precision cannot be auto", path.display());
+            }
         }
         if state.best > state.generation {
             bail!(
@@ -141,5 +164,29 @@ mod tests {
         std::fs::write(&p, text).unwrap();
         let e = LoopState::load(&p).unwrap_err().to_string();
         assert!(e.contains("version 9"), "{e}");
+    }
+
+    /// A pinned precision round-trips, a state without one (an older file) reads as
+    /// `None`, and a pin of `auto` is refused.
+    #[test]
+    fn the_pinned_precision_is_kept_and_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("state.json");
+        let mut s = LoopState::new();
+        s.save(&p).unwrap();
+        assert!(!std::fs::read_to_string(&p).unwrap().contains("pinned"));
+        assert_eq!(LoopState::load(&p).unwrap().pinned_precision, None);
+        s.pinned_precision = Some(PinnedPrecision {
+            inference: Precision::Bfloat16,
+            training: Precision::Float,
+        });
+        s.save(&p).unwrap();
+        assert_eq!(LoopState::load(&p).unwrap(), s);
+        let text = std::fs::read_to_string(&p)
+            .unwrap()
+            .replace("bfloat16", "auto");
+        std::fs::write(&p, text).unwrap();
+        let e = LoopState::load(&p).unwrap_err().to_string();
+        assert!(e.contains("cannot be auto"), "{e}");
     }
 }

@@ -4,9 +4,7 @@ use anyhow::{bail, Result};
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
-/// The small trained model that ships with loazero, as a run directory (its models,
-/// ratings and metrics; how it was made: its README.md), relative to the repository root.
-pub const SHIPPED_RUN: &str = "data/shipped";
+pub use rundir::shipped::SHIPPED_RUN;
 
 /// Arguments of `loazero serve`.
 #[derive(clap::Args)]
@@ -112,8 +110,8 @@ pub fn run(mut args: Args) -> Result<()> {
 }
 
 /// The run `serve` shows when given none: `runs/default` once `make run` has promoted a
-/// model there, else the model that ships with loazero ([`SHIPPED_RUN`], in the working
-/// directory or in the repository this binary was built from).
+/// model there, else the model that ships with loazero ([`SHIPPED_RUN`] in the working
+/// directory, else the copy compiled into the binary: [`rundir::shipped`]).
 fn default_run() -> Option<PathBuf> {
     let has_model = |dir: &Path| {
         std::fs::read_dir(dir.join("models")).is_ok_and(|entries| {
@@ -124,11 +122,14 @@ fn default_run() -> Option<PathBuf> {
             })
         })
     };
-    [
-        PathBuf::from("runs/default"),
-        PathBuf::from(SHIPPED_RUN),
-        Path::new(env!("CARGO_MANIFEST_DIR")).join(SHIPPED_RUN),
-    ]
-    .into_iter()
-    .find(|dir| has_model(dir))
+    [PathBuf::from("runs/default"), PathBuf::from(SHIPPED_RUN)]
+        .into_iter()
+        .find(|dir| has_model(dir))
+        .or_else(|| match rundir::shipped::unpacked() {
+            Ok(dir) => Some(dir),
+            Err(e) => {
+                eprintln!("cannot unpack the shipped model: {e:#}");
+                None
+            }
+        })
 }

@@ -165,12 +165,10 @@ fn best_by_ratings(rating: Option<&RatingRecord>) -> Value {
         })
 }
 
-/// The Play screen's calibrated levels of `run`: every player of its last rating round
-/// that plays as it was rated — an anchor (its name is its spec), a model at
-/// `rating.simulations`, the learned alpha-beta at `learned_eval.rating_depth` — weakest
-/// first: `{"name", "spec", "elo", "interval"}` with `elo` the Bradley–Terry Elo (random =
-/// 0) and `interval` the half-width of its 95% interval (null when unknown). Models whose
-/// file is gone and anchors a client may not ask for are left out.
+/// The Play screen's calibrated levels of `run` ([`rundir::levels`]: the players of its
+/// last rating round as they were rated, weakest first): `{"name", "spec", "elo",
+/// "interval"}` with `elo` the Bradley–Terry Elo (random = 0) and `interval` the
+/// half-width of its 95% interval (null when unknown).
 fn levels_of(
     run: &ServedRun,
     rating: Option<&RatingRecord>,
@@ -178,42 +176,23 @@ fn levels_of(
 ) -> Vec<Value> {
     let defaults = RunConfig::default();
     let config = config.unwrap_or(&defaults);
-    let models = run.root.join("models");
-    let mut levels: Vec<(f64, Value)> = rating
+    let rated: Vec<rundir::levels::Rated> = rating
         .into_iter()
         .flat_map(|r| &r.ratings)
-        .filter(|row| row.elo.is_finite())
-        .filter_map(|row| {
-            let file = models.join(format!("{}.safetensors", row.name));
-            let spec = if row.generation.is_some() {
-                file.is_file().then(|| {
-                    format!(
-                        "model:path={},sims={}",
-                        file.display(),
-                        config.rating.simulations
-                    )
-                })?
-            } else if rundir::layout::learned_generation_of(&row.name).is_some() {
-                file.is_file().then(|| {
-                    format!(
-                        "alphabeta:eval={},depth={}",
-                        file.display(),
-                        config.learned_eval.rating_depth
-                    )
-                })?
-            } else {
-                eval::PlayerSpec::parse_for_client(&row.name).ok()?;
-                row.name.clone()
-            };
-            let interval = row.stderr.is_finite().then_some(1.96 * row.stderr);
-            Some((
-                row.elo,
-                json!({"name": row.name, "spec": spec, "elo": row.elo, "interval": interval}),
-            ))
+        .map(|row| rundir::levels::Rated {
+            name: row.name.clone(),
+            elo: row.elo,
+            stderr: row.stderr,
         })
         .collect();
-    levels.sort_by(|a, b| a.0.total_cmp(&b.0));
-    levels.into_iter().map(|(_, v)| v).collect()
+    let rated_as = rundir::levels::RatedAs {
+        simulations: config.rating.simulations,
+        learned_depth: config.learned_eval.rating_depth,
+    };
+    rundir::levels::levels(&run.root, &rated, rated_as)
+        .into_iter()
+        .map(|l| json!({"name": l.name, "spec": l.spec, "elo": l.elo, "interval": l.interval}))
+        .collect()
 }
 
 /// The model the run's self-play plays now (`state.json`'s `best`), `{"name", "label"}`:

@@ -42,8 +42,12 @@ pub fn repo_path(relative: &str) -> std::path::PathBuf {
     std::path::Path::new(&root).join(relative)
 }
 
-/// The thesis games of the repository (`data/winands-thesis-games`).
-pub const THESIS_GAMES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/data/winands-thesis-games");
+/// The thesis games of the repository (`data/winands-thesis-games`), as text.
+pub fn thesis_games() -> String {
+    repo_path("data/winands-thesis-games")
+        .to_string_lossy()
+        .into_owned()
+}
 
 /// Whether the tests run under CI (`CI` set, as `.ci/run` sets it): there a test whose tool
 /// is missing fails instead of skipping.
@@ -269,7 +273,11 @@ impl Server {
     /// `cwd` (where it looks for `runs/default`).
     pub fn start_in(cwd: &Path) -> Server {
         let mut cmd = Command::new(bin());
-        cmd.args(["serve", "--port", "0"]).current_dir(cwd);
+        // The shipped model, when served, is unpacked under the working directory, not
+        // into the user's cache.
+        cmd.args(["serve", "--port", "0"])
+            .current_dir(cwd)
+            .env("XDG_CACHE_HOME", cwd.join(".cache"));
         Server::from_command(cmd, Stdio::null())
     }
 
@@ -424,8 +432,14 @@ pub struct Engine {
 impl Engine {
     /// Starts the engine with `player`.
     pub fn start(player: &str) -> Engine {
+        Engine::start_with(&["--player", player])
+    }
+
+    /// Starts `loazero engine ARGS`.
+    pub fn start_with(args: &[&str]) -> Engine {
         let mut child = Command::new(bin())
-            .args(["engine", "--player", player])
+            .arg("engine")
+            .args(args)
             .env_remove("LD_LIBRARY_PATH")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

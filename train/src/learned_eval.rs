@@ -428,6 +428,86 @@ mod tests {
         assert!(labels.iter().all(|l| (l.target - 0.875).abs() < 1e-6));
     }
 
+    /// Positions of random games of `variant`: about `n`, from the start to move 40.
+    fn random_positions(variant: Variant, n: usize, seed: u64) -> Vec<Position> {
+        let rules = Rules::classic();
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let mut out = Vec::new();
+        while out.len() < n {
+            let mut pos = Position::start(variant, &rules);
+            for _ in 0..40 {
+                if pos.outcome(&rules).is_some() {
+                    break;
+                }
+                out.push(pos);
+                let moves = pos.legal_moves(&rules);
+                pos.play(moves[rng.random_range(0..moves.len())]);
+            }
+        }
+        out
+    }
+
+    /// The trainer's torch network and eval's inference give one logit for the same
+    /// weights: torch's initial weights (the feature transformer and the output made 8×
+    /// larger, so that the logits spread), set into the network the trainer trains, and the
+    /// same weights through eval's file, its float reference and its quantised integer
+    /// path, on positions of both variants the feature set covers. A transposed matrix, a
+    /// mover/other swap or global terms out of order on either side fail here.
+    #[test]
+    fn the_torch_network_and_eval_give_one_logit_for_the_same_weights() {
+        tch::manual_seed(11);
+        let vs = nn::VarStore::new(Device::Cpu);
+        let net = Net::new(&vs.root());
+        let mut w = get_weights(&vs).unwrap();
+        for ((name, _), t) in TENSORS.iter().zip(&mut w.tensors) {
+            if *name == "ft.weight" || *name == "out.weight" {
+                t.iter_mut().for_each(|x| *x *= 8.0);
+            }
+        }
+        set_weights(&vs, &w).unwrap();
+        let eval = LearnedEval::new(
+            Weights::from_bytes(&w.to_bytes()).unwrap(),
+            Simd::detected(),
+        )
+        .unwrap();
+        let mut logits = Vec::new();
+        for variant in [Variant::Standard, Variant::ScrambledEggs] {
+            let positions = random_positions(variant, 300, 17);
+            let labelled: Vec<LabelledPosition> = positions
+                .iter()
+                .map(|&position| LabelledPosition {
+                    position,
+                    target: 0.5,
+                })
+                .collect();
+            let refs: Vec<&LabelledPosition> = labelled.iter().collect();
+            let (m, o, g, _) = batch(&refs, |_| 0);
+            let torch = Vec::<f32>::try_from(tch::no_grad(|| net.forward(&m, &o, &g))).unwrap();
+            for (pos, &t) in positions.iter().zip(&torch) {
+                let reference = eval::learned::reference_logit(&w, pos);
+                assert!(
+                    (reference - t).abs() < 1e-3,
+                    "{variant:?} {}: torch {t}, eval's float {reference}",
+                    pos.to_text()
+                );
+                let integer = eval.logit(pos);
+                assert!(
+                    (integer - t).abs() < 0.1,
+                    "{variant:?} {}: torch {t}, eval {integer}",
+                    pos.to_text()
+                );
+            }
+            logits.extend(torch);
+        }
+        let mean = logits.iter().sum::<f32>() / logits.len() as f32;
+        let spread =
+            (logits.iter().map(|l| (l - mean).powi(2)).sum::<f32>() / logits.len() as f32).sqrt();
+        assert!(
+            spread > 0.2,
+            "the logits hardly differ (sd {spread}): the test would not see a swap"
+        );
+    }
+
     /// Positions from random games, labelled by a rule the net can learn (more own pieces
     /// than the opponent's: the mover is ahead): the held-out loss falls well below its
     /// start, and the trained weights, through eval's file and integer path, give what the

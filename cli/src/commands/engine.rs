@@ -22,6 +22,28 @@ pub struct Args {
     /// command changes it.
     #[arg(long, default_value = eval::protocol::DEFAULT_PLAYER)]
     pub player: String,
+    /// The run whose rated players the `level` command offers (its ratings.csv and
+    /// models). Default: runs/default once it has been rated, else the model that ships
+    /// with loazero (data/shipped, or the binary's own copy of it).
+    #[arg(long, value_name = "RUN_DIR")]
+    pub levels: Option<std::path::PathBuf>,
+}
+
+/// The run of the `level` command's table: `given`, else `runs/default` once rated, else
+/// the shipped run (the working directory's, else the binary's copy unpacked).
+fn levels_run(given: Option<&std::path::Path>) -> Result<std::path::PathBuf> {
+    if let Some(dir) = given {
+        return Ok(dir.to_path_buf());
+    }
+    let default = std::path::Path::new("runs/default");
+    if default.join("ratings.csv").is_file() {
+        return Ok(default.to_path_buf());
+    }
+    let shipped = std::path::Path::new(rundir::shipped::SHIPPED_RUN);
+    if shipped.join("ratings.csv").is_file() {
+        return Ok(shipped.to_path_buf());
+    }
+    rundir::shipped::unpacked()
 }
 
 /// Writes `lines` to stdout as one block, flushed.
@@ -42,7 +64,12 @@ pub fn run(args: Args, players: Players) -> Result<()> {
     let printer: Printer = Arc::new(|line: &str| {
         let _ = print(&[line.to_string()]);
     });
-    let mut session = Session::new(&factory, spec).with_printer(printer);
+    let levels = args.levels.clone();
+    let mut session = Session::new(&factory, spec)
+        .with_printer(printer)
+        .with_levels(Box::new(move || {
+            rundir::levels::of_run(&levels_run(levels.as_deref())?)
+        }));
     if !players.loads_networks {
         session = session.hand_over_networks();
     }
@@ -61,14 +88,16 @@ pub fn run(args: Args, players: Players) -> Result<()> {
                 print(&l)?;
                 break;
             }
-            Reply::HandOver { player, commands } => match TorchEngine::start(&player, &commands) {
-                Ok(engine) => {
-                    drop(session);
-                    return engine.relay(input);
+            Reply::HandOver { player, commands } => {
+                match TorchEngine::start(&player, args.levels.as_deref(), &commands) {
+                    Ok(engine) => {
+                        drop(session);
+                        return engine.relay(input);
+                    }
+                    // The session goes on here, its player unchanged.
+                    Err(e) => print(&[format!("error {}", format!("{e:#}").replace('\n', "; "))])?,
                 }
-                // The session goes on here, its player unchanged.
-                Err(e) => print(&[format!("error {}", format!("{e:#}").replace('\n', "; "))])?,
-            },
+            }
         }
     }
     Ok(())
@@ -91,14 +120,22 @@ struct TorchEngine {
 }
 
 impl TorchEngine {
-    /// Starts `loazero-torch engine --player PLAYER` and sends it `commands`: the session's
+    /// Starts `loazero-torch engine --player PLAYER [--levels RUN_DIR]` and sends it `commands`: the session's
     /// state, each to be answered `ok`, then the `player` command asked for, whose answer
     /// [`TorchEngine::relay`] prints. Fails (the child killed) if it cannot start or does
     /// not take the state.
-    fn start(player: &str, commands: &[String]) -> Result<TorchEngine> {
+    fn start(
+        player: &str,
+        levels: Option<&std::path::Path>,
+        commands: &[String],
+    ) -> Result<TorchEngine> {
         let path = torch_binary::path()?;
-        let mut child = Command::new(&path)
-            .args(["engine", "--player", player])
+        let mut command = Command::new(&path);
+        command.args(["engine", "--player", player]);
+        if let Some(levels) = levels {
+            command.arg("--levels").arg(levels);
+        }
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()

@@ -400,7 +400,12 @@ mod tests {
     /// `LOAZERO_BLESS=1`, except under CI, where a stale section always fails).
     #[test]
     fn the_api_docs_list_the_registry() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/api.md");
+        // Where the test runs, not where it was built (cargo sets it for each test process).
+        let path = std::path::PathBuf::from(
+            std::env::var_os("CARGO_MANIFEST_DIR")
+                .expect("CARGO_MANIFEST_DIR: run the tests with cargo"),
+        )
+        .join("../docs/api.md");
         let text = std::fs::read_to_string(&path).unwrap();
         let (begin, end) = ("<!-- players:begin -->\n", "<!-- players:end -->");
         let start = text

@@ -97,7 +97,8 @@ impl Worker {
     /// Adds this worker's nodes not yet counted to the monitor's count.
     fn count_nodes(&mut self) {
         if let Some(m) = &self.monitor {
-            m.nodes.fetch_add(self.nodes - self.nodes_counted, Ordering::Relaxed);
+            m.nodes
+                .fetch_add(self.nodes - self.nodes_counted, Ordering::Relaxed);
             self.nodes_counted = self.nodes;
         }
     }

@@ -288,7 +288,12 @@ fn version_2_shards_still_read() {
 /// played positions without final pieces.
 #[test]
 fn golden_shards_read_as_their_writers_wrote() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/data/golden");
+    // Where the test runs, not where it was built (cargo sets it for each test process).
+    let dir = std::path::PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR")
+            .expect("CARGO_MANIFEST_DIR: run the tests with cargo"),
+    )
+    .join("src/data/golden");
     for version in OLDEST_READABLE_VERSION..=FORMAT_VERSION {
         let shard = dir.join(format!("v{version}.shard"));
         let bytes = fs::read(&shard).unwrap_or_else(|e| panic!("{}: {e}", shard.display()));

@@ -132,6 +132,15 @@ impl Driver {
             )),
             _ => parts.push("train (resumed)".into()),
         }
+        // What the network learned, where games between two weak models cannot tell: its
+        // top-1 move matching on the held-out positions against a random legal move's.
+        if let Some(h) = &r.heldout {
+            parts.push(format!(
+                "held-out top-1 {:.1}% (chance {:.1}%)",
+                100.0 * h.top1,
+                100.0 * h.chance_top1
+            ));
+        }
         match gate {
             Some(g) => parts.push(format!(
                 "gate {}-{}-{} {:.0}% Elo {:+.0} -> {}",

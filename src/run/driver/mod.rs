@@ -27,12 +27,14 @@
 //! One `impl Driver` over a file per phase: [`selfplay_phase`], [`train_phase`] (and the
 //! network's growth), [`gate_phase`] (and the generation's summary line),
 //! [`rating_phase`] (and the run's strongest player), [`learned_phase`]; the loop over
-//! them in [`run_loop`]; the time budget and stops in [`budget`]. This file: the driver's
-//! state, opening a run, the store, the trainer and the inference settings.
+//! them in [`run_loop`]; the time budget and stops in [`budget`]; a deterministic run's
+//! `auto` precisions in [`pinned_precision`]. This file: the driver's state, opening a
+//! run, the store, the trainer and the inference settings.
 
 mod budget;
 mod gate_phase;
 mod learned_phase;
+mod pinned_precision;
 mod rating_phase;
 mod run_loop;
 mod selfplay_phase;
@@ -97,18 +99,38 @@ pub struct Driver {
 impl Driver {
     /// Opens (or initialises: generation 0's model and checkpoint) the run in `run`
     /// with `config`, after the caller took the lock and cleaned up.
-    pub fn open(run: RunDir, config: RunConfig, display: LoopDisplay) -> Result<Driver> {
+    pub fn open(run: RunDir, mut config: RunConfig, display: LoopDisplay) -> Result<Driver> {
+        let saved = if run.state().exists() {
+            Some(LoopState::load(&run.state())?)
+        } else {
+            None
+        };
+        let pin = if config.run.deterministic {
+            let pin = match saved.as_ref().and_then(|s| s.pinned_precision) {
+                Some(pin) => pin,
+                None => pinned_precision::resolve(&config)?,
+            };
+            pinned_precision::apply(&mut config, pin);
+            Some(pin)
+        } else {
+            None
+        };
         let metrics = MetricsLog::open(&run.metrics())?;
         let window = ReplayWindow::with_size(config.train.window_size(), config.variant())
             .keep_value_only(config.train.value_only_positions)
             .order_by_name(config.run.deterministic);
-        let (state, trainer) = if run.state().exists() {
-            (LoopState::load(&run.state())?, None)
+        let (state, trainer) = if let Some(mut state) = saved {
+            if state.pinned_precision != pin && pin.is_some() {
+                state.pinned_precision = pin;
+                state.save(&run.state())?;
+            }
+            (state, None)
         } else {
             let trainer = Trainer::new(config.train.clone(), config.variant())?;
             trainer.save_model(&run.model(0))?;
             trainer.save_checkpoint(&run.checkpoint())?;
-            let state = LoopState::new();
+            let mut state = LoopState::new();
+            state.pinned_precision = pin;
             state.save(&run.state())?;
             display.line(&format!(
                 "initialised {}: {} (gen-0000)",

@@ -142,7 +142,8 @@ impl Driver {
             Err(e) => return Err(e),
         };
         println!(
-            "best model: {} ({} promoted, {} rejected); ratings: {}",
+            "newest promoted model (the one self-play plays; the strongest by the ratings \
+             is named below): {} ({} promoted, {} rejected); ratings: {}",
             self.run.model(best).display(),
             self.state.promoted,
             self.state.rejected,
