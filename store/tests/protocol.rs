@@ -825,8 +825,11 @@ impl Store for ListEpochsTogether {
 /// `RACE_ROUNDS` times. Each round every epoch 1..=`RACERS` is held by exactly one trainer
 /// (the epoch of a started trainer, or of a fenced one's error), the claims are exactly
 /// those epochs, and the log verifies clean. Fixed whatever the interleaving on a correct
-/// back end; a create whose check and write are apart can let two trainers read back their
-/// own claim of one epoch (the second write lands after the first trainer's read-back).
+/// back end. A create whose check and write are apart lets two trainers hold one epoch in a
+/// round where the second write lands after the first trainer's read-back of its claim; the
+/// read-back turns the other overlaps into a lost claim, so the narrower the create's window
+/// the rarer such a round, and `racing_creates_of_one_key_have_one_winner` is the sharper
+/// test of the create itself.
 fn racing_epoch_claims_have_one_winner_each(backend: &dyn Backend) {
     let retry = Retry::immediately(3);
     let all: Vec<u64> = (1..=RACERS as u64).collect();
