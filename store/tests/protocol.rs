@@ -6,7 +6,9 @@
 //!   s3s-fs included — the store contract, idempotent commits, fencing of a zombie after a
 //!   takeover, the seeded fault-injection runs;
 //! * exclusive creation under truly simultaneous creates: memory (a mutex), directory
-//!   (`link(2)`) and `file://` (object_store's `link(2)`) only — the racing-trainers test.
+//!   (`link(2)`) and `file://` (object_store's `link(2)`) only — the racing-trainers test,
+//!   and the racing creates and racing epoch claims (threads released at once by a barrier,
+//!   many rounds: a create whose check and write are apart loses that race in some round).
 //!   s3s-fs checks `If-None-Match` before writing (check-then-write), so two simultaneous
 //!   creates can both succeed there; AWS S3, GCS and Azure give it;
 //! * neither: `check_then_write_races_fence_exactly_one_trainer` replays, on a store built
@@ -24,7 +26,8 @@ use std::collections::{BTreeSet, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use store::commit::{
-    download_model, probe, read_entry, sha256_hex, verify, Follower, Publisher, Retry, ShardWriter,
+    claimed_epochs, download_model, probe, read_entry, sha256_hex, verify, Follower, Publisher,
+    Retry, ShardWriter,
 };
 use store::faults::{Faults, FaultyStore};
 use store::{DirStore, Error, Key, Listed, MemoryStore, Store};
@@ -116,7 +119,11 @@ mod all {
 /// Back ends with exclusive creation under true concurrency (module doc).
 mod atomic {
     use super::*;
-    on_backends!([memory, directory, object_file] => [racing_trainers_publish_each_generation_once]);
+    on_backends!([memory, directory, object_file] => [
+        racing_trainers_publish_each_generation_once,
+        racing_creates_of_one_key_have_one_winner,
+        racing_epoch_claims_have_one_winner_each,
+    ]);
 }
 
 fn key(text: &str) -> Key {
@@ -721,6 +728,138 @@ fn racing_trainers_publish_each_generation_once(backend: &dyn Backend) {
         for listed in run.list("").unwrap() {
             run.delete(&listed.key).unwrap();
         }
+    }
+}
+
+/// Threads released at once, and rounds, of the racing tests below: enough that a
+/// non-atomic create (check, then write) is caught, on a loaded machine too.
+const RACERS: usize = 4;
+const RACE_ROUNDS: usize = 50;
+
+/// Empties `run` (the next round of a race starts from an empty store).
+fn clear(run: &dyn Store) {
+    for listed in run.list("").unwrap() {
+        run.delete(&listed.key).unwrap();
+    }
+}
+
+/// The store contract's exclusive create under true concurrency: `RACERS` threads, each
+/// with its own handle and its own bytes, released at once by a barrier, create the same
+/// key, `RACE_ROUNDS` times. Each round exactly one create succeeds, every other one is
+/// refused with [`Error::AlreadyExists`], and the object holds the winner's bytes. A
+/// correct back end passes whatever the interleaving; one whose create checks for the key
+/// and then writes (a rename over it) lets two racers succeed in a round where their checks
+/// both come before either write.
+fn racing_creates_of_one_key_have_one_winner(backend: &dyn Backend) {
+    let target = key("epochs/00000001.json");
+    for round in 0..RACE_ROUNDS {
+        let barrier = std::sync::Barrier::new(RACERS);
+        let outcomes: Vec<store::Result<()>> = std::thread::scope(|scope| {
+            let racers: Vec<_> = (0..RACERS)
+                .map(|racer| {
+                    let (store, barrier, target) = (backend.handle(), &barrier, &target);
+                    scope.spawn(move || {
+                        let bytes = format!("racer {racer}");
+                        barrier.wait();
+                        store.put_if_absent(target, bytes.as_bytes())
+                    })
+                })
+                .collect();
+            racers.into_iter().map(|r| r.join().unwrap()).collect()
+        });
+        let winners: Vec<usize> = (0..RACERS).filter(|&r| outcomes[r].is_ok()).collect();
+        assert_eq!(winners.len(), 1, "round {round}: {outcomes:?}");
+        for outcome in &outcomes {
+            if let Err(error) = outcome {
+                assert!(matches!(error, Error::AlreadyExists { .. }), "{error}");
+            }
+        }
+        let run = backend.handle();
+        assert_eq!(
+            run.get(&target).unwrap(),
+            format!("racer {}", winners[0]).into_bytes(),
+            "round {round}: the winner's bytes"
+        );
+        clear(run.as_ref());
+    }
+}
+
+/// A store whose listing of `epochs` returns only once every racer has listed: every
+/// trainer that starts then sees the same claims and claims the same next epoch.
+#[derive(Debug)]
+struct ListEpochsTogether {
+    inner: Arc<dyn Store>,
+    barrier: Arc<std::sync::Barrier>,
+}
+
+impl Store for ListEpochsTogether {
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+    fn get(&self, key: &Key) -> store::Result<Vec<u8>> {
+        self.inner.get(key)
+    }
+    fn put(&self, key: &Key, bytes: &[u8]) -> store::Result<()> {
+        self.inner.put(key, bytes)
+    }
+    fn put_if_absent(&self, key: &Key, bytes: &[u8]) -> store::Result<()> {
+        self.inner.put_if_absent(key, bytes)
+    }
+    fn list(&self, folder: &str) -> store::Result<Vec<Listed>> {
+        let listed = self.inner.list(folder);
+        if folder == "epochs" {
+            self.barrier.wait();
+        }
+        listed
+    }
+    fn delete(&self, key: &Key) -> store::Result<()> {
+        self.inner.delete(key)
+    }
+    fn size(&self, key: &Key) -> store::Result<Option<u64>> {
+        self.inner.size(key)
+    }
+}
+
+/// The epoch-claim race: `RACERS` trainers start at once, each with its own handle, all
+/// listing the claims before any claims (so all claim epoch 1 first, the losers then 2, …),
+/// `RACE_ROUNDS` times. Each round every epoch 1..=`RACERS` is held by exactly one trainer
+/// (the epoch of a started trainer, or of a fenced one's error), the claims are exactly
+/// those epochs, and the log verifies clean. Fixed whatever the interleaving on a correct
+/// back end. A create whose check and write are apart lets two trainers hold one epoch in a
+/// round where the second write lands after the first trainer's read-back of its claim; the
+/// read-back turns the other overlaps into a lost claim, so the narrower the create's window
+/// the rarer such a round, and `racing_creates_of_one_key_have_one_winner` is the sharper
+/// test of the create itself.
+fn racing_epoch_claims_have_one_winner_each(backend: &dyn Backend) {
+    let retry = Retry::immediately(3);
+    let all: Vec<u64> = (1..=RACERS as u64).collect();
+    for round in 0..RACE_ROUNDS {
+        let barrier = Arc::new(std::sync::Barrier::new(RACERS));
+        let mut epochs: Vec<u64> = std::thread::scope(|scope| {
+            let trainers: Vec<_> = (0..RACERS)
+                .map(|_| {
+                    let store: Arc<dyn Store> = Arc::new(ListEpochsTogether {
+                        inner: backend.handle(),
+                        barrier: barrier.clone(),
+                    });
+                    scope.spawn(move || match Publisher::start(store, retry) {
+                        Ok(trainer) => trainer.epoch(),
+                        Err(Error::Fenced { epoch, .. }) => epoch,
+                        Err(error) => panic!("round {round}: {error}"),
+                    })
+                })
+                .collect();
+            trainers.into_iter().map(|t| t.join().unwrap()).collect()
+        });
+        epochs.sort_unstable();
+        assert_eq!(epochs, all, "round {round}: one trainer per epoch");
+        let run = backend.handle();
+        let mut claimed = claimed_epochs(run.as_ref(), &retry).unwrap();
+        claimed.sort_unstable();
+        assert_eq!(claimed, all, "round {round}: the claims");
+        let audit = verify(run.as_ref()).unwrap();
+        assert!(audit.is_clean(), "round {round}: {:?}", audit.violations);
+        clear(run.as_ref());
     }
 }
 
