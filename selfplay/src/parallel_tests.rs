@@ -378,28 +378,158 @@ fn an_evaluator_failure_in_any_thread_is_returned() {
     assert!(caught.is_err());
 }
 
-/// One thread is the single-threaded search, move for move: a player with
-/// `set_threads(1)` (and one with 0, which counts as 1) plays the same moves as one never
-/// told, with PUCT and Gumbel roots, over a game with tree reuse.
-#[test]
-fn one_thread_plays_exactly_the_single_threaded_moves() {
+/// Everything a search says after it ran, floats by their bits (so that a value that is
+/// NaN compares equal to itself): the root moves (visits, values, priors, proofs), the
+/// statistics, the best move and its principal variation, the root value and proof, the
+/// policy target and the tree's size.
+fn search_state(search: &Search) -> String {
+    let moves: Vec<_> = search
+        .root_moves()
+        .iter()
+        .map(|m| (m.mv, m.visits, m.q.to_bits(), m.prior.to_bits(), m.proof))
+        .collect();
+    let best = search.best_move();
+    let pv = best.map(|mv| search.principal_variation(mv));
+    let policy: Vec<u32> = search.policy_target().iter().map(|p| p.to_bits()).collect();
+    format!(
+        "{moves:?} {:?} {best:?} {pv:?} {} {:?} {policy:?} {}",
+        search.stats(),
+        search.root_value().to_bits(),
+        search.root_proof(),
+        search.tree_size()
+    )
+}
+
+/// A game of `plies` plies of the heuristic evaluator's most likely moves from the start
+/// (the same game every time): the positions the one-thread tests search.
+fn opening(plies: usize) -> Game {
     let rules = Rules::classic();
+    let mut game = Game::new(Variant::Standard, rules);
+    let mut search = Search::new(MctsConfig::default(), rules, 11);
+    for _ in 0..plies {
+        search.set_root(&game);
+        search.begin(32, false);
+        search
+            .run(&HeuristicEvaluator::new(), &mut EvalBatch::new())
+            .unwrap();
+        game.play(search.best_move().unwrap()).unwrap();
+    }
+    game
+}
+
+/// [`Search::run_parallel`] with one batch (one thread) is the single-threaded search,
+/// simulation for simulation: from the same seed, it leaves the same tree as
+/// [`Search::run`] (no deadline) and as [`Search::run_until`] (a deadline far away) —
+/// the same root moves with the same visits, values, priors and proofs, statistics, best
+/// move, principal variation, policy target and tree size ([`search_state`]), and the
+/// same random stream after (a sampled move) — with PUCT and Gumbel roots, with and
+/// without root noise, over the moves of a game with tree reuse and over positions with
+/// forced wins in three plies (where the solver works). Fails if the one-thread path of
+/// `run_parallel` searches otherwise than `run` (another budget, another loop, a
+/// deadline read otherwise, another batch size, another random stream).
+#[test]
+fn run_parallel_with_one_batch_is_the_single_threaded_search() {
+    let rules = Rules::classic();
+    let evaluator = HeuristicEvaluator::new();
+    let far = Instant::now() + Duration::from_secs(3600);
+    let mut roots: Vec<Vec<Game>> = vec![[0, 7, 20].iter().map(|&plies| opening(plies)).collect()];
+    roots.push(
+        super::tests::WIN_IN_3
+            .iter()
+            .map(|t| Game::from_position(Position::from_text(t, Variant::Standard).unwrap(), rules))
+            .collect(),
+    );
+    let mut compared = 0;
+    for games in &roots {
+        for gumbel in [false, true] {
+            for noise in [false, true] {
+                for deadline in [None, Some(far)] {
+                    let mut single = Search::new(config(gumbel), rules, 23);
+                    let mut threaded = Search::new(config(gumbel), rules, 23);
+                    let mut batch = EvalBatch::new();
+                    let mut one = batches(1);
+                    for game in games {
+                        // Each root twice: the second search reuses the first one's tree.
+                        for _ in 0..2 {
+                            let what = format!(
+                                "{} gumbel {gumbel}, noise {noise}, deadline {}",
+                                game.position().to_text(),
+                                deadline.is_some()
+                            );
+                            for s in [&mut single, &mut threaded] {
+                                s.set_root(game);
+                                s.begin(300, noise);
+                            }
+                            match deadline {
+                                None => single.run(&evaluator, &mut batch).unwrap(),
+                                Some(d) => single.run_until(&evaluator, &mut batch, d).unwrap(),
+                            }
+                            threaded
+                                .run_parallel(&evaluator, &mut one, deadline)
+                                .unwrap();
+                            assert!(threaded.is_finished(), "{what}");
+                            assert_consistent(&threaded);
+                            assert_eq!(search_state(&threaded), search_state(&single), "{what}");
+                            assert_eq!(
+                                threaded.sample_move(1.0),
+                                single.sample_move(1.0),
+                                "{what}"
+                            );
+                            compared += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(compared, 2 * 2 * 2 * 2 * (3 + super::tests::WIN_IN_3.len()));
+}
+
+/// A player told one thread ([`MctsPlayer::set_threads`] 1, or 0, which counts as 1)
+/// searches exactly as the single-threaded search: over the moves of a game with tree
+/// reuse, with PUCT and Gumbel roots, it plays the move of a player never told, and after
+/// every move it searched, its search holds the same tree ([`search_state`]) as a search
+/// driven by hand from the same root with [`Search::run`] (the player's own root check
+/// settles some moves without a search; the hand-driven search skips those too). Fails if
+/// the player's one-thread path runs another search than `run` (several batches in
+/// flight, another budget).
+#[test]
+fn one_thread_plays_exactly_the_single_threaded_search() {
+    let rules = Rules::classic();
+    let evaluator: Arc<dyn Evaluator> = Arc::new(HeuristicEvaluator::new());
     for gumbel in [false, true] {
-        let evaluator: Arc<dyn Evaluator> = Arc::new(HeuristicEvaluator::new());
         let mut plain = MctsPlayer::new(config(gumbel), 150, evaluator.clone());
         let mut one = MctsPlayer::new(config(gumbel), 150, evaluator.clone());
         one.set_threads(1);
         let mut zero = MctsPlayer::new(config(gumbel), 150, evaluator.clone());
         zero.set_threads(0);
         assert_eq!((plain.threads(), one.threads(), zero.threads()), (1, 1, 1));
+        // The players search without noise: their random seeds do not matter.
+        let mut by_hand = Search::new(config(gumbel), rules, 1);
+        let mut batch = EvalBatch::new();
         let mut game = Game::new(Variant::Standard, rules);
+        let mut searched = 0;
         while !game.is_over() && game.moves().len() < 40 {
+            let what = format!("gumbel {gumbel}, ply {}", game.moves().len());
             let mv = plain.choose_move(&game).unwrap();
-            assert_eq!(one.choose_move(&game).unwrap(), mv, "gumbel {gumbel}");
-            assert_eq!(zero.choose_move(&game).unwrap(), mv, "gumbel {gumbel}");
-            assert_eq!(one.last_stats(), plain.last_stats());
+            assert_eq!(one.choose_move(&game).unwrap(), mv, "{what}");
+            assert_eq!(zero.choose_move(&game).unwrap(), mv, "{what}");
+            if crate::root_tactics::RootCheck::of(&game)
+                .settled()
+                .is_none()
+            {
+                by_hand.set_root(&game);
+                by_hand.begin(150, false);
+                by_hand.run(evaluator.as_ref(), &mut batch).unwrap();
+                let expected = search_state(&by_hand);
+                for p in [&plain, &one, &zero] {
+                    assert_eq!(search_state(p.search()), expected, "{what}");
+                }
+                searched += 1;
+            }
             game.play(mv).unwrap();
         }
+        assert!(searched >= 20, "gumbel {gumbel}: {searched} searches");
     }
 }
 
