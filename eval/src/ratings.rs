@@ -360,7 +360,7 @@ mod tests {
             let want = elo;
             // Sampling noise plus the slight shrinkage of the prior draws.
             assert!(
-                (r.elo - want).abs() < 4.0 * r.stderr + 15.0,
+                (r.elo - want).abs() < 3.0 * r.stderr + 5.0,
                 "{name}: fitted {:.0} ± {:.0}, expected about {want:.0}\n{table}",
                 r.elo,
                 r.stderr
@@ -403,7 +403,7 @@ mod tests {
         for (name, elo) in truth {
             let r = table.ratings.iter().find(|r| r.name == name).unwrap();
             assert!(
-                (r.elo - elo).abs() < 15.0,
+                (r.elo - elo).abs() < 1.0,
                 "{name}: {:.1} vs {elo}\n{table}",
                 r.elo
             );

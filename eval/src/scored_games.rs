@@ -279,7 +279,10 @@ mod tests {
                 }
             })
             .collect();
+        // The fit's grid steps by 5% (…, 278.9, 292.8, 307.4, 322.8, …); 20 000 outcomes
+        // put the best likelihood within about ±4 (one standard error) of 300, so the fit
+        // is one of the two grid points around it.
         let k = fit_score_scale(&data);
-        assert!((250.0..360.0).contains(&k), "{k}");
+        assert!((285.0..315.0).contains(&k), "{k}");
     }
 }
