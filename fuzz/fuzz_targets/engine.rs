@@ -26,6 +26,11 @@ fuzz_target!(|data: &[u8]| {
         let (lines, quit) = match session.handle(line) {
             Reply::Lines(l) => (l, false),
             Reply::Quit(l) => (l, true),
+            // Only a session told to (`hand_over_networks`, as `loazero engine` is) hands
+            // a network player over to another process.
+            Reply::HandOver { player, .. } => {
+                panic!("a session that keeps its players handed over (player {player})")
+            }
         };
         for l in &lines {
             assert!(!l.contains('\n') && !l.is_empty(), "reply line {l:?}");
