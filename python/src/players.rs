@@ -136,17 +136,8 @@ pub struct PySearchResult {
 
 impl PySearchResult {
     fn new(mv: String, action: usize, info: Option<SearchInfo>) -> PySearchResult {
-        let info = info.unwrap_or(SearchInfo {
-            depth: None,
-            seldepth: None,
-            multipv: None,
-            nodes: 0,
-            time: 0,
-            nps: 0,
-            score: None,
-            eval: None,
-            pv: vec![mv.clone()],
-        });
+        let info = info
+            .unwrap_or_else(|| SearchInfo::new(None, 0, Duration::ZERO, None, vec![mv.clone()]));
         let (cp, value, mate) = match info.score {
             Some(Score::Cp(c)) => (Some(c), None, None),
             Some(Score::Value(v)) => (None, Some(v), None),

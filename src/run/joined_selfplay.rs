@@ -50,6 +50,23 @@ pub(super) struct Round {
     pub(super) switched_to: Option<u32>,
 }
 
+impl Round {
+    /// Prints the round's line for the user, `source` naming the command (`selfplay --dir
+    /// …`, `selfplay --store …`), and the model switched to, if any.
+    pub(super) fn print(&self, source: &str) {
+        println!(
+            "{source}: {} games with {} ({:.0} positions/s, {:.0} evals/s)",
+            self.played,
+            model_name(self.model),
+            self.positions_per_sec,
+            self.evals_per_sec
+        );
+        if let Some(g) = self.switched_to {
+            println!("switched to {}", model_name(g));
+        }
+    }
+}
+
 /// How joined self-play ended.
 pub(super) enum Ended {
     /// It played the games asked for.
@@ -213,19 +230,7 @@ pub fn play_for_run_dir(dir: &Path, games: Option<u64>, threads: Option<usize>) 
         games,
         &never,
         &Finished::default(),
-        |r| {
-            println!(
-                "selfplay --dir {}: {} games with {} ({:.0} positions/s, {:.0} evals/s)",
-                dir.display(),
-                r.played,
-                model_name(r.model),
-                r.positions_per_sec,
-                r.evals_per_sec
-            );
-            if let Some(g) = r.switched_to {
-                println!("switched to {}", model_name(g));
-            }
-        },
+        |r| r.print(&format!("selfplay --dir {}", dir.display())),
     )?;
     match ended {
         Ended::Done => Ok(()),

@@ -480,18 +480,7 @@ pub fn play_for_store(
         games,
         &stop,
         &Finished::default(),
-        |r| {
-            println!(
-                "selfplay --store {spec}: {} games with {} ({:.0} positions/s, {:.0} evals/s)",
-                r.played,
-                model_name(r.model),
-                r.positions_per_sec,
-                r.evals_per_sec
-            );
-            if let Some(g) = r.switched_to {
-                println!("switched to {}", model_name(g));
-            }
-        },
+        |r| r.print(&format!("selfplay --store {spec}")),
     );
     in_thread.store(true, Ordering::Relaxed);
     let (mut sync, synced) = handle

@@ -188,17 +188,7 @@ impl SearchInfo {
         if words.next() != Some("info") {
             return Err(err("does not start with 'info'"));
         }
-        let mut info = SearchInfo {
-            depth: None,
-            seldepth: None,
-            multipv: None,
-            nodes: 0,
-            time: 0,
-            nps: 0,
-            score: None,
-            eval: None,
-            pv: Vec::new(),
-        };
+        let mut info = SearchInfo::new(None, 0, Duration::ZERO, None, Vec::new());
         let mut seen_nodes = false;
         while let Some(word) = words.next() {
             match word {
