@@ -281,3 +281,96 @@ fn a_trained_evaluation_plays_and_bad_files_are_named() {
         text(&o)
     );
 }
+
+/// The learned-data arms' tools: games with randomness in the opening only saved to a
+/// scored-positions file (nothing trained with `--passes 0`), read back by a second
+/// `train-eval` that scores half of them again deeper, saves them and trains on them; a
+/// file that is not one is refused naming it.
+#[test]
+fn scored_positions_are_saved_rescored_and_trained_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let first = dir.path().join("first.scored");
+    let o = loazero(&[
+        "train-eval",
+        "--dir",
+        d,
+        "--max-positions",
+        "0",
+        "--games",
+        "12",
+        "--depth",
+        "1",
+        "--random-move",
+        "0",
+        "--passes",
+        "0",
+        "--save-scored",
+        first.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        stdout(&o).contains("--passes 0: nothing trained"),
+        "{}",
+        text(&o)
+    );
+    assert!(!dir.path().join("models").exists(), "{}", text(&o));
+    let played = eval::scored_file::read(&first).unwrap();
+    assert!(played.len() > 12 && played.iter().all(|r| r.depth == 1));
+
+    let second = dir.path().join("second.scored");
+    let out = dir.path().join("w.safetensors");
+    let o = loazero(&[
+        "train-eval",
+        "--dir",
+        d,
+        "--max-positions",
+        "0",
+        "--scored",
+        first.to_str().unwrap(),
+        "--label-depth",
+        "2",
+        "--label-share",
+        "0.5",
+        "--save-scored",
+        second.to_str().unwrap(),
+        "--passes",
+        "1",
+        "--threads",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        stdout(&o).contains("scored again at depth 2"),
+        "{}",
+        text(&o)
+    );
+    let rescored = eval::scored_file::read(&second).unwrap();
+    assert_eq!(rescored.len(), played.len());
+    let deeper = rescored.iter().filter(|r| r.depth == 2).count();
+    assert!(
+        deeper > 0 && deeper < played.len(),
+        "{deeper} of {}",
+        played.len()
+    );
+    for (a, b) in played.iter().zip(&rescored) {
+        assert_eq!(a.scored.position, b.scored.position);
+        assert_eq!(a.scored.outcome, b.scored.outcome);
+        if b.depth == 1 {
+            assert_eq!(a.scored.score, b.scored.score);
+        }
+    }
+    assert!(eval::learned::Weights::load(&out).is_ok(), "{}", text(&o));
+
+    let bad = dir.path().join("bad.scored");
+    std::fs::write(&bad, b"not positions").unwrap();
+    let o = loazero(&["train-eval", "--dir", d, "--scored", bad.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(
+        text(&o).contains("bad.scored: not a scored-positions file"),
+        "{}",
+        text(&o)
+    );
+}

@@ -31,6 +31,7 @@ pub mod learned;
 pub mod player;
 pub mod protocol;
 pub mod ratings;
+pub mod scored_file;
 pub mod scored_games;
 pub mod search;
 pub mod strength;

@@ -59,7 +59,7 @@ impl Default for ScoredGames {
 }
 
 /// A position with its searched score and the game's result, both for the side to move.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ScoredPosition {
     /// The position.
     pub position: Position,
@@ -153,6 +153,89 @@ pub fn play_scored_games(
     });
     let finished = per_game.iter().filter(|g| g.is_some()).count();
     (per_game.into_iter().flatten().flatten().collect(), finished)
+}
+
+/// How [`rescore`] labels positions again with a deeper search (labels deeper than play:
+/// the games are played at a cheap depth, a share of their positions scored with a larger
+/// node budget or depth).
+#[derive(Clone, Debug)]
+pub struct Rescore {
+    /// The new searches' limits (a node budget bounds their cost whatever the position; set
+    /// at least one).
+    pub limits: SearchLimits,
+    /// Share of the positions rescored, in `[0, 1]`; which ones is decided by `seed`.
+    pub share: f64,
+    /// Threads searching.
+    pub threads: usize,
+    /// Seed of the choice of positions.
+    pub seed: u64,
+    /// Stops before the next search when asked: the positions not reached keep their
+    /// labels.
+    pub stop: Cancel,
+}
+
+/// Scores again, with a search within `config.limits` valuing leaves with `learned` (or
+/// the hand-written evaluation), the share `config.share` of `positions` chosen by
+/// `config.seed`; each search starts from the position alone (no game history) with a
+/// cleared table. Returns the index of each position rescored, in order, with the depth of
+/// the search's last completed iteration (fewer than chosen when `config.stop` stopped
+/// it). Deterministic for a seed, whatever the threads.
+pub fn rescore(
+    learned: Option<Arc<LearnedEval>>,
+    positions: &mut [ScoredPosition],
+    config: &Rescore,
+) -> Vec<(usize, u32)> {
+    let mut rng = SmallRng::seed_from_u64(config.seed);
+    let share = config.share.clamp(0.0, 1.0);
+    let chosen: Vec<usize> = (0..positions.len())
+        .filter(|_| rng.random_bool(share))
+        .collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let scores: Vec<std::sync::atomic::AtomicI64> = chosen
+        .iter()
+        .map(|_| std::sync::atomic::AtomicI64::new(i64::MIN))
+        .collect();
+    let depths: Vec<std::sync::atomic::AtomicU32> = chosen
+        .iter()
+        .map(|_| std::sync::atomic::AtomicU32::new(0))
+        .collect();
+    let snapshot: &[ScoredPosition] = positions;
+    std::thread::scope(|scope| {
+        for _ in 0..config.threads.max(1) {
+            scope.spawn(|| {
+                let search_config = AlphaBetaConfig::default();
+                let mut search = match &learned {
+                    Some(net) => AlphaBeta::with_learned(search_config, net.clone()),
+                    None => AlphaBeta::new(search_config),
+                };
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if i >= chosen.len() || config.stop.requested() {
+                        break;
+                    }
+                    let game =
+                        loa::Game::from_position(snapshot[chosen[i]].position, Rules::classic());
+                    if game.outcome().is_some() {
+                        continue;
+                    }
+                    search.clear();
+                    if let Ok(r) = search.search_game(&game, config.limits) {
+                        depths[i].store(r.depth, std::sync::atomic::Ordering::Relaxed);
+                        scores[i].store(r.score as i64, std::sync::atomic::Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+    });
+    let mut rescored = Vec::new();
+    for ((&at, score), depth) in chosen.iter().zip(&scores).zip(&depths) {
+        let score = score.load(std::sync::atomic::Ordering::Relaxed);
+        if score != i64::MIN {
+            positions[at].score = score as i32;
+            rescored.push((at, depth.load(std::sync::atomic::Ordering::Relaxed)));
+        }
+    }
+    rescored
 }
 
 /// The scale `k` that best predicts the results from the scores, `P(win) = σ(score / k)`
@@ -284,5 +367,79 @@ mod tests {
         // is one of the two grid points around it.
         let k = fit_score_scale(&data);
         assert!((285.0..315.0).contains(&k), "{k}");
+    }
+
+    /// Rescoring a share chooses the same positions for a seed whatever the threads, and
+    /// gives each chosen one the score of a fresh search at the new depth; the others keep
+    /// theirs.
+    #[test]
+    fn rescoring_gives_the_chosen_positions_a_deeper_search() {
+        let (played, _) = play_scored_games(
+            None,
+            &ScoredGames {
+                games: 4,
+                depth: 1,
+                ..Default::default()
+            },
+        );
+        let config = |threads| Rescore {
+            limits: SearchLimits::depth(3),
+            share: 0.5,
+            threads,
+            seed: 9,
+            stop: Cancel::never(),
+        };
+        let mut one = played.clone();
+        let chosen = rescore(None, &mut one, &config(1));
+        let mut two = played.clone();
+        assert_eq!(rescore(None, &mut two, &config(2)), chosen);
+        // Depth 3 but where the search ended sooner (a proven result, one legal move).
+        assert!(chosen.iter().all(|&(_, depth)| depth <= 3));
+        assert!(chosen.iter().filter(|&&(_, depth)| depth == 3).count() * 2 > chosen.len());
+        let n = chosen.len();
+        assert!(
+            n > played.len() / 4 && n < played.len() * 3 / 4,
+            "{n} of {}",
+            played.len()
+        );
+        assert!(one.iter().zip(&two).all(|(a, b)| a.score == b.score));
+        let mut search = AlphaBeta::new(AlphaBetaConfig::default());
+        let mut changed = 0;
+        for (i, (before, after)) in played.iter().zip(&one).enumerate() {
+            assert_eq!(before.position, after.position);
+            assert_eq!(before.outcome, after.outcome);
+            if let Some(&(_, depth)) = chosen.iter().find(|&&(at, _)| at == i) {
+                search.clear();
+                let game = loa::Game::from_position(before.position, Rules::classic());
+                let deep = search.search_game(&game, SearchLimits::depth(3)).unwrap();
+                assert_eq!((after.score, depth), (deep.score, deep.depth));
+            } else {
+                assert_eq!(after.score, before.score);
+            }
+            changed += usize::from(after.score != before.score);
+        }
+        assert!(changed > 0);
+        let mut none = played.clone();
+        let stopped = Rescore {
+            stop: Cancel::when(|| true),
+            ..config(2)
+        };
+        assert!(rescore(None, &mut none, &stopped).is_empty());
+        // A node budget: each chosen position gets the score and the completed depth of a
+        // fresh search within it.
+        let mut budget = played.clone();
+        let nodes = Rescore {
+            limits: SearchLimits::nodes(3000),
+            ..config(2)
+        };
+        for (i, depth) in rescore(None, &mut budget, &nodes) {
+            search.clear();
+            let game = loa::Game::from_position(played[i].position, Rules::classic());
+            let r = search
+                .search_game(&game, SearchLimits::nodes(3000))
+                .unwrap();
+            assert_eq!((budget[i].score, depth), (r.score, r.depth));
+        }
+        assert!(none.iter().zip(&played).all(|(a, b)| a.score == b.score));
     }
 }

@@ -5,9 +5,16 @@
 use crate::run::config::LearnedEvalConfig;
 use crate::run::learned_stage::learns_from_shards;
 use anyhow::{Context, Result};
+use eval::learned::{LearnedEval, Simd, Weights};
+use eval::scored_file::{self, ScoredRecord};
+use eval::scored_games::{fit_score_scale, play_scored_games, rescore, Rescore, ScoredGames};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
-use train::learned_eval::{labels_from_shards, train_learned_eval, LearnedEvalTraining};
+use train::learned_eval::{
+    blend_teacher_values, labels_from_scored_games, labels_from_shards, train_learned_eval,
+    LabelledPosition, LearnedEvalTraining,
+};
 
 /// Arguments of `loazero train-eval`.
 #[derive(clap::Args)]
@@ -22,7 +29,8 @@ pub struct Args {
     /// Start from these weights (a learned evaluation file) instead of random ones.
     #[arg(long)]
     pub init: Option<PathBuf>,
-    /// Passes over the positions (`--epochs`, its former name, is still taken).
+    /// Passes over the positions (`--epochs`, its former name, is still taken); 0 trains
+    /// nothing and writes no weights (the games are only played, for --save-scored).
     #[arg(long, alias = "epochs", default_value_t = LearnedEvalTraining::default().passes)]
     pub passes: usize,
     /// Stop training after this many minutes even if passes remain.
@@ -43,8 +51,37 @@ pub struct Args {
     /// Depth of those games' searches.
     #[arg(long, default_value_t = 3)]
     pub depth: u32,
+    /// Random plies at the start of each of those games.
+    #[arg(long, default_value_t = ScoredGames::default().opening_plies)]
+    pub opening_plies: usize,
+    /// Chance of a random move at each later ply of those games (0: randomness in the
+    /// opening only).
+    #[arg(long, default_value_t = ScoredGames::default().random_move)]
+    pub random_move: f64,
+    /// Scored positions read from a file written by --save-scored and trained on before
+    /// the games (repeatable; each file's score scale is fitted on its own, so files scored
+    /// by different evaluations mix).
+    #[arg(long = "scored", value_name = "FILE")]
+    pub scored: Vec<PathBuf>,
+    /// Scores a share (--label-share) of the --scored files' and the games' positions
+    /// again with a search of this depth (the --init evaluation, else the hand-written
+    /// one): labels deeper than play.
+    #[arg(long)]
+    pub label_depth: Option<u32>,
+    /// Scores them again with a search of this many nodes (with --label-depth: whichever
+    /// comes first).
+    #[arg(long)]
+    pub label_nodes: Option<u64>,
+    /// The share of the positions that --label-depth or --label-nodes scores again.
+    #[arg(long, default_value_t = 1.0)]
+    pub label_share: f64,
+    /// Writes the --scored files' and the games' positions (after --label-depth) to this
+    /// file, for later trainings' --scored.
+    #[arg(long, value_name = "FILE")]
+    pub save_scored: Option<PathBuf>,
     /// A policy-value model (e.g. the run's models/gen-NNNN.safetensors) whose value blends
-    /// into those games' labels with --teacher-weight.
+    /// into the scored positions' labels (the games' and the --scored files') with
+    /// --teacher-weight.
     #[arg(long)]
     pub teacher: Option<PathBuf>,
     /// Weight τ of the --teacher's value in the games' labels, `(1 − τ)·label + τ·value`.
@@ -93,54 +130,132 @@ pub fn run(args: Args) -> Result<()> {
     };
     println!("{} positions from {}", data.len(), shards.display());
     let init = match &args.init {
-        Some(p) => Some(eval::learned::Weights::load(p)?),
+        Some(p) => Some(Weights::load(p)?),
         None => None,
     };
+    // The --init weights, already read, play the games and rescore.
+    let learned = match (&init, &args.init) {
+        (Some(w), Some(p)) => Some(Arc::new(
+            LearnedEval::new(w.clone(), Simd::from_env()?)
+                .with_context(|| format!("learned evaluation {}", p.display()))?,
+        )),
+        _ => None,
+    };
+    // Each source of scored positions (a file, this call's games) is labelled with the
+    // score scale fitted on it alone.
+    let mut sources: Vec<(String, Vec<ScoredRecord>)> = Vec::new();
+    for path in &args.scored {
+        let records = scored_file::read(path)?;
+        println!("{} scored positions from {}", records.len(), path.display());
+        sources.push((path.display().to_string(), records));
+    }
     if args.games > 0 {
-        // The --init weights, already read, play the games.
-        let learned = match (&init, &args.init) {
-            (Some(w), Some(p)) => Some(std::sync::Arc::new(
-                eval::learned::LearnedEval::new(w.clone(), eval::learned::Simd::from_env()?)
-                    .with_context(|| format!("learned evaluation {}", p.display()))?,
-            )),
-            _ => None,
-        };
         let started = std::time::Instant::now();
-        let config = eval::learned::games::ScoredGames {
+        let config = ScoredGames {
             games: args.games,
             depth: args.depth,
+            opening_plies: args.opening_plies,
+            random_move: args.random_move,
             threads: args.game_threads,
             seed: args.seed,
             ..Default::default()
         };
-        let (scored, _) = eval::learned::games::play_scored_games(learned, &config);
-        let scale = eval::learned::games::fit_score_scale(&scored);
-        let mut labelled =
-            train::learned_eval::labels_from_scored_games(&scored, scale, args.search_weight);
-        if let Some(teacher) = &args.teacher {
-            let evaluator = train::NetEvaluator::load(teacher, &train::InferenceConfig::default())
-                .with_context(|| format!("--teacher {}", teacher.display()))?;
-            train::learned_eval::blend_teacher_values(
-                &mut labelled,
-                &evaluator,
-                args.teacher_weight,
-            )?;
+        let (scored, finished) = play_scored_games(learned.clone(), &config);
+        println!(
+            "{} positions from {finished} alpha-beta games at depth {} ({:.0} s)",
+            scored.len(),
+            args.depth,
+            started.elapsed().as_secs_f64()
+        );
+        let records = scored
+            .into_iter()
+            .map(|scored| ScoredRecord {
+                scored,
+                depth: args.depth as u16,
+            })
+            .collect();
+        sources.push((format!("{} games", args.games), records));
+    }
+    if args.label_depth.is_some() || args.label_nodes.is_some() {
+        let limits = eval::SearchLimits {
+            depth: args.label_depth,
+            nodes: args.label_nodes,
+            time: None,
+        };
+        let what = match (args.label_depth, args.label_nodes) {
+            (Some(d), Some(n)) => format!("depth {d} or {n} nodes"),
+            (Some(d), None) => format!("depth {d}"),
+            (None, n) => format!("{} nodes", n.unwrap_or(0)),
+        };
+        anyhow::ensure!(
+            (0.0..=1.0).contains(&args.label_share),
+            "--label-share {} is not within 0 and 1",
+            args.label_share
+        );
+        for (i, (name, records)) in sources.iter_mut().enumerate() {
+            let started = std::time::Instant::now();
+            let mut positions: Vec<_> = records.iter().map(|r| r.scored.clone()).collect();
+            let config = Rescore {
+                limits,
+                share: args.label_share,
+                threads: args.game_threads,
+                seed: args.seed ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                stop: selfplay::Cancel::when(loazero::interrupt::requested),
+            };
+            let rescored = rescore(learned.clone(), &mut positions, &config);
+            for &(i, depth) in &rescored {
+                records[i].depth = depth as u16;
+            }
+            for (r, p) in records.iter_mut().zip(positions) {
+                r.scored = p;
+            }
+            let n = rescored.len();
             println!(
-                "the games' labels blended with {}'s value (weight {})",
-                teacher.display(),
+                "{name}: {n} positions scored again at {what} ({:.0} s)",
+                started.elapsed().as_secs_f64()
+            );
+        }
+    }
+    if let Some(path) = &args.save_scored {
+        let all: Vec<ScoredRecord> = sources
+            .iter()
+            .flat_map(|(_, r)| r.iter().cloned())
+            .collect();
+        scored_file::write(path, &all)?;
+        println!("wrote {} scored positions to {}", all.len(), path.display());
+    }
+    let teacher = match &args.teacher {
+        Some(path) => Some((
+            path,
+            train::NetEvaluator::load(path, &train::InferenceConfig::default())
+                .with_context(|| format!("--teacher {}", path.display()))?,
+        )),
+        None => None,
+    };
+    for (name, records) in &sources {
+        let positions: Vec<_> = records.iter().map(|r| r.scored.clone()).collect();
+        let scale = fit_score_scale(&positions);
+        let mut labelled: Vec<LabelledPosition> =
+            labels_from_scored_games(&positions, scale, args.search_weight);
+        if let Some((path, evaluator)) = &teacher {
+            blend_teacher_values(&mut labelled, evaluator, args.teacher_weight)?;
+            println!(
+                "{name}: labels blended with {}'s value (weight {})",
+                path.display(),
                 args.teacher_weight
             );
         }
         println!(
-            "{} positions from {} alpha-beta games at depth {} ({:.0} s; {:.0} units a logit)",
-            labelled.len(),
-            args.games,
-            args.depth,
-            started.elapsed().as_secs_f64(),
-            scale
+            "{name}: {} positions, {scale:.0} units a logit",
+            labelled.len()
         );
-        // Shards first (oldest to newest), the games last: the held-out part is games.
+        // Shards first (oldest to newest), then the files, the games last: the held-out
+        // part is the last source.
         data.extend(labelled);
+    }
+    if args.passes == 0 {
+        println!("--passes 0: nothing trained");
+        return Ok(());
     }
     let config = LearnedEvalTraining {
         passes: args.passes,
