@@ -364,6 +364,22 @@ fn scored_positions_are_saved_rescored_and_trained_on() {
     }
     assert!(eval::learned::Weights::load(&out).is_ok(), "{}", text(&o));
 
+    let o = loazero(&[
+        "train-eval",
+        "--dir",
+        d,
+        "--games",
+        "2",
+        "--random-move",
+        "1.5",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        text(&o).contains("--random-move 1.5 is not within 0 and 1"),
+        "{}",
+        text(&o)
+    );
+
     let bad = dir.path().join("bad.scored");
     std::fs::write(&bad, b"not positions").unwrap();
     let o = loazero(&["train-eval", "--dir", d, "--scored", bad.to_str().unwrap()]);

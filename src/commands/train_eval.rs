@@ -150,6 +150,11 @@ pub fn run(args: Args) -> Result<()> {
         sources.push((path.display().to_string(), records));
     }
     if args.games > 0 {
+        anyhow::ensure!(
+            (0.0..=1.0).contains(&args.random_move),
+            "--random-move {} is not within 0 and 1",
+            args.random_move
+        );
         let started = std::time::Instant::now();
         let config = ScoredGames {
             games: args.games,
